@@ -1,0 +1,325 @@
+/* kube/filesource.c - manifest folders as a store layer; see filesource.h.
+ *
+ * Change detection is a stat() of every file per poll (device, inode, size,
+ * mtime): a ConfigMap mounted by the kubelet changes by an atomic rename of
+ * its ..data symlink, which shows up as a new inode through the symlink.
+ * Polling costs a few syscalls per file and needs no inotify re-arming. */
+#include "kube/filesource.h"
+
+#include "kube/defaults.h"
+#include "kube/yaml.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+typedef struct file {
+    char *path;
+    struct stat st;
+    json_object **objs; /* last good objects */
+    size_t nobjs;
+    bool failing, seen;
+} file;
+
+struct kube_filesource {
+    kube_store *store;
+    const kube_config *cfg;
+    char **dirs;
+    size_t ndirs;
+    char *default_ns;
+    kube_logger log;
+    file *files;
+    size_t nfiles;
+    bool published;
+};
+
+static const char *const owner_kinds[] = {"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "CronJob", NULL};
+
+static bool is_owner_kind(const char *k) {
+    for (int i = 0; owner_kinds[i]; i++)
+        if (!strcmp(k, owner_kinds[i])) return true;
+    return false;
+}
+
+static void copy_key(json_object *from, json_object *to, const char *key) {
+    json_object *v;
+    if (json_object_object_get_ex(from, key, &v) && v) {
+        json_object *c = NULL;
+        json_object_deep_copy(v, &c, NULL);
+        json_object_object_add(to, key, c);
+    }
+}
+
+/* The metadata we keep: enough to find objects and walk owners. */
+static json_object *slim_meta(json_object *meta, const char *ns, bool with_annotations) {
+    json_object *m = json_object_new_object();
+    copy_key(meta, m, "name");
+    if (ns) json_object_object_add(m, "namespace", json_object_new_string(ns));
+    copy_key(meta, m, "uid");
+    copy_key(meta, m, "labels");
+    if (with_annotations) copy_key(meta, m, "annotations");
+    copy_key(meta, m, "ownerReferences");
+    return m;
+}
+
+static json_object *slim(json_object *o, const char *kind, json_object *meta, const char *ns) {
+    json_object *s = json_object_new_object();
+    copy_key(o, s, "apiVersion");
+    json_object_object_add(s, "kind", json_object_new_string(kind));
+    json_object_object_add(s, "metadata", slim_meta(meta, ns, !strcmp(kind, "Namespace")));
+    if (!strcmp(kind, "Secret") || !strcmp(kind, "ConfigMap")) {
+        /* Names of the keys only: values never enter the process's memory
+         * beyond the parse buffer. */
+        json_object *keys = json_object_new_array();
+        const char *fields[] = {"data", "binaryData", "stringData", NULL};
+        for (int i = 0; fields[i]; i++) {
+            json_object *d;
+            if (!json_object_object_get_ex(o, fields[i], &d) || !json_object_is_type(d, json_type_object)) continue;
+            json_object_object_foreach(d, k, v) {
+                (void)v;
+                json_object_array_add(keys, json_object_new_string(k));
+            }
+        }
+        json_object_object_add(s, "keys", keys);
+    }
+    return s;
+}
+
+/* One parsed document (possibly a List) into the kept objects. */
+static void take(json_object *doc, const char *name, int line, const kube_config *cfg, const char *default_ns,
+                 const kube_logger *log, json_object ***objs, size_t *n) {
+    if (!json_object_is_type(doc, json_type_object)) {
+        kube_logf(log, KUBE_LOG_WARN, "%s:%d: not an object; skipped", name, line);
+        return;
+    }
+    const char *kind = kube_obj_str(doc, "kind");
+    if (kind && !strcmp(kind, "List")) {
+        json_object *items = kube_obj_get(doc, "items");
+        size_t ni = json_object_is_type(items, json_type_array) ? json_object_array_length(items) : 0;
+        for (size_t i = 0; i < ni; i++) take(json_object_array_get_idx(items, i), name, line, cfg, default_ns, log, objs, n);
+        return;
+    }
+    json_object *meta = kube_obj_get(doc, "metadata");
+    const char *oname = kube_obj_str(doc, "metadata.name");
+    if (!kind || !oname || !*oname) {
+        kube_logf(log, KUBE_LOG_WARN, "%s:%d: object without kind or metadata.name; skipped", name, line);
+        return;
+    }
+    const char *ns = kube_obj_str(doc, "metadata.namespace");
+    if (!ns || !*ns) ns = default_ns;
+    json_object *keep = NULL;
+    if (!strcmp(kind, "Namespace")) {
+        keep = slim(doc, kind, meta, NULL);
+    } else if (!strcmp(kind, "Secret") || !strcmp(kind, "ConfigMap") || is_owner_kind(kind)) {
+        keep = slim(doc, kind, meta, ns);
+    } else if (!strcmp(kind, "Instrumentation") || !strcmp(kind, "OpenTelemetryCollector")) {
+        if (json_object_deep_copy(doc, &keep, NULL) != 0) return;
+        json_object *km = kube_obj_get(keep, "metadata");
+        json_object_object_add(km, "namespace", json_object_new_string(ns));
+        if (!strcmp(kind, "Instrumentation")) {
+            kube_default_instrumentation(keep, cfg);
+        } else {
+            char err[256];
+            if (kube_default_collector(keep, err, sizeof err) != 0)
+                kube_logf(log, KUBE_LOG_WARN, "%s:%d: OpenTelemetryCollector %s/%s: %s", name, line, ns, oname, err);
+        }
+    } else {
+        kube_logf(log, KUBE_LOG_DEBUG, "%s:%d: kind %s is not used; skipped", name, line, kind);
+        return;
+    }
+    json_object **v = realloc(*objs, sizeof *v * (*n + 1));
+    if (!v) { json_object_put(keep); return; }
+    *objs = v;
+    v[(*n)++] = keep;
+}
+
+static int json_line(const char *text, size_t off) {
+    int line = 1;
+    for (size_t i = 0; i < off && text[i]; i++)
+        if (text[i] == '\n') line++;
+    return line;
+}
+
+int kube_manifest_objects(const char *name, const char *text, size_t len, const kube_config *cfg,
+                          const char *default_ns, const kube_logger *log, json_object ***objs, size_t *nobjs,
+                          char *err, size_t errlen) {
+    size_t nl = strlen(name);
+    size_t start = *nobjs;
+    if (nl > 5 && !strcmp(name + nl - 5, ".json")) {
+        json_tokener *tok = json_tokener_new();
+        json_object *doc = json_tokener_parse_ex(tok, text, (int)len);
+        enum json_tokener_error e = json_tokener_get_error(tok);
+        size_t end = json_tokener_get_parse_end(tok);
+        json_tokener_free(tok);
+        while (end < len && (text[end] == ' ' || text[end] == '\n' || text[end] == '\r' || text[end] == '\t')) end++;
+        if (e != json_tokener_success || end != len) {
+            snprintf(err, errlen, "%s:%d: %s", name, json_line(text, end),
+                     e != json_tokener_success ? json_tokener_error_desc(e) : "unexpected data after the JSON value");
+            json_object_put(doc);
+            return -1;
+        }
+        take(doc, name, 1, cfg, default_ns, log, objs, nobjs);
+        json_object_put(doc);
+        return 0;
+    }
+    kube_yaml_doc *docs = NULL;
+    size_t ndocs = 0;
+    kube_yaml_error ye;
+    if (kube_yaml_parse(text, len, &docs, &ndocs, &ye) != 0) {
+        snprintf(err, errlen, "%s:%d: %s", name, ye.line, ye.msg);
+        return -1;
+    }
+    for (size_t i = 0; i < ndocs; i++)
+        if (docs[i].obj) take(docs[i].obj, name, docs[i].line, cfg, default_ns, log, objs, nobjs);
+    kube_yaml_docs_free(docs, ndocs);
+    (void)start;
+    return 0;
+}
+
+kube_filesource *kube_filesource_new(kube_store *store, const kube_config *cfg, const char *const *dirs, size_t ndirs,
+                                     const char *default_ns, const kube_logger *log) {
+    kube_filesource *fs = calloc(1, sizeof *fs);
+    if (!fs) return NULL;
+    fs->store = store;
+    fs->cfg = cfg;
+    fs->dirs = calloc(ndirs ? ndirs : 1, sizeof *fs->dirs);
+    for (size_t i = 0; i < ndirs; i++) fs->dirs[i] = strdup(dirs[i]);
+    fs->ndirs = ndirs;
+    fs->default_ns = strdup(default_ns ? default_ns : "default");
+    if (log) fs->log = *log;
+    return fs;
+}
+
+static void file_clear(file *f) {
+    for (size_t i = 0; i < f->nobjs; i++) json_object_put(f->objs[i]);
+    free(f->objs);
+    f->objs = NULL;
+    f->nobjs = 0;
+}
+
+void kube_filesource_free(kube_filesource *fs) {
+    if (!fs) return;
+    for (size_t i = 0; i < fs->nfiles; i++) {
+        file_clear(&fs->files[i]);
+        free(fs->files[i].path);
+    }
+    free(fs->files);
+    for (size_t i = 0; i < fs->ndirs; i++) free(fs->dirs[i]);
+    free(fs->dirs);
+    free(fs->default_ns);
+    free(fs);
+}
+
+static bool wanted(const char *n) {
+    size_t l = strlen(n);
+    if (n[0] == '.') return false;
+    return (l > 5 && !strcmp(n + l - 5, ".yaml")) || (l > 4 && !strcmp(n + l - 4, ".yml")) ||
+           (l > 5 && !strcmp(n + l - 5, ".json"));
+}
+
+static int cmp_path(const void *a, const void *b) { return strcmp(((const file *)a)->path, ((const file *)b)->path); }
+
+static char *slurp(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *mem = open_memstream(&buf, &n);
+    char chunk[16384];
+    size_t r;
+    while ((r = fread(chunk, 1, sizeof chunk, f)) > 0) fwrite(chunk, 1, r, mem);
+    fclose(f);
+    fclose(mem);
+    *len = n;
+    return buf;
+}
+
+static bool same_stat(const struct stat *a, const struct stat *b) {
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+           a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+int kube_filesource_poll(kube_filesource *fs, int *failing) {
+    bool changed = !fs->published;
+    for (size_t i = 0; i < fs->nfiles; i++) fs->files[i].seen = false;
+    for (size_t d = 0; d < fs->ndirs; d++) {
+        DIR *dir = opendir(fs->dirs[d]);
+        if (!dir) {
+            kube_logf(&fs->log, KUBE_LOG_ERROR, "%s: cannot read the folder: %s", fs->dirs[d], strerror(errno));
+            continue;
+        }
+        struct dirent *de;
+        while ((de = readdir(dir))) {
+            if (!wanted(de->d_name)) continue;
+            char *path = NULL;
+            if (asprintf(&path, "%s/%s", fs->dirs[d], de->d_name) < 0) continue;
+            struct stat st;
+            if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) { free(path); continue; }
+            file *f = NULL;
+            for (size_t i = 0; i < fs->nfiles && !f; i++)
+                if (!strcmp(fs->files[i].path, path)) f = &fs->files[i];
+            if (!f) {
+                file *v = realloc(fs->files, sizeof *v * (fs->nfiles + 1));
+                if (!v) { free(path); continue; }
+                fs->files = v;
+                f = &v[fs->nfiles++];
+                memset(f, 0, sizeof *f);
+                f->path = path;
+                path = NULL;
+            }
+            free(path);
+            f->seen = true;
+            if (f->st.st_ino && same_stat(&f->st, &st)) continue;
+            f->st = st;
+            size_t len = 0;
+            char *text = slurp(f->path, &len);
+            json_object **objs = NULL;
+            size_t n = 0;
+            char err[512];
+            if (!text) {
+                kube_logf(&fs->log, KUBE_LOG_ERROR, "%s: cannot read: %s", f->path, strerror(errno));
+                f->failing = true;
+            } else if (kube_manifest_objects(f->path, text, len, fs->cfg, fs->default_ns, &fs->log, &objs, &n, err,
+                                             sizeof err) != 0) {
+                kube_logf(&fs->log, KUBE_LOG_ERROR, "%s (the last good content stays in service)", err);
+                f->failing = true;
+            } else {
+                file_clear(f);
+                f->objs = objs;
+                f->nobjs = n;
+                f->failing = false;
+                changed = true;
+            }
+            free(text);
+        }
+        closedir(dir);
+    }
+    /* Files that disappeared take their objects with them. */
+    size_t w = 0;
+    for (size_t i = 0; i < fs->nfiles; i++) {
+        if (fs->files[i].seen) { fs->files[w++] = fs->files[i]; continue; }
+        file_clear(&fs->files[i]);
+        free(fs->files[i].path);
+        changed = true;
+    }
+    fs->nfiles = w;
+    int nfail = 0;
+    for (size_t i = 0; i < fs->nfiles; i++) nfail += fs->files[i].failing;
+    if (failing) *failing = nfail;
+    if (!changed) return 0;
+
+    qsort(fs->files, fs->nfiles, sizeof *fs->files, cmp_path);
+    size_t total = 0;
+    for (size_t i = 0; i < fs->nfiles; i++) total += fs->files[i].nobjs;
+    json_object **all = malloc(sizeof *all * (total ? total : 1));
+    if (!all) return 0;
+    size_t k = 0;
+    for (size_t i = 0; i < fs->nfiles; i++)
+        for (size_t j = 0; j < fs->files[i].nobjs; j++) all[k++] = json_object_get(fs->files[i].objs[j]);
+    kube_store_set_layer(fs->store, KUBE_LAYER_FILES, all, k);
+    fs->published = true;
+    return 1;
+}

@@ -1,0 +1,41 @@
+/* kube/yaml.h - YAML <-> json-c, the way Kubernetes reads manifests.
+ *
+ * Reading: a multi-document stream becomes one json-c value per document;
+ * block and flow styles, anchors/aliases and merge keys (<<) are supported.
+ * Quoted scalars always stay strings; plain scalars are typed like
+ * sigs.k8s.io/yaml (YAML 1.1 core resolution as go-yaml v2 does it): null/~,
+ * true/false (and yes/no/on/off), ints (decimal, 0x, 0o/leading-0 octal),
+ * floats (.inf/.nan included), everything else a string.
+ * Writing: block style, two-space indent, keys in the object's order,
+ * strings quoted only when a plain scalar would be read back as something
+ * else, multi-line strings as literal blocks. */
+#ifndef KUBE_YAML_H
+#define KUBE_YAML_H
+
+#include <stddef.h>
+#include <json-c/json.h>
+
+typedef struct kube_yaml_doc {
+    json_object *obj; /* owned; NULL for an empty document */
+    int line;         /* 1-based line where the document starts */
+} kube_yaml_doc;
+
+typedef struct kube_yaml_error {
+    int line;          /* 1-based; 0 when unknown */
+    char msg[256];     /* one line, no trailing newline */
+} kube_yaml_error;
+
+/* Parses every document of buf. Returns 0 and sets *docs and *ndocs (free with
+ * kube_yaml_docs_free), or -1 and fills err. Empty documents are skipped. */
+int kube_yaml_parse(const char *buf, size_t len, kube_yaml_doc **docs, size_t *ndocs,
+                    kube_yaml_error *err);
+void kube_yaml_docs_free(kube_yaml_doc *docs, size_t ndocs);
+
+/* Parses exactly one document; convenience for config files and tests. */
+json_object *kube_yaml_parse_one(const char *buf, size_t len, kube_yaml_error *err);
+
+/* Returns a malloc'ed YAML rendering of obj (one document, no "---"),
+ * ending with a newline. NULL only on allocation failure. */
+char *kube_yaml_emit(json_object *obj);
+
+#endif

@@ -1,0 +1,182 @@
+/* mutate/engine.c - one mutation from request to patch.
+ *
+ * The working pod is copy-on-write: a new top-level object, shallow copies
+ * of metadata and spec, and deep copies of only the lists the engine edits
+ * (containers, initContainers, volumes, labels). Everything else is shared
+ * with the request, so the patch diff skips it by pointer and a large pod
+ * with big managedFields costs no more than a small one.
+ *
+ * Order follows the reference: the collector sidecar first, then the
+ * instrumentation languages. Unlike the reference (spec 7.11), a failing
+ * part never discards the others; it leaves a warning instead. */
+#include "mutate/internal.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static const char *const lang_names[MUTATE_NLANGS] = {
+    "java", "nodejs", "python", "dotnet", "go", "apache-httpd", "nginx", "sdk",
+};
+
+const char *mutate_lang_name(mutate_lang_id id) { return id < MUTATE_NLANGS ? lang_names[id] : "?"; }
+
+void mutate_options_init(mutate_options *o) {
+    memset(o, 0, sizeof *o);
+    /* Reference defaults (spec 0.1): Go off; Nginx off in code but on in the
+     * shipped manifest, which is what users run. */
+    o->enabled = ~0u & ~MUTATE_BIT(MUTATE_GO);
+    o->implemented = MUTATE_BIT(MUTATE_JAVA) | MUTATE_BIT(MUTATE_NODEJS) | MUTATE_BIT(MUTATE_PYTHON) |
+                     MUTATE_BIT(MUTATE_SDK);
+    o->multi_instrumentation = true;
+    o->native_sidecars = false;
+    o->python_mode = MUTATE_PYTHON_PYTHONPATH;
+    o->collector_image = "ghcr.io/open-telemetry/opentelemetry-collector-releases/opentelemetry-collector:0.158.0";
+}
+
+void mctx_warn(mctx *m, const char *fmt, ...) {
+    char *s = NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    if (vasprintf(&s, fmt, ap) < 0) s = NULL;
+    va_end(ap);
+    if (!s) return;
+    char **w = realloc(m->res->warnings, sizeof *w * (m->res->nwarnings + 1));
+    if (!w) { free(s); return; }
+    m->res->warnings = w;
+    w[m->res->nwarnings++] = s;
+}
+
+void mctx_skip(mctx *m, mutate_skip why) { m->res->skips |= 1u << why; }
+
+json_object *jcopy(json_object *v) {
+    json_object *c = NULL;
+    if (v && json_object_deep_copy(v, &c, NULL) != 0) abort();
+    return c;
+}
+
+json_object *jget(json_object *o, const char *key) {
+    json_object *v = NULL;
+    if (!json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, key, &v)) return NULL;
+    return v;
+}
+
+const char *jstr(json_object *o, const char *key) {
+    json_object *v = jget(o, key);
+    return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+json_object *jarr(json_object *parent, const char *key) {
+    json_object *a = jget(parent, key);
+    if (json_object_is_type(a, json_type_array)) return a;
+    a = json_object_new_array();
+    json_object_object_add(parent, key, a);
+    return a;
+}
+
+size_t jlen(json_object *a) { return json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0; }
+
+void jarr_insert(json_object *arr, size_t idx, json_object *v) {
+    size_t n = json_object_array_length(arr);
+    if (idx >= n) { json_object_array_add(arr, v); return; }
+    json_object **tail = malloc(sizeof *tail * (n - idx));
+    if (!tail) abort();
+    for (size_t i = idx; i < n; i++) tail[i - idx] = json_object_get(json_object_array_get_idx(arr, i));
+    json_object_array_del_idx(arr, idx, n - idx);
+    json_object_array_add(arr, v);
+    for (size_t i = 0; i < n - idx; i++) json_object_array_add(arr, tail[i]);
+    free(tail);
+}
+
+json_object *jfind_named(json_object *arr, const char *name, size_t *idx) {
+    size_t n = jlen(arr);
+    for (size_t i = 0; i < n; i++) {
+        json_object *e = json_object_array_get_idx(arr, i);
+        const char *en = jstr(e, "name");
+        if (en && strcmp(en, name) == 0) {
+            if (idx) *idx = i;
+            return e;
+        }
+    }
+    return NULL;
+}
+
+bool streq_ci(const char *a, const char *b) { return a && b && strcasecmp(a, b) == 0; }
+
+const char *pod_annotation(mctx *m, const char *key) { return jstr(jget(m->meta, "annotations"), key); }
+
+const char *resolve_annotation(mctx *m, const char *key) {
+    const char *p = pod_annotation(m, key);
+    const char *n = jstr(jget(jget(m->req->ns, "metadata"), "annotations"), key);
+    if (!p) p = "";
+    if (!n || !*n) return p;
+    if (!*p) return n;
+    if (!streq_ci(p, "true")) return p;
+    if (streq_ci(n, "false")) return p;
+    return n;
+}
+
+/* Shallow object copy: same children (new references), new container. */
+static json_object *shallow(json_object *o) {
+    json_object *c = json_object_new_object();
+    json_object_object_foreach(o, k, v) json_object_object_add(c, k, json_object_get(v));
+    return c;
+}
+
+static void cow_deep(json_object *parent, const char *key) {
+    json_object *v = jget(parent, key);
+    if (v) json_object_object_add(parent, key, jcopy(v));
+}
+
+void mutate_result_free(mutate_result *res) {
+    if (!res) return;
+    json_object_put(res->pod);
+    json_object_put(res->patch);
+    for (size_t i = 0; i < res->nwarnings; i++) free(res->warnings[i]);
+    free(res->warnings);
+    memset(res, 0, sizeof *res);
+}
+
+int mutate_pod(const mutate_request *req, mutate_result *res) {
+    memset(res, 0, sizeof *res);
+    res->patch = json_object_new_array();
+    mctx m = {.req = req, .opt = req->opt, .ns = req->namespace ? req->namespace : "", .in = req->pod, .res = res};
+    if (!json_object_is_type(req->pod, json_type_object)) {
+        mctx_warn(&m, "the object is not a pod");
+        mctx_skip(&m, MUTATE_SKIP_INVALID);
+        return -1;
+    }
+    json_object *meta = jget(req->pod, "metadata"), *spec = jget(req->pod, "spec");
+    if ((meta && !json_object_is_type(meta, json_type_object)) || !json_object_is_type(spec, json_type_object)) {
+        mctx_warn(&m, "the pod has no spec or a malformed metadata; nothing injected");
+        mctx_skip(&m, MUTATE_SKIP_INVALID);
+        res->pod = json_object_get(req->pod);
+        return -1;
+    }
+
+    m.pod = shallow(req->pod);
+    m.meta = meta ? shallow(meta) : json_object_new_object();
+    json_object_object_add(m.pod, "metadata", m.meta);
+    cow_deep(m.meta, "labels");
+    m.spec = shallow(spec);
+    json_object_object_add(m.pod, "spec", m.spec);
+    cow_deep(m.spec, "containers");
+    cow_deep(m.spec, "initContainers");
+    cow_deep(m.spec, "volumes");
+    /* Annotations are read, never written: an untouched metadata stays
+     * pointer-equal in substance, and the diff finds no change there. */
+
+    sidecar_run(&m);
+    optin_instrumentation(&m);
+
+    /* A metadata we created for a pod without one must not show up as a
+     * change unless something was put into it. */
+    if (!meta && json_object_object_length(m.meta) == 0) json_object_object_del(m.pod, "metadata");
+    mutate_patch_diff(req->pod, m.pod, res->patch);
+    res->pod = m.pod;
+    free(m.owner_fallback_rs);
+    return 0;
+}

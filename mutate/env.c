@@ -1,0 +1,82 @@
+/* mutate/env.c - container env and mount primitives (spec 2.0 merge rules).
+ *
+ * Env lists are short (tens of entries), so every lookup is a linear scan by
+ * name; keeping no index means nothing can go stale while entries move. */
+#include "mutate/internal.h"
+
+#include <string.h>
+
+json_object *env_find(json_object *c, const char *name, size_t *idx) {
+    return jfind_named(jget(c, "env"), name, idx);
+}
+
+bool env_has_value_from(json_object *c, const char *name) {
+    json_object *e = env_find(c, name, NULL);
+    return e && jget(e, "valueFrom") != NULL;
+}
+
+static json_object *new_env(const char *name) {
+    json_object *e = json_object_new_object();
+    json_object_object_add(e, "name", json_object_new_string(name));
+    return e;
+}
+
+void env_append(json_object *c, const char *name, const char *value) {
+    json_object *e = new_env(name);
+    json_object_object_add(e, "value", json_object_new_string(value));
+    json_object_array_add(jarr(c, "env"), e);
+}
+
+static json_object *field_env(const char *name, const char *field_path) {
+    json_object *e = new_env(name), *vf = json_object_new_object(), *fr = json_object_new_object();
+    json_object_object_add(fr, "fieldPath", json_object_new_string(field_path));
+    json_object_object_add(vf, "fieldRef", fr);
+    json_object_object_add(e, "valueFrom", vf);
+    return e;
+}
+
+void env_append_field(json_object *c, const char *name, const char *field_path) {
+    json_object_array_add(jarr(c, "env"), field_env(name, field_path));
+}
+
+void env_prepend_field(json_object *c, const char *name, const char *field_path) {
+    jarr_insert(jarr(c, "env"), 0, field_env(name, field_path));
+}
+
+void env_append_if_not_set(json_object *c, json_object *list) {
+    size_t n = jlen(list);
+    for (size_t i = 0; i < n; i++) {
+        json_object *e = json_object_array_get_idx(list, i);
+        const char *name = jstr(e, "name");
+        if (!name || env_find(c, name, NULL)) continue;
+        json_object_array_add(jarr(c, "env"), jcopy(e));
+    }
+}
+
+void env_move_to_end(json_object *c, const char *name) {
+    size_t idx;
+    json_object *env = jget(c, "env");
+    json_object *e = jfind_named(env, name, &idx);
+    if (!e || idx + 1 == json_object_array_length(env)) return;
+    json_object_get(e);
+    json_object_array_del_idx(env, idx, 1);
+    json_object_array_add(env, e);
+}
+
+bool mount_path_taken(json_object *c, const char *path) {
+    json_object *mounts = jget(c, "volumeMounts");
+    size_t n = jlen(mounts);
+    for (size_t i = 0; i < n; i++) {
+        const char *p = jstr(json_object_array_get_idx(mounts, i), "mountPath");
+        if (p && strcmp(p, path) == 0) return true;
+    }
+    return false;
+}
+
+void mount_add(json_object *c, const char *name, const char *path, bool readonly) {
+    json_object *m = json_object_new_object();
+    json_object_object_add(m, "name", json_object_new_string(name));
+    json_object_object_add(m, "mountPath", json_object_new_string(path));
+    if (readonly) json_object_object_add(m, "readOnly", json_object_new_boolean(1));
+    json_object_array_add(jarr(c, "volumeMounts"), m);
+}

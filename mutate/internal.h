@@ -1,0 +1,130 @@
+/* mutate/internal.h - what the engine's files share and nobody else sees.
+ *
+ * One mutation is one mctx: the request, the copy-on-write working pod, the
+ * warnings so far and a per-request cache of the owner walk. Language files
+ * are table entries (mutate_lang) in the style of h2o's handlers: static
+ * callbacks behind one public descriptor each. */
+#ifndef MUTATE_INTERNAL_H
+#define MUTATE_INTERNAL_H
+
+#include "mutate/mutate.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define ANN_PREFIX "instrumentation.opentelemetry.io/"
+#define ANN_SIDECAR "sidecar.opentelemetry.io/inject"
+#define LABEL_SIDECAR_INJECTED "sidecar.opentelemetry.io/injected"
+#define ANN_RESOURCE "resource.opentelemetry.io/"
+#define SIDECAR_NAME "otc-container"
+
+/* What the owner walk found (spec 3.7); strings point into request objects. */
+typedef struct owner_info {
+    bool done;
+    const char *name[6], *uid[6]; /* indexed by OWNER_* */
+} owner_info;
+enum { OWNER_DEPLOYMENT, OWNER_REPLICASET, OWNER_STATEFULSET, OWNER_DAEMONSET, OWNER_CRONJOB, OWNER_JOB };
+
+typedef struct mctx {
+    const mutate_request *req;
+    const mutate_options *opt;
+    const char *ns;        /* request namespace */
+    json_object *in;       /* the request pod, read only */
+    json_object *pod;      /* working copy */
+    json_object *meta;     /* pod.metadata (copy) */
+    json_object *spec;     /* pod.spec (copy) */
+    mutate_result *res;
+    owner_info owners;
+    char *owner_fallback_rs; /* deployment name derived from pod-template-hash (owned) */
+} mctx;
+
+struct lctx;
+
+/* One language. Java/Node.js/Python/.NET share the init-container flow of
+ * lang.c and fill in the hooks; SDK-only and the rest provide inject(). */
+typedef struct mutate_lang {
+    mutate_lang_id id;
+    const char *name;      /* annotation suffix: inject-<name> */
+    const char *display;   /* in messages: "Java", "NodeJS", ... */
+    const char *spec_key;  /* spec.<key> of the Instrumentation */
+    const char *res_key;   /* resources field inside spec.<key> */
+    const char *volume;    /* volume and init container name */
+    const char *init_mount;
+    /* Skip the container (message in *why, static text) when the original
+     * env makes injection impossible. */
+    bool (*precheck)(struct lctx *l, json_object *c, const char **why);
+    /* Once per pod, before any container: may reject the language (returns
+     * false after adding a warning). */
+    bool (*prepare)(struct lctx *l);
+    /* Step 3: mount (and Python's PYTHONPATH). */
+    void (*mount)(struct lctx *l, json_object *c);
+    /* Step 5: the language's default env. */
+    void (*defaults)(struct lctx *l, json_object *c);
+    /* The init container command for this pod. */
+    json_object *(*command)(struct lctx *l);
+    /* Replaces the whole flow (SDK-only). */
+    void (*inject)(struct lctx *l);
+} mutate_lang;
+
+/* One selected language for this pod. */
+typedef struct lctx {
+    mctx *m;
+    const mutate_lang *lang;
+    json_object *inst;    /* the Instrumentation (borrowed from the source) */
+    json_object *ispec;   /* inst.spec */
+    json_object *lspec;   /* inst.spec.<lang>, may be NULL */
+    const char *inst_ns;  /* namespace of the Instrumentation */
+    char **names;         /* target container names (owned) */
+    size_t nnames;
+    const char *platform; /* python platform / dotnet runtime annotation value */
+    bool entrypoint;      /* python: rewrite the command */
+} lctx;
+
+extern const mutate_lang mutate_lang_java, mutate_lang_nodejs, mutate_lang_python, mutate_lang_sdk;
+const mutate_lang *mutate_lang_get(mutate_lang_id id);
+
+/* engine.c */
+void mctx_warn(mctx *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void mctx_skip(mctx *m, mutate_skip why);
+json_object *jcopy(json_object *v);                     /* deep copy, NULL-safe */
+json_object *jget(json_object *o, const char *key);     /* NULL unless o is an object with key */
+const char *jstr(json_object *o, const char *key);      /* NULL unless a string */
+json_object *jarr(json_object *parent, const char *key);/* the array at key, created if absent */
+size_t jlen(json_object *a);                             /* 0 unless an array */
+void jarr_insert(json_object *arr, size_t idx, json_object *v);
+json_object *jfind_named(json_object *arr, const char *name, size_t *idx);
+const char *pod_annotation(mctx *m, const char *key);
+/* Pod/namespace precedence of spec 1.2; NULL-safe, returns "" when unset. */
+const char *resolve_annotation(mctx *m, const char *key);
+bool streq_ci(const char *a, const char *b);
+
+/* env.c: the env merge rules of spec 2.0. */
+json_object *env_find(json_object *c, const char *name, size_t *idx);
+bool env_has_value_from(json_object *c, const char *name);
+void env_append(json_object *c, const char *name, const char *value);
+void env_append_field(json_object *c, const char *name, const char *field_path);
+void env_prepend_field(json_object *c, const char *name, const char *field_path);
+void env_append_if_not_set(json_object *c, json_object *list);
+void env_move_to_end(json_object *c, const char *name);
+void mount_add(json_object *c, const char *name, const char *path, bool readonly);
+bool mount_path_taken(json_object *c, const char *path);
+
+/* sdk.c: spec 3. */
+void sdk_common_env(lctx *l, json_object *c);          /* 3.2, 3.3 */
+void sdk_configure(lctx *l, json_object *c, json_object *app); /* 3.4-3.9 */
+void sdk_tls_volumes(lctx *l);                          /* the pod volumes for 3.5 */
+bool sdk_tls_check(lctx *l);                            /* existence of the TLS objects */
+const owner_info *owners_walk(mctx *m);
+
+/* optin.c: spec 1. */
+void optin_instrumentation(mctx *m);
+bool already_instrumented(mctx *m);
+
+/* lang.c: the shared flow of spec 2.0. */
+void lang_run(lctx *l);
+json_object *lang_volume(lctx *l, const char *name);
+
+/* sidecar.c: spec 4. */
+void sidecar_run(mctx *m);
+
+#endif

@@ -1,0 +1,165 @@
+/* mutate/lang.c - the flow every init-container language shares (spec 2.0).
+ *
+ * For each target container, in processing order (targeted init containers
+ * in pod order, then regular containers in annotation order): pre-check,
+ * language env, mount, common env, language defaults, SDK configuration.
+ * Then, once per pod, the volume and the init container that copies the
+ * agent in. Unlike the reference (spec 7.9) nothing is added to the pod when
+ * every target was skipped. */
+#include "mutate/internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const mutate_lang *const table[MUTATE_NLANGS] = {
+    [MUTATE_JAVA] = &mutate_lang_java,
+    [MUTATE_NODEJS] = &mutate_lang_nodejs,
+    [MUTATE_PYTHON] = &mutate_lang_python,
+    [MUTATE_SDK] = &mutate_lang_sdk,
+};
+
+const mutate_lang *mutate_lang_get(mutate_lang_id id) { return id < MUTATE_NLANGS ? table[id] : NULL; }
+
+typedef struct target {
+    json_object *c;
+    bool init;
+} target;
+
+/* Fills out (at most cap) with the containers this language targets. */
+static size_t resolve_targets(lctx *l, target *out, size_t cap) {
+    mctx *m = l->m;
+    json_object *inits = jget(m->spec, "initContainers"), *cs = jget(m->spec, "containers");
+    size_t n = 0;
+    if (!l->nnames) {
+        json_object *c0 = json_object_array_get_idx(cs, 0);
+        if (jlen(cs) && cap && json_object_is_type(c0, json_type_object)) out[n++] = (target){c0, false};
+        return n;
+    }
+    size_t ni = jlen(inits);
+    for (size_t i = 0; i < ni && n < cap; i++) {
+        json_object *c = json_object_array_get_idx(inits, i);
+        const char *name = jstr(c, "name");
+        for (size_t k = 0; name && k < l->nnames; k++)
+            if (strcmp(name, l->names[k]) == 0) { out[n++] = (target){c, true}; break; }
+    }
+    for (size_t k = 0; k < l->nnames && n < cap; k++) {
+        json_object *c = jfind_named(cs, l->names[k], NULL);
+        if (c) out[n++] = (target){c, false};
+        else if (!jfind_named(inits, l->names[k], NULL)) {
+            mctx_warn(m, "inject-%s: no container named %s in the pod", l->lang->name, l->names[k]);
+            mctx_skip(m, MUTATE_SKIP_CONTAINER);
+        }
+    }
+    return n;
+}
+
+json_object *lang_volume(lctx *l, const char *name) {
+    json_object *v = json_object_new_object();
+    json_object_object_add(v, "name", json_object_new_string(name));
+    json_object *tmpl = jget(l->lspec, "volumeClaimTemplate");
+    if (json_object_is_type(tmpl, json_type_object) && json_object_object_length(tmpl)) {
+        json_object *eph = json_object_new_object();
+        json_object_object_add(eph, "volumeClaimTemplate", jcopy(tmpl));
+        json_object_object_add(v, "ephemeral", eph);
+        return v;
+    }
+    json_object *ed = json_object_new_object();
+    json_object *size = jget(l->lspec, "volumeLimitSize");
+    json_object_object_add(ed, "sizeLimit", size ? jcopy(size) : json_object_new_string("200Mi"));
+    json_object_object_add(v, "emptyDir", ed);
+    return v;
+}
+
+static json_object *init_container(lctx *l, const char *name, const char *image, json_object *command,
+                                   json_object *sc, bool pull_policy) {
+    json_object *c = json_object_new_object();
+    json_object_object_add(c, "name", json_object_new_string(name));
+    json_object_object_add(c, "image", json_object_new_string(image ? image : ""));
+    json_object_object_add(c, "command", command);
+    json_object *res = jget(l->lspec, l->lang->res_key);
+    if (res) json_object_object_add(c, "resources", jcopy(res));
+    json_object *mounts = json_object_new_array();
+    json_object_array_add(mounts, json_object_new_object());
+    json_object *mnt = json_object_array_get_idx(mounts, 0);
+    json_object_object_add(mnt, "name", json_object_new_string(l->lang->volume));
+    json_object_object_add(mnt, "mountPath", json_object_new_string(l->lang->init_mount));
+    json_object_object_add(c, "volumeMounts", mounts);
+    const char *pp = jstr(l->ispec, "imagePullPolicy");
+    if (pull_policy && pp && *pp) json_object_object_add(c, "imagePullPolicy", json_object_new_string(pp));
+    if (sc) json_object_object_add(c, "securityContext", jcopy(sc));
+    return c;
+}
+
+/* Java's extension containers; spec 2.1. */
+static void java_extensions(lctx *l, json_object *sc, json_object *out) {
+    json_object *ext = jget(l->lspec, "extensions");
+    size_t n = jlen(ext);
+    for (size_t i = 0; i < n; i++) {
+        json_object *e = json_object_array_get_idx(ext, i);
+        char name[96], src[4096];
+        snprintf(name, sizeof name, "opentelemetry-auto-instrumentation-extension-%zu", i);
+        const char *dir = jstr(e, "dir");
+        snprintf(src, sizeof src, "%s/.", dir ? dir : "");
+        json_object *cmd = json_object_new_array();
+        json_object_array_add(cmd, json_object_new_string("cp"));
+        json_object_array_add(cmd, json_object_new_string("-r"));
+        json_object_array_add(cmd, json_object_new_string(src));
+        json_object_array_add(cmd, json_object_new_string("/otel-auto-instrumentation-java/extensions"));
+        json_object_array_add(out, init_container(l, name, jstr(e, "image"), cmd, sc, false));
+    }
+}
+
+void lang_run(lctx *l) {
+    mctx *m = l->m;
+    if (l->lang->inject) {
+        l->lang->inject(l);
+        return;
+    }
+    if (l->lang->prepare && !l->lang->prepare(l)) return;
+
+    size_t cap = jlen(jget(m->spec, "containers")) + jlen(jget(m->spec, "initContainers"));
+    target *t = calloc(cap ? cap : 1, sizeof *t);
+    if (!t) abort();
+    size_t n = resolve_targets(l, t, cap), done = 0;
+    for (size_t i = 0; i < n; i++) {
+        json_object *c = t[i].c;
+        const char *why = NULL;
+        if (l->lang->precheck && l->lang->precheck(l, c, &why)) {
+            mctx_warn(m, "inject-%s: container %s skipped: %s", l->lang->name, jstr(c, "name"), why);
+            mctx_skip(m, MUTATE_SKIP_CONTAINER);
+            continue;
+        }
+        env_append_if_not_set(c, jget(l->lspec, "env"));
+        l->lang->mount(l, c);
+        sdk_common_env(l, c);
+        if (l->lang->defaults) l->lang->defaults(l, c);
+        sdk_configure(l, c, c);
+        done++;
+    }
+    if (!done) {
+        if (n) mctx_warn(m, "inject-%s: every target container was skipped; no init container added", l->lang->name);
+        free(t);
+        return;
+    }
+    m->res->injected |= MUTATE_BIT(l->lang->id);
+    sdk_tls_volumes(l);
+
+    json_object *vols = jarr(m->spec, "volumes");
+    if (!jfind_named(vols, l->lang->volume, NULL)) json_object_array_add(vols, lang_volume(l, l->lang->volume));
+
+    json_object *inits = jarr(m->spec, "initContainers");
+    if (!jfind_named(inits, l->lang->volume, NULL)) {
+        json_object *sc = jget(l->ispec, "initContainerSecurityContext");
+        if (!sc) sc = jget(t[0].c, "securityContext");
+        json_object *add = json_object_new_array();
+        json_object_array_add(add, init_container(l, l->lang->volume, jstr(l->lspec, "image"), l->lang->command(l), sc, true));
+        if (l->lang->id == MUTATE_JAVA) java_extensions(l, sc, add);
+        size_t at = json_object_array_length(inits);
+        if (t[0].init) jfind_named(inits, jstr(t[0].c, "name"), &at);
+        for (size_t i = 0; i < json_object_array_length(add); i++)
+            jarr_insert(inits, at + i, json_object_get(json_object_array_get_idx(add, i)));
+        json_object_put(add);
+    }
+    free(t);
+}

@@ -1,0 +1,55 @@
+/* mutate/lang_nodejs.c - Node.js: --require of the SDK through NODE_OPTIONS (spec 2.2). */
+#include "mutate/internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#define NODE_REQUIRE " --require /otel-auto-instrumentation-nodejs/autoinstrumentation.js"
+
+static bool node_precheck(lctx *l, json_object *c, const char **why) {
+    (void)l;
+    *why = "NODE_OPTIONS is set with valueFrom";
+    return env_has_value_from(c, "NODE_OPTIONS");
+}
+
+static void node_mount(lctx *l, json_object *c) { mount_add(c, l->lang->volume, l->lang->init_mount, false); }
+
+static void node_defaults(lctx *l, json_object *c) {
+    json_object *e = env_find(c, "NODE_OPTIONS", NULL);
+    if (!e) env_append(c, "NODE_OPTIONS", NODE_REQUIRE);
+    else if (!jget(e, "valueFrom")) {
+        const char *old = jstr(e, "value");
+        char *v = NULL;
+        if (asprintf(&v, "%s" NODE_REQUIRE, old ? old : "") < 0) abort();
+        json_object_object_add(e, "value", json_object_new_string(v));
+        free(v);
+    } else {
+        mctx_warn(l->m, "inject-nodejs: NODE_OPTIONS of container %s comes from valueFrom; the SDK is not loaded",
+                  jstr(c, "name"));
+    }
+    if (!env_find(c, "OTEL_METRICS_EXPORTER", NULL)) env_append(c, "OTEL_METRICS_EXPORTER", "otlp");
+}
+
+static json_object *node_command(lctx *l) {
+    (void)l;
+    json_object *cmd = json_object_new_array();
+    json_object_array_add(cmd, json_object_new_string("cp"));
+    json_object_array_add(cmd, json_object_new_string("-r"));
+    json_object_array_add(cmd, json_object_new_string("/autoinstrumentation/."));
+    json_object_array_add(cmd, json_object_new_string("/otel-auto-instrumentation-nodejs"));
+    return cmd;
+}
+
+const mutate_lang mutate_lang_nodejs = {
+    .id = MUTATE_NODEJS,
+    .name = "nodejs",
+    .display = "NodeJS",
+    .spec_key = "nodejs",
+    .res_key = "resourceRequirements",
+    .volume = "opentelemetry-auto-instrumentation-nodejs",
+    .init_mount = "/otel-auto-instrumentation-nodejs",
+    .precheck = node_precheck,
+    .mount = node_mount,
+    .defaults = node_defaults,
+    .command = node_command,
+};

@@ -1,0 +1,119 @@
+/* mutate/mutate.h - the pure pod mutation engine.
+ *
+ * A pod, its namespace and a read-only view of the cluster's resources go in;
+ * the mutated pod, the RFC 6902 patch that produces it, and human warnings
+ * come out. The engine does no I/O and keeps no globals: every lookup goes
+ * through the mutate_source callbacks, so the same code serves the HTTPS
+ * webhook (store snapshots, API lookups with a budget) and the offline
+ * `otel-webhook inject` command (files).
+ *
+ * Reference behaviour: ../shared/spec/mutation.md. Deliberate differences
+ * are listed in docs/compat.md.
+ *
+ * Threading: mutate_pod() is reentrant. Objects handed out by a source are
+ * shared with other threads, so the engine only reads them and copies what
+ * it inserts into the pod (json-c reference counts are not atomic). */
+#ifndef MUTATE_H
+#define MUTATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <json-c/json.h>
+
+/* Languages in the order the reference applies them (spec 2.0). */
+typedef enum mutate_lang_id {
+    MUTATE_JAVA,
+    MUTATE_NODEJS,
+    MUTATE_PYTHON,
+    MUTATE_DOTNET,
+    MUTATE_GO,
+    MUTATE_APACHE,
+    MUTATE_NGINX,
+    MUTATE_SDK,
+    MUTATE_NLANGS
+} mutate_lang_id;
+
+#define MUTATE_BIT(l) (1u << (l))
+
+typedef enum mutate_lookup {
+    MUTATE_FOUND,
+    MUTATE_NOT_FOUND,
+    MUTATE_UNKNOWN /* the source could not tell (timeout, budget spent, error) */
+} mutate_lookup;
+
+/* Read-only access to cluster objects. kinds are Kubernetes kind names
+ * ("Instrumentation", "OpenTelemetryCollector", "ReplicaSet", ...). */
+typedef struct mutate_source {
+    void *ud;
+    /* *out is borrowed and valid for the whole mutate_pod() call. */
+    mutate_lookup (*get)(void *ud, const char *kind, const char *ns, const char *name,
+                         json_object **out);
+    /* Calls fn for every object of kind in ns; returns MUTATE_FOUND when the
+     * listing is complete, MUTATE_UNKNOWN when the source could not list. */
+    mutate_lookup (*each)(void *ud, const char *kind, const char *ns,
+                          void (*fn)(void *arg, json_object *obj), void *arg);
+} mutate_source;
+
+typedef enum mutate_python_mode {
+    MUTATE_PYTHON_PYTHONPATH, /* the reference's sitecustomize hook */
+    MUTATE_PYTHON_ENTRYPOINT  /* prefix the command with opentelemetry-instrument */
+} mutate_python_mode;
+
+typedef struct mutate_options {
+    unsigned enabled;            /* MUTATE_BIT set of languages the operator enables */
+    unsigned implemented;        /* languages this build can inject; others warn */
+    bool multi_instrumentation;  /* spec 1.6 step 3 (default true) */
+    bool native_sidecars;        /* collector as restartPolicy: Always init container */
+    mutate_python_mode python_mode;
+    const char *collector_image; /* default for collectors without spec.image */
+    /* "NAME=value" proxy settings copied into the collector sidecar (spec 4.3). */
+    const char *const *proxy_env;
+    size_t nproxy_env;
+} mutate_options;
+
+/* Fills o with the reference defaults (spec 0.1). */
+void mutate_options_init(mutate_options *o);
+
+typedef struct mutate_request {
+    json_object *pod;       /* borrowed, never modified */
+    const char *namespace;  /* the admission request's namespace */
+    json_object *ns;        /* the Namespace object, or NULL */
+    const mutate_source *src;
+    const mutate_options *opt;
+} mutate_request;
+
+/* Why (part of) a pod was left alone; bounded set for metrics labels. */
+typedef enum mutate_skip {
+    MUTATE_SKIP_ALREADY_INSTRUMENTED,
+    MUTATE_SKIP_NOT_FOUND,        /* named Instrumentation/collector missing */
+    MUTATE_SKIP_AMBIGUOUS,        /* none or several to choose from */
+    MUTATE_SKIP_DISABLED,         /* language disabled or not implemented */
+    MUTATE_SKIP_INVALID,          /* annotation or resource invalid */
+    MUTATE_SKIP_CONTAINER,        /* a target container was skipped */
+    MUTATE_SKIP_LOOKUP,           /* a lookup could not be answered */
+    MUTATE_NSKIPS
+} mutate_skip;
+
+typedef struct mutate_result {
+    json_object *pod;     /* the mutated pod (owned; shares unchanged parts with the input) */
+    json_object *patch;   /* owned JSON array of RFC 6902 operations; empty when no change */
+    char **warnings;      /* owned; short human sentences */
+    size_t nwarnings;
+    unsigned injected;    /* MUTATE_BIT set of languages injected */
+    bool sidecar;         /* collector sidecar injected */
+    unsigned skips;       /* bit set of 1u << mutate_skip */
+} mutate_result;
+
+/* Returns 0 with res filled, or -1 when the input is not a pod object
+ * (res->warnings then holds the reason). res is always safe to free. */
+int mutate_pod(const mutate_request *req, mutate_result *res);
+void mutate_result_free(mutate_result *res);
+
+/* Name of a language as used in annotations ("java", "apache-httpd", ...). */
+const char *mutate_lang_name(mutate_lang_id id);
+
+/* The diff that turns a into b as RFC 6902 operations appended to ops.
+ * Unchanged subtrees shared by pointer are skipped without a walk. */
+void mutate_patch_diff(json_object *a, json_object *b, json_object *ops);
+
+#endif

@@ -1,0 +1,312 @@
+/* mutate/optin.c - which languages a pod asks for, from which Instrumentation,
+ * into which containers (spec 1).
+ *
+ * The reference aborts the whole mutation on the first lookup error and
+ * treats a few conditions as silent debug logs (spec 7.11, 7.12). Here each
+ * language is decided on its own: a language that cannot be resolved is
+ * dropped with a warning naming the annotation and the cause, and the other
+ * languages (and the sidecar, decided earlier) go ahead. */
+#include "mutate/internal.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const display[MUTATE_NLANGS] = {
+    "Java", "NodeJS", "Python", ".NET", "Go", "Apache HTTPD", "Nginx", "SDK",
+};
+
+static const char *const init_names[] = {
+    "opentelemetry-auto-instrumentation-dotnet", "opentelemetry-auto-instrumentation-java",
+    "opentelemetry-auto-instrumentation-nodejs", "opentelemetry-auto-instrumentation-python",
+    "otel-agent-attach-apache", "otel-agent-source-container-clone", NULL,
+};
+
+static bool has_env(json_object *list, const char *skip_name, const char *env) {
+    size_t n = jlen(list);
+    for (size_t i = 0; i < n; i++) {
+        json_object *c = json_object_array_get_idx(list, i);
+        const char *name = jstr(c, "name");
+        if (name && skip_name && strcmp(name, skip_name) == 0) continue;
+        if (env_find(c, env, NULL)) return true;
+    }
+    return false;
+}
+
+/* Spec 1.8, widened so that every pod we mutated is recognised (spec 7.26):
+ * the pod-name helper variable is written into every instrumented container,
+ * init containers and SDK-only targets included. */
+bool already_instrumented(mctx *m) {
+    json_object *inits = jget(m->spec, "initContainers"), *cs = jget(m->spec, "containers");
+    for (int i = 0; init_names[i]; i++)
+        if (jfind_named(inits, init_names[i], NULL)) return true;
+    if (jfind_named(cs, "opentelemetry-auto-instrumentation", NULL)) return true;
+    if (has_env(cs, SIDECAR_NAME, "OTEL_RESOURCE_ATTRIBUTES_NODE_NAME")) return true;
+    if (has_env(cs, SIDECAR_NAME, "OTEL_RESOURCE_ATTRIBUTES_POD_NAME")) return true;
+    if (has_env(inits, SIDECAR_NAME, "OTEL_RESOURCE_ATTRIBUTES_POD_NAME")) return true;
+    return false;
+}
+
+typedef struct pick {
+    json_object *found;
+    size_t count;
+} pick;
+
+static void count_one(void *arg, json_object *obj) {
+    pick *p = arg;
+    if (!p->found) p->found = obj;
+    p->count++;
+}
+
+/* Resolves an inject-<lang> value to an Instrumentation; NULL with a warning
+ * when it cannot. */
+static json_object *find_instrumentation(mctx *m, const mutate_lang_id id, const char *value) {
+    const char *ann = mutate_lang_name(id);
+    const mutate_source *src = m->req->src;
+    if (streq_ci(value, "true")) {
+        pick p = {0};
+        if (!src || src->each(src->ud, "Instrumentation", m->ns, count_one, &p) != MUTATE_FOUND) {
+            mctx_warn(m, "inject-%s: the Instrumentations of namespace %s could not be listed; %s not injected",
+                      ann, m->ns, display[id]);
+            mctx_skip(m, MUTATE_SKIP_LOOKUP);
+            return NULL;
+        }
+        if (p.count == 1) return p.found;
+        if (p.count == 0)
+            mctx_warn(m, "inject-%s: no Instrumentation in namespace %s; %s not injected", ann, m->ns, display[id]);
+        else
+            mctx_warn(m, "inject-%s: %zu Instrumentations in namespace %s, name one (inject-%s: <name>); %s not injected",
+                      ann, p.count, m->ns, ann, display[id]);
+        mctx_skip(m, MUTATE_SKIP_AMBIGUOUS);
+        return NULL;
+    }
+    char ns[256], name[256];
+    const char *slash = strchr(value, '/');
+    if (slash) {
+        snprintf(ns, sizeof ns, "%.*s", (int)(slash - value), value);
+        snprintf(name, sizeof name, "%s", slash + 1);
+    } else {
+        snprintf(ns, sizeof ns, "%s", m->ns);
+        snprintf(name, sizeof name, "%s", value);
+    }
+    json_object *obj = NULL;
+    mutate_lookup r = src ? src->get(src->ud, "Instrumentation", ns, name, &obj) : MUTATE_NOT_FOUND;
+    if (r == MUTATE_FOUND && obj) return obj;
+    if (r == MUTATE_UNKNOWN) {
+        mctx_warn(m, "inject-%s: Instrumentation %s/%s could not be read; %s not injected", ann, ns, name, display[id]);
+        mctx_skip(m, MUTATE_SKIP_LOOKUP);
+    } else {
+        mctx_warn(m, "inject-%s: Instrumentation %s/%s not found; %s not injected", ann, ns, name, display[id]);
+        mctx_skip(m, MUTATE_SKIP_NOT_FOUND);
+    }
+    return NULL;
+}
+
+/* Splits a container-names value. Spaces around names are trimmed (the
+ * reference rejects "a, b" and aborts the whole mutation, spec 7.12); what
+ * is left must match the reference's ^[a-zA-Z0-9-,]+$. */
+static bool split_names(const char *value, char ***out, size_t *n) {
+    *out = NULL;
+    *n = 0;
+    const char *p = value;
+    while (*p) {
+        const char *comma = strchr(p, ',');
+        const char *end = comma ? comma : p + strlen(p);
+        const char *a = p, *b = end;
+        while (a < b && isspace((unsigned char)*a)) a++;
+        while (b > a && isspace((unsigned char)b[-1])) b--;
+        for (const char *q = a; q < b; q++)
+            if (!isalnum((unsigned char)*q) && *q != '-') goto bad;
+        if (b > a) {
+            char **v = realloc(*out, sizeof *v * (*n + 1));
+            if (!v) goto bad;
+            *out = v;
+            v[(*n)++] = strndup(a, (size_t)(b - a));
+        }
+        p = comma ? comma + 1 : end;
+    }
+    return true;
+bad:
+    for (size_t i = 0; i < *n; i++) free((*out)[i]);
+    free(*out);
+    *out = NULL;
+    *n = 0;
+    return false;
+}
+
+static void names_append(lctx *l, char **names, size_t n) {
+    if (!n) return;
+    char **v = realloc(l->names, sizeof *v * (l->nnames + n));
+    if (!v) abort();
+    l->names = v;
+    for (size_t i = 0; i < n; i++) v[l->nnames++] = strdup(names[i]);
+}
+
+static void names_free(char **names, size_t n) {
+    for (size_t i = 0; i < n; i++) free(names[i]);
+    free(names);
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* Removes repeated names in place; the repeated ones, sorted and separated
+ * by spaces, go into dup for the message. Returns how many distinct names
+ * were repeated. */
+static size_t dedupe(lctx *l, char *dup, size_t duplen) {
+    size_t w = 0, ndup = 0, off = 0;
+    const char **d = malloc(sizeof *d * (l->nnames ? l->nnames : 1));
+    if (!d) abort();
+    for (size_t i = 0; i < l->nnames; i++) {
+        size_t j = 0, k = 0;
+        while (j < w && strcmp(l->names[j], l->names[i]) != 0) j++;
+        if (j == w) { l->names[w++] = l->names[i]; continue; }
+        while (k < ndup && d[k] != l->names[j]) k++;
+        if (k == ndup) d[ndup++] = l->names[j];
+        free(l->names[i]);
+    }
+    l->nnames = w;
+    qsort(d, ndup, sizeof *d, cmp_str);
+    dup[0] = 0;
+    for (size_t k = 0; k < ndup && off < duplen; k++)
+        off += (size_t)snprintf(dup + off, duplen - off, "%s%s", k ? " " : "", d[k]);
+    free(d);
+    return ndup;
+}
+
+void optin_instrumentation(mctx *m) {
+    lctx langs[MUTATE_NLANGS];
+    size_t nsel = 0;
+    memset(langs, 0, sizeof langs);
+
+    bool asked = false;
+    for (int id = 0; id < MUTATE_NLANGS; id++) {
+        char key[96];
+        snprintf(key, sizeof key, ANN_PREFIX "inject-%s", mutate_lang_name(id));
+        const char *v = resolve_annotation(m, key);
+        if (*v && !streq_ci(v, "false")) asked = true;
+    }
+    if (!asked) return;
+    if (already_instrumented(m)) {
+        mctx_skip(m, MUTATE_SKIP_ALREADY_INSTRUMENTED);
+        return;
+    }
+    if (jlen(jget(m->spec, "containers")) == 0) {
+        mctx_warn(m, "the pod has no containers; nothing instrumented");
+        mctx_skip(m, MUTATE_SKIP_INVALID);
+        return;
+    }
+
+    for (int id = 0; id < MUTATE_NLANGS; id++) {
+        char key[96];
+        snprintf(key, sizeof key, ANN_PREFIX "inject-%s", mutate_lang_name(id));
+        const char *v = resolve_annotation(m, key);
+        if (!*v || streq_ci(v, "false")) continue;
+        json_object *inst = find_instrumentation(m, id, v);
+        if (!inst) continue;
+        if (!(m->opt->enabled & MUTATE_BIT(id)) && id != MUTATE_SDK) {
+            mctx_warn(m, "support for %s auto instrumentation is not enabled", display[id]);
+            mctx_skip(m, MUTATE_SKIP_DISABLED);
+            continue;
+        }
+        const mutate_lang *lang = mutate_lang_get(id);
+        if (!lang || !(m->opt->implemented & MUTATE_BIT(id))) {
+            mctx_warn(m, "inject-%s: %s auto instrumentation is not available in this version of otel-webhook; "
+                         "not injected", mutate_lang_name(id), display[id]);
+            mctx_skip(m, MUTATE_SKIP_DISABLED);
+            continue;
+        }
+        lctx *l = &langs[nsel++];
+        l->m = m;
+        l->lang = lang;
+        l->inst = inst;
+        l->ispec = jget(inst, "spec");
+        l->lspec = jget(l->ispec, lang->spec_key);
+        l->inst_ns = jstr(jget(inst, "metadata"), "namespace");
+        if (!l->inst_ns) l->inst_ns = m->ns;
+    }
+    if (!nsel) return;
+
+    /* Container lists (spec 1.6). */
+    char **generic = NULL;
+    size_t ngeneric = 0;
+    const char *gv = resolve_annotation(m, ANN_PREFIX "container-names");
+    if (*gv && !split_names(gv, &generic, &ngeneric)) {
+        mctx_warn(m, "container-names: invalid characters in \"%s\" (expected names separated by commas); "
+                     "nothing instrumented", gv);
+        mctx_skip(m, MUTATE_SKIP_INVALID);
+        goto out;
+    }
+    for (size_t i = 0; i < nsel; i++) names_append(&langs[i], generic, ngeneric);
+
+    /* TLS objects must exist (spec 3.5); a missing one drops that language. */
+    for (size_t i = 0; i < nsel; i++)
+        if (!sdk_tls_check(&langs[i])) langs[i].lang = NULL;
+
+    if (m->opt->multi_instrumentation) {
+        size_t with = 0, without = 0;
+        for (size_t i = 0; i < nsel; i++) {
+            lctx *l = &langs[i];
+            if (!l->lang) continue;
+            char key[96];
+            snprintf(key, sizeof key, ANN_PREFIX "%s%s-container-names", l->lang->id == MUTATE_NGINX ? "inject-" : "",
+                     mutate_lang_name(l->lang->id));
+            const char *lv = resolve_annotation(m, key);
+            char **ln = NULL;
+            size_t nln = 0;
+            if (*lv && !split_names(lv, &ln, &nln)) {
+                mctx_warn(m, "%s-container-names: invalid characters in \"%s\"; %s not injected",
+                          mutate_lang_name(l->lang->id), lv, display[l->lang->id]);
+                mctx_skip(m, MUTATE_SKIP_INVALID);
+                l->lang = NULL;
+                continue;
+            }
+            names_append(l, ln, nln);
+            names_free(ln, nln);
+            char dup[512];
+            if (dedupe(l, dup, sizeof dup)) {
+                mctx_warn(m, "duplicated container names detected: [%s]; nothing instrumented", dup);
+                mctx_skip(m, MUTATE_SKIP_INVALID);
+                goto out;
+            }
+            if (l->nnames) with++;
+            else without++;
+        }
+        if ((with && without) || without > 1) {
+            mctx_warn(m, "incorrect instrumentation configuration - please provide container names for all "
+                         "instrumentations; nothing instrumented");
+            mctx_skip(m, MUTATE_SKIP_INVALID);
+            goto out;
+        }
+    } else {
+        /* Injecting twice into one container duplicates its mounts and the
+         * API server rejects the pod (spec 7.10): repeated names count once. */
+        for (size_t i = 0; i < nsel; i++) {
+            char dup[512];
+            if (langs[i].lang && dedupe(&langs[i], dup, sizeof dup))
+                mctx_warn(m, "container-names lists [%s] more than once; each container is instrumented once", dup);
+        }
+    }
+
+    for (size_t i = 0; i < nsel; i++) {
+        lctx *l = &langs[i];
+        if (!l->lang) continue;
+        if (l->lang->id == MUTATE_PYTHON) {
+            l->platform = resolve_annotation(m, ANN_PREFIX "otel-python-platform");
+            const char *mode = resolve_annotation(m, ANN_PREFIX "python-mode");
+            if (!*mode) l->entrypoint = m->opt->python_mode == MUTATE_PYTHON_ENTRYPOINT;
+            else if (strcmp(mode, "entrypoint") == 0) l->entrypoint = true;
+            else if (strcmp(mode, "pythonpath") == 0) l->entrypoint = false;
+            else {
+                mctx_warn(m, "python-mode: unknown value \"%s\" (expected entrypoint or pythonpath); using pythonpath", mode);
+                l->entrypoint = false;
+            }
+        } else if (l->lang->id == MUTATE_DOTNET) {
+            l->platform = resolve_annotation(m, ANN_PREFIX "otel-dotnet-auto-runtime");
+        }
+        lang_run(l);
+    }
+out:
+    for (size_t i = 0; i < nsel; i++) names_free(langs[i].names, langs[i].nnames);
+    names_free(generic, ngeneric);
+}

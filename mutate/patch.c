@@ -1,0 +1,220 @@
+/* mutate/patch.c - RFC 6902 operations from the original to the mutated pod.
+ *
+ * The reference re-marshals its typed pod and diffs it against the request,
+ * which silently drops fields its API model does not know (spec 7.16). We
+ * diff the two json-c trees instead, so anything we did not touch survives.
+ *
+ * Cheapness comes from structure sharing: the engine builds the mutated pod
+ * copy-on-write, so untouched subtrees (managedFields, most of spec) are the
+ * same pointer in both trees and are skipped without a walk.
+ *
+ * Arrays are aligned with a longest common subsequence in which objects
+ * carrying a string "name" match by name (containers, env, volumes, mounts)
+ * and anything else matches by value. Matched pairs are diffed recursively,
+ * which yields targeted operations such as a replace of one env value rather
+ * than a replace of the whole list. Operations are emitted left to right
+ * against a cursor, so every index is valid at the moment it is applied. */
+#include "mutate/mutate.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Above this many cells the LCS table is too big; fall back to trimming the
+ * common prefix and suffix, still correct, just less targeted. */
+#define LCS_MAX_CELLS (1u << 20)
+
+typedef struct pbuf {
+    char *s;
+    size_t len, cap;
+} pbuf;
+
+static void pb_reserve(pbuf *p, size_t extra) {
+    if (p->len + extra + 1 <= p->cap) return;
+    size_t cap = p->cap ? p->cap : 128;
+    while (cap < p->len + extra + 1) cap *= 2;
+    char *s = realloc(p->s, cap);
+    if (!s) abort(); /* out of memory while building a patch: nothing sane left */
+    p->s = s;
+    p->cap = cap;
+}
+
+/* Appends "/" and token escaped per RFC 6901 (~ -> ~0, / -> ~1). */
+static void pb_push_token(pbuf *p, const char *tok) {
+    size_t n = strlen(tok);
+    pb_reserve(p, 2 * n + 1);
+    p->s[p->len++] = '/';
+    for (size_t i = 0; i < n; i++) {
+        if (tok[i] == '~') { p->s[p->len++] = '~'; p->s[p->len++] = '0'; }
+        else if (tok[i] == '/') { p->s[p->len++] = '~'; p->s[p->len++] = '1'; }
+        else p->s[p->len++] = tok[i];
+    }
+    p->s[p->len] = 0;
+}
+
+static void pb_push_index(pbuf *p, size_t idx) {
+    char num[24];
+    snprintf(num, sizeof num, "%zu", idx);
+    pb_push_token(p, num);
+}
+
+/* A JSON null is the NULL pointer in json-c, which deep_copy rejects. */
+static json_object *copy_value(json_object *v) {
+    json_object *c = NULL;
+    if (v && json_object_deep_copy(v, &c, NULL) != 0) abort();
+    return c;
+}
+
+static void emit(json_object *ops, const char *op, const char *path, json_object *value) {
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "op", json_object_new_string(op));
+    json_object_object_add(o, "path", json_object_new_string(path));
+    /* The value is copied: the patch must not share nodes with either pod,
+     * callers serialise and free them independently. */
+    if (value) json_object_object_add(o, "value", copy_value(value));
+    else if (strcmp(op, "remove") != 0) json_object_object_add(o, "value", NULL);
+    json_object_array_add(ops, o);
+}
+
+
+static const char *elem_name(json_object *v) {
+    json_object *n;
+    if (json_object_get_type(v) != json_type_object) return NULL;
+    if (!json_object_object_get_ex(v, "name", &n) || !json_object_is_type(n, json_type_string)) return NULL;
+    return json_object_get_string(n);
+}
+
+static bool elem_match(json_object *a, json_object *b) {
+    if (a == b) return true;
+    const char *na = elem_name(a), *nb = elem_name(b);
+    if (na || nb) return na && nb && strcmp(na, nb) == 0;
+    return json_object_equal(a, b);
+}
+
+static void diff_at(pbuf *path, json_object *a, json_object *b, json_object *ops);
+
+static void diff_object(pbuf *path, json_object *a, json_object *b, json_object *ops) {
+    size_t base = path->len;
+    json_object_object_foreach(a, ka, va) {
+        (void)va;
+        if (!json_object_object_get_ex(b, ka, NULL)) {
+            pb_push_token(path, ka);
+            emit(ops, "remove", path->s, NULL);
+            path->len = base;
+            path->s[base] = 0;
+        }
+    }
+    json_object_object_foreach(b, kb, vb) {
+        json_object *old;
+        pb_push_token(path, kb);
+        if (!json_object_object_get_ex(a, kb, &old)) emit(ops, "add", path->s, vb);
+        else diff_at(path, old, vb, ops);
+        path->len = base;
+        path->s[base] = 0;
+    }
+}
+
+/* Emits the ops for old[i0,i1) -> new[j0,j1) when nothing inside matches:
+ * removes at the cursor, then adds at the cursor. */
+static void replace_run(pbuf *path, json_object *b, size_t i0, size_t i1, size_t j0,
+                        size_t j1, size_t *cur, size_t curlen_after, json_object *ops) {
+    size_t base = path->len;
+    for (size_t i = i0; i < i1; i++) {
+        pb_push_index(path, *cur);
+        emit(ops, "remove", path->s, NULL);
+        path->len = base;
+        path->s[base] = 0;
+    }
+    for (size_t j = j0; j < j1; j++) {
+        /* After the run, the array holds cur + (remaining old) elements; an
+         * add at the very end is written "-" as people expect to read it. */
+        if (*cur == curlen_after) pb_push_token(path, "-");
+        else pb_push_index(path, *cur);
+        emit(ops, "add", path->s, json_object_array_get_idx(b, j));
+        path->len = base;
+        path->s[base] = 0;
+        (*cur)++;
+        curlen_after++;
+    }
+}
+
+static void diff_array(pbuf *path, json_object *a, json_object *b, json_object *ops) {
+    size_t n = json_object_array_length(a), m = json_object_array_length(b);
+    size_t base = path->len;
+    /* Trim the common prefix and suffix first: the usual case (an append, a
+     * prepend) never needs the table. */
+    size_t pre = 0;
+    while (pre < n && pre < m && elem_match(json_object_array_get_idx(a, pre), json_object_array_get_idx(b, pre)))
+        pre++;
+    size_t suf = 0;
+    while (suf < n - pre && suf < m - pre &&
+           elem_match(json_object_array_get_idx(a, n - 1 - suf), json_object_array_get_idx(b, m - 1 - suf)))
+        suf++;
+    size_t an = n - pre - suf, bm = m - pre - suf;
+
+    /* Matched pairs inside the middle run, from an LCS table when small. */
+    size_t *pi = NULL, *pj = NULL, npairs = 0;
+    if (an && bm && (size_t)(an + 1) * (bm + 1) <= LCS_MAX_CELLS) {
+        unsigned *t = calloc((an + 1) * (bm + 1), sizeof *t);
+        pi = malloc(sizeof *pi * (an < bm ? an : bm));
+        pj = malloc(sizeof *pj * (an < bm ? an : bm));
+        if (!t || !pi || !pj) abort();
+#define T(i, j) t[(size_t)(i) * (bm + 1) + (j)]
+        for (size_t i = an; i-- > 0;)
+            for (size_t j = bm; j-- > 0;)
+                T(i, j) = elem_match(json_object_array_get_idx(a, pre + i), json_object_array_get_idx(b, pre + j))
+                              ? T(i + 1, j + 1) + 1
+                              : (T(i + 1, j) >= T(i, j + 1) ? T(i + 1, j) : T(i, j + 1));
+        for (size_t i = 0, j = 0; i < an && j < bm;) {
+            if (elem_match(json_object_array_get_idx(a, pre + i), json_object_array_get_idx(b, pre + j))) {
+                pi[npairs] = pre + i;
+                pj[npairs] = pre + j;
+                npairs++;
+                i++, j++;
+            } else if (T(i + 1, j) >= T(i, j + 1)) i++;
+            else j++;
+        }
+#undef T
+        free(t);
+    }
+
+    /* Walk: prefix pairs, middle pairs, suffix pairs, with runs between. */
+    size_t cur = 0;   /* index in the array as it is while the ops apply */
+    size_t i = 0, j = 0;
+    size_t total_pairs = pre + npairs + suf;
+    for (size_t k = 0; k <= total_pairs; k++) {
+        size_t ni, nj;
+        if (k < pre) ni = nj = k;
+        else if (k < pre + npairs) ni = pi[k - pre], nj = pj[k - pre];
+        else if (k < total_pairs) ni = n - suf + (k - pre - npairs), nj = m - suf + (k - pre - npairs);
+        else ni = n, nj = m;
+        /* Elements still to come from a after the run: (n - ni). */
+        replace_run(path, b, i, ni, j, nj, &cur, cur + (n - ni), ops);
+        if (k == total_pairs) break;
+        pb_push_index(path, cur);
+        diff_at(path, json_object_array_get_idx(a, ni), json_object_array_get_idx(b, nj), ops);
+        path->len = base;
+        path->s[base] = 0;
+        cur++;
+        i = ni + 1;
+        j = nj + 1;
+    }
+    free(pi);
+    free(pj);
+}
+
+static void diff_at(pbuf *path, json_object *a, json_object *b, json_object *ops) {
+    if (a == b) return;
+    json_type ta = json_object_get_type(a), tb = json_object_get_type(b);
+    if (ta == json_type_object && tb == json_type_object) diff_object(path, a, b, ops);
+    else if (ta == json_type_array && tb == json_type_array) diff_array(path, a, b, ops);
+    else if (!json_object_equal(a, b)) emit(ops, "replace", path->s, b);
+}
+
+void mutate_patch_diff(json_object *a, json_object *b, json_object *ops) {
+    pbuf path = {0};
+    pb_reserve(&path, 64);
+    path.s[0] = 0;
+    diff_at(&path, a, b, ops);
+    free(path.s);
+}

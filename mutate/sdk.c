@@ -1,0 +1,455 @@
+/* mutate/sdk.c - the OTEL_* environment every language shares (spec 3).
+ *
+ * The resource attributes are built as a small map, later sources
+ * overriding earlier ones, and serialised sorted by key, exactly as the
+ * reference does. Two deliberate differences (docs/compat.md): keys already
+ * present in the container's own OTEL_RESOURCE_ATTRIBUTES are never written
+ * again, k8s.pod.name and k8s.node.name included (spec 7.5), and a
+ * valueFrom OTEL_RESOURCE_ATTRIBUTES is left alone instead of being given a
+ * value too, which the API server would reject (spec 7.2).
+ *
+ * The owner walk (ReplicaSet -> Deployment, Job -> CronJob) runs once per
+ * request whatever the number of containers and languages (spec 7.14). When
+ * a ReplicaSet cannot be found, the Deployment name is its name minus the
+ * pod-template-hash suffix, the rule the ReplicaSet controller names by. */
+#include "mutate/internal.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define POD_NAME_VAR "OTEL_RESOURCE_ATTRIBUTES_POD_NAME"
+#define POD_UID_VAR "OTEL_RESOURCE_ATTRIBUTES_POD_UID"
+#define NODE_NAME_VAR "OTEL_RESOURCE_ATTRIBUTES_NODE_NAME"
+#define ORA "OTEL_RESOURCE_ATTRIBUTES"
+
+typedef struct kv {
+    char *k, *v;
+} kv;
+
+typedef struct amap {
+    kv *e;
+    size_t n;
+    char **existing; /* keys of the container's own OTEL_RESOURCE_ATTRIBUTES */
+    size_t nexisting;
+} amap;
+
+static bool amap_existing(const amap *a, const char *k) {
+    for (size_t i = 0; i < a->nexisting; i++)
+        if (strcmp(a->existing[i], k) == 0) return true;
+    return false;
+}
+
+static const char *amap_get(const amap *a, const char *k) {
+    for (size_t i = 0; i < a->n; i++)
+        if (strcmp(a->e[i].k, k) == 0) return a->e[i].v;
+    return NULL;
+}
+
+static void amap_set(amap *a, const char *k, const char *v) {
+    if (!k || !v || !*v || amap_existing(a, k)) return;
+    for (size_t i = 0; i < a->n; i++)
+        if (strcmp(a->e[i].k, k) == 0) {
+            free(a->e[i].v);
+            a->e[i].v = strdup(v);
+            return;
+        }
+    kv *e = realloc(a->e, sizeof *e * (a->n + 1));
+    if (!e) abort();
+    a->e = e;
+    e[a->n++] = (kv){strdup(k), strdup(v)};
+}
+
+static void amap_free(amap *a) {
+    for (size_t i = 0; i < a->n; i++) free(a->e[i].k), free(a->e[i].v);
+    for (size_t i = 0; i < a->nexisting; i++) free(a->existing[i]);
+    free(a->e);
+    free(a->existing);
+}
+
+static int kv_cmp(const void *x, const void *y) { return strcmp(((const kv *)x)->k, ((const kv *)y)->k); }
+
+/* Keys of an existing attribute list: items split on ',', trimmed, with
+ * exactly one '=' (the reference's rule). */
+static void parse_existing(amap *a, const char *value) {
+    const char *p = value;
+    while (p && *p) {
+        const char *comma = strchr(p, ',');
+        const char *end = comma ? comma : p + strlen(p);
+        const char *eq = memchr(p, '=', (size_t)(end - p));
+        if (eq && !memchr(eq + 1, '=', (size_t)(end - eq - 1))) {
+            const char *ks = p, *ke = eq;
+            while (ks < ke && isspace((unsigned char)*ks)) ks++;
+            while (ke > ks && isspace((unsigned char)ke[-1])) ke--;
+            char **x = realloc(a->existing, sizeof *x * (a->nexisting + 1));
+            if (!x) abort();
+            a->existing = x;
+            x[a->nexisting++] = strndup(ks, (size_t)(ke - ks));
+        }
+        p = comma ? comma + 1 : NULL;
+    }
+}
+
+static const char *const owner_kinds[] = {"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "CronJob", "Job"};
+static const char *const owner_keys[] = {"deployment", "replicaset", "statefulset", "daemonset", "cronjob", "job"};
+
+static int owner_index(const char *kind) {
+    for (int i = 0; i < 6; i++)
+        if (streq_ci(kind, owner_kinds[i])) return i;
+    return -1;
+}
+
+/* Records the owners listed in refs; parents of ReplicaSets and Jobs are
+ * looked up and walked one level further. */
+static void walk_refs(mctx *m, json_object *refs, int depth) {
+    for (size_t i = 0; i < jlen(refs); i++) {
+        json_object *ref = json_object_array_get_idx(refs, i);
+        int k = owner_index(jstr(ref, "kind"));
+        const char *name = jstr(ref, "name");
+        if (k < 0 || !name) continue;
+        m->owners.name[k] = name;
+        m->owners.uid[k] = jstr(ref, "uid");
+        if (depth > 0 || (k != OWNER_REPLICASET && k != OWNER_JOB)) continue;
+        const mutate_source *src = m->req->src;
+        json_object *obj = NULL;
+        mutate_lookup r = src ? src->get(src->ud, owner_kinds[k], m->ns, name, &obj) : MUTATE_NOT_FOUND;
+        if (r == MUTATE_FOUND && obj) {
+            walk_refs(m, jget(jget(obj, "metadata"), "ownerReferences"), depth + 1);
+            continue;
+        }
+        if (k != OWNER_REPLICASET) continue;
+        const char *hash = jstr(jget(m->meta, "labels"), "pod-template-hash");
+        size_t nl = strlen(name), hl = hash ? strlen(hash) : 0;
+        if (hl && nl > hl + 1 && name[nl - hl - 1] == '-' && strcmp(name + nl - hl, hash) == 0) {
+            free(m->owner_fallback_rs);
+            m->owner_fallback_rs = strndup(name, nl - hl - 1);
+            m->owners.name[OWNER_DEPLOYMENT] = m->owner_fallback_rs;
+            m->owners.uid[OWNER_DEPLOYMENT] = NULL;
+        }
+        if (r == MUTATE_UNKNOWN) {
+            mctx_warn(m, "ReplicaSet %s/%s could not be read in time; the deployment name was derived from the "
+                         "pod-template-hash label", m->ns, name);
+            mctx_skip(m, MUTATE_SKIP_LOOKUP);
+        }
+    }
+}
+
+const owner_info *owners_walk(mctx *m) {
+    if (!m->owners.done) {
+        m->owners.done = true;
+        walk_refs(m, jget(m->meta, "ownerReferences"), 0);
+    }
+    return &m->owners;
+}
+
+/* The version part of an image reference (spec 3.7 step 7): the tag, the
+ * digest, or tag@digest; "" when there is neither or the reference does
+ * not parse. */
+static void image_version(const char *image, char *out, size_t outlen) {
+    out[0] = 0;
+    if (!image || !*image) return;
+    const char *at = strchr(image, '@');
+    const char *name_end = at ? at : image + strlen(image);
+    const char *digest = at ? at + 1 : NULL;
+    if (digest) {
+        const char *colon = strchr(digest, ':');
+        if (!colon || colon == digest || !colon[1]) return;
+        for (const char *p = colon + 1; *p; p++)
+            if (!isxdigit((unsigned char)*p)) return;
+    }
+    const char *slash = NULL, *colon = NULL;
+    for (const char *p = image; p < name_end; p++) {
+        if (*p == '/') slash = p;
+        if (*p == ':') colon = p;
+    }
+    const char *tag = NULL;
+    size_t taglen = 0;
+    if (colon && (!slash || colon > slash)) {
+        tag = colon + 1;
+        taglen = (size_t)(name_end - tag);
+        if (!taglen || taglen > 128 || !(isalnum((unsigned char)tag[0]) || tag[0] == '_')) return;
+        for (size_t i = 0; i < taglen; i++)
+            if (!isalnum((unsigned char)tag[i]) && tag[i] != '_' && tag[i] != '.' && tag[i] != '-') return;
+    }
+    for (const char *p = image; p < (tag ? tag - 1 : name_end); p++)
+        if (isupper((unsigned char)*p) && (!slash || p > slash)) return; /* repository names are lowercase */
+    if (tag && digest) snprintf(out, outlen, "%.*s@%s", (int)taglen, tag, digest);
+    else if (tag) snprintf(out, outlen, "%.*s", (int)taglen, tag);
+    else if (digest) snprintf(out, outlen, "%s", digest);
+}
+
+static const char *scalar_str(json_object *v, char *buf, size_t len) {
+    if (json_object_is_type(v, json_type_string)) return json_object_get_string(v);
+    if (!v || json_object_is_type(v, json_type_object) || json_object_is_type(v, json_type_array)) return NULL;
+    snprintf(buf, len, "%s", json_object_get_string(v));
+    return buf;
+}
+
+void sdk_common_env(lctx *l, json_object *c) {
+    if (!env_find(c, "OTEL_POD_IP", NULL)) env_prepend_field(c, "OTEL_POD_IP", "status.podIP");
+    if (!env_find(c, "OTEL_NODE_IP", NULL)) env_prepend_field(c, "OTEL_NODE_IP", "status.hostIP");
+    env_append_if_not_set(c, jget(l->ispec, "env"));
+}
+
+/* Volume names must be DNS labels; secret and configmap names may hold dots
+ * (spec 7.6). */
+static void volume_name(char *out, size_t len, const char *prefix, const char *name) {
+    snprintf(out, len < 64 ? len : 64, "%s%s", prefix, name);
+    for (char *p = out; *p; p++)
+        if (*p == '.' || *p == '_') *p = '-';
+        else *p = (char)tolower((unsigned char)*p);
+    size_t n = strlen(out);
+    while (n && !isalnum((unsigned char)out[n - 1])) out[--n] = 0;
+}
+
+typedef struct tlsinfo {
+    const char *secret, *configmap, *ca, *cert, *key;
+} tlsinfo;
+
+static bool tls_get(lctx *l, tlsinfo *t) {
+    json_object *tls = jget(jget(l->ispec, "exporter"), "tls");
+    memset(t, 0, sizeof *t);
+    if (!json_object_is_type(tls, json_type_object)) return false;
+    t->secret = jstr(tls, "secretName");
+    t->configmap = jstr(tls, "configMapName");
+    t->ca = jstr(tls, "ca_file");
+    t->cert = jstr(tls, "cert_file");
+    t->key = jstr(tls, "key_file");
+    if (t->secret && !*t->secret) t->secret = NULL;
+    if (t->configmap && !*t->configmap) t->configmap = NULL;
+    return true;
+}
+
+bool sdk_tls_check(lctx *l) {
+    tlsinfo t;
+    if (!tls_get(l, &t)) return true;
+    const mutate_source *src = l->m->req->src;
+    const char *kinds[2] = {"Secret", "ConfigMap"}, *names[2] = {t.secret, t.configmap};
+    for (int i = 0; i < 2; i++) {
+        json_object *obj;
+        if (!names[i] || !src) continue;
+        /* Only a definite "not found" counts, as in the reference. */
+        if (src->get(src->ud, kinds[i], l->m->ns, names[i], &obj) == MUTATE_NOT_FOUND) {
+            mctx_warn(l->m, "inject-%s: %s %s/%s with the exporter's certificates does not exist; %s not injected",
+                      l->lang->name, i ? "configmap" : "secret", l->m->ns, names[i], l->lang->display);
+            mctx_skip(l->m, MUTATE_SKIP_NOT_FOUND);
+            return false;
+        }
+    }
+    return true;
+}
+
+void sdk_tls_volumes(lctx *l) {
+    tlsinfo t;
+    if (!tls_get(l, &t)) return;
+    json_object *vols = jarr(l->m->spec, "volumes");
+    char vn[64];
+    if (t.secret) {
+        volume_name(vn, sizeof vn, "otel-auto-secret-", t.secret);
+        if (!jfind_named(vols, vn, NULL)) {
+            json_object *v = json_object_new_object(), *s = json_object_new_object();
+            json_object_object_add(v, "name", json_object_new_string(vn));
+            json_object_object_add(s, "secretName", json_object_new_string(t.secret));
+            json_object_object_add(v, "secret", s);
+            json_object_array_add(vols, v);
+        }
+    }
+    if (t.configmap) {
+        volume_name(vn, sizeof vn, "otel-auto-configmap-", t.configmap);
+        if (!jfind_named(vols, vn, NULL)) {
+            json_object *v = json_object_new_object(), *s = json_object_new_object();
+            json_object_object_add(v, "name", json_object_new_string(vn));
+            json_object_object_add(s, "name", json_object_new_string(t.configmap));
+            json_object_object_add(v, "configMap", s);
+            json_object_array_add(vols, v);
+        }
+    }
+}
+
+/* One exporter TLS variable; relative file names resolve under the mount. */
+static void tls_env(lctx *l, json_object *c, const char *var, const char *file, const char *dirprefix, const char *obj) {
+    if (!file || !*file || env_find(c, var, NULL)) return;
+    if (file[0] == '/') { env_append(c, var, file); return; }
+    if (!obj) {
+        mctx_warn(l->m, "inject-%s: exporter.tls names %s relative to a %s that is not set; %s not set", l->lang->name,
+                  file, strstr(dirprefix, "configmap") ? "configMapName" : "secretName", var);
+        return;
+    }
+    char *v = NULL;
+    if (asprintf(&v, "%s%s/%s", dirprefix, obj, file) < 0) abort();
+    env_append(c, var, v);
+    free(v);
+}
+
+static void tls_configure(lctx *l, json_object *c) {
+    tlsinfo t;
+    if (!tls_get(l, &t)) return;
+    if (t.configmap) tls_env(l, c, "OTEL_EXPORTER_OTLP_CERTIFICATE", t.ca, "/otel-auto-instrumentation-configmap-", t.configmap);
+    else tls_env(l, c, "OTEL_EXPORTER_OTLP_CERTIFICATE", t.ca, "/otel-auto-instrumentation-secret-", t.secret);
+    tls_env(l, c, "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE", t.cert, "/otel-auto-instrumentation-secret-", t.secret);
+    tls_env(l, c, "OTEL_EXPORTER_OTLP_CLIENT_KEY", t.key, "/otel-auto-instrumentation-secret-", t.secret);
+    char vn[64], path[512];
+    if (t.secret) {
+        volume_name(vn, sizeof vn, "otel-auto-secret-", t.secret);
+        snprintf(path, sizeof path, "/otel-auto-instrumentation-secret-%s", t.secret);
+        if (!mount_path_taken(c, path)) mount_add(c, vn, path, true);
+    }
+    if (t.configmap) {
+        volume_name(vn, sizeof vn, "otel-auto-configmap-", t.configmap);
+        snprintf(path, sizeof path, "/otel-auto-instrumentation-configmap-%s", t.configmap);
+        if (!mount_path_taken(c, path)) mount_add(c, vn, path, true);
+    }
+}
+
+void sdk_configure(lctx *l, json_object *c, json_object *app) {
+    mctx *m = l->m;
+    json_object *ispec = l->ispec, *ann = jget(m->meta, "annotations"), *labels = jget(m->meta, "labels");
+    json_object *res = jget(ispec, "resource");
+    bool uids = json_object_get_boolean(jget(res, "addK8sUIDAttributes"));
+    bool use_labels = json_object_get_boolean(jget(jget(ispec, "defaults"), "useLabelsForResourceAttributes"));
+    const char *cname = jstr(app, "name") ? jstr(app, "name") : "";
+    char buf[64];
+
+    json_object *ora = env_find(c, ORA, NULL);
+    bool ora_from = ora && jget(ora, "valueFrom");
+    amap a = {0};
+    if (ora && !ora_from) parse_existing(&a, jstr(ora, "value"));
+
+    /* 1. Instrumentation-wide attributes, lowest precedence. */
+    json_object *ra = jget(res, "resourceAttributes");
+    if (json_object_is_type(ra, json_type_object)) {
+        json_object_object_foreach(ra, k, v) amap_set(&a, k, scalar_str(v, buf, sizeof buf));
+    }
+    /* 2. What Kubernetes tells about the pod. */
+    amap_set(&a, "k8s.namespace.name", m->ns);
+    amap_set(&a, "k8s.container.name", cname);
+    amap_set(&a, "k8s.pod.name", jstr(m->meta, "name"));
+    amap_set(&a, "k8s.pod.uid", jstr(m->meta, "uid"));
+    amap_set(&a, "k8s.node.name", jstr(m->spec, "nodeName"));
+    const char *sid = jstr(ann, ANN_RESOURCE "service.instance.id");
+    if (sid) amap_set(&a, "service.instance.id", sid);
+    else if (*m->ns && *cname) {
+        char *v = NULL;
+        if (asprintf(&v, "%s.$(" POD_NAME_VAR ").%s", m->ns, cname) < 0) abort();
+        amap_set(&a, "service.instance.id", v);
+        free(v);
+    }
+    const owner_info *o = owners_walk(m);
+    for (int k = 0; k < 6; k++) {
+        char key[64];
+        snprintf(key, sizeof key, "k8s.%s.name", owner_keys[k]);
+        amap_set(&a, key, o->name[k]);
+        if (uids) {
+            snprintf(key, sizeof key, "k8s.%s.uid", owner_keys[k]);
+            amap_set(&a, key, o->uid[k]);
+        }
+    }
+    /* 3. resource.opentelemetry.io/<key> annotations. */
+    if (json_object_is_type(ann, json_type_object)) {
+        json_object_object_foreach(ann, k, v) {
+            if (strncmp(k, ANN_RESOURCE, strlen(ANN_RESOURCE)) != 0) continue;
+            const char *key = k + strlen(ANN_RESOURCE);
+            if (strcmp(key, "service.name") == 0) continue;
+            amap_set(&a, key, json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL);
+        }
+    }
+    /* 4. */
+    const char *sns = jstr(ann, ANN_RESOURCE "service.namespace");
+    amap_set(&a, "service.namespace", sns && *sns ? sns : m->ns);
+
+    /* OTEL_SERVICE_NAME (spec 3.4), from the map before k8s.pod.name turns
+     * into a $(...) reference. */
+    if (!env_find(c, "OTEL_SERVICE_NAME", NULL)) {
+        const char *sn = jstr(ann, ANN_RESOURCE "service.name");
+        if ((!sn || !*sn) && use_labels) {
+            sn = jstr(labels, "app.kubernetes.io/instance");
+            if (!sn || !*sn) sn = jstr(labels, "app.kubernetes.io/name");
+        }
+        static const char *const from_map[] = {"k8s.deployment.name", "k8s.replicaset.name", "k8s.statefulset.name",
+                                               "k8s.daemonset.name", "k8s.cronjob.name", "k8s.job.name",
+                                               "k8s.pod.name"};
+        for (size_t i = 0; i < sizeof from_map / sizeof *from_map && (!sn || !*sn); i++) sn = amap_get(&a, from_map[i]);
+        env_append(c, "OTEL_SERVICE_NAME", sn && *sn ? sn : cname);
+    }
+    const char *endpoint = jstr(jget(ispec, "exporter"), "endpoint");
+    if (endpoint && *endpoint && !env_find(c, "OTEL_EXPORTER_OTLP_ENDPOINT", NULL))
+        env_append(c, "OTEL_EXPORTER_OTLP_ENDPOINT", endpoint);
+    tls_configure(l, c);
+
+    if (!amap_existing(&a, "k8s.pod.name")) {
+        /* Overwritten even when an annotation gave a literal name: the
+         * downward API is the source of truth for the pod's own name. */
+        for (size_t i = 0; i < a.n; i++)
+            if (strcmp(a.e[i].k, "k8s.pod.name") == 0) { free(a.e[i].v); a.e[i].v = strdup("$(" POD_NAME_VAR ")"); }
+        amap_set(&a, "k8s.pod.name", "$(" POD_NAME_VAR ")");
+    }
+    if (!env_find(c, POD_NAME_VAR, NULL)) env_append_field(c, POD_NAME_VAR, "metadata.name");
+    if (uids && !amap_get(&a, "k8s.pod.uid") && !amap_existing(&a, "k8s.pod.uid")) {
+        amap_set(&a, "k8s.pod.uid", "$(" POD_UID_VAR ")");
+        if (!env_find(c, POD_UID_VAR, NULL)) env_append_field(c, POD_UID_VAR, "metadata.uid");
+    }
+    if (!amap_get(&a, "service.version") && !amap_existing(&a, "service.version")) {
+        const char *ver = jstr(ann, ANN_RESOURCE "service.version");
+        if ((!ver || !*ver) && use_labels) ver = jstr(labels, "app.kubernetes.io/version");
+        char iv[512];
+        if (!ver || !*ver) {
+            image_version(jstr(app, "image"), iv, sizeof iv);
+            ver = iv;
+        }
+        amap_set(&a, "service.version", ver);
+    }
+    if (!amap_get(&a, "k8s.node.name") && !amap_existing(&a, "k8s.node.name")) {
+        amap_set(&a, "k8s.node.name", "$(" NODE_NAME_VAR ")");
+        if (!env_find(c, NODE_NAME_VAR, NULL)) env_append_field(c, NODE_NAME_VAR, "spec.nodeName");
+    }
+
+    json_object *props = jget(ispec, "propagators");
+    if (jlen(props) && !env_find(c, "OTEL_PROPAGATORS", NULL)) {
+        size_t cap = 1;
+        for (size_t i = 0; i < jlen(props); i++) cap += strlen(json_object_get_string(json_object_array_get_idx(props, i))) + 1;
+        char *v = calloc(1, cap);
+        if (!v) abort();
+        for (size_t i = 0; i < jlen(props); i++) {
+            if (i) strcat(v, ",");
+            strcat(v, json_object_get_string(json_object_array_get_idx(props, i)));
+        }
+        env_append(c, "OTEL_PROPAGATORS", v);
+        free(v);
+    }
+    json_object *sampler = jget(ispec, "sampler");
+    const char *stype = jstr(sampler, "type"), *sarg = jstr(sampler, "argument");
+    if (stype && *stype && !env_find(c, "OTEL_TRACES_SAMPLER", NULL) && !env_find(c, "OTEL_TRACES_SAMPLER_ARG", NULL)) {
+        env_append(c, "OTEL_TRACES_SAMPLER", stype);
+        if (sarg && *sarg) env_append(c, "OTEL_TRACES_SAMPLER_ARG", sarg);
+    }
+
+    /* Write-out: sorted k=v list, appended to an existing value. */
+    qsort(a.e, a.n, sizeof *a.e, kv_cmp);
+    size_t cap = 1;
+    for (size_t i = 0; i < a.n; i++) cap += strlen(a.e[i].k) + strlen(a.e[i].v) + 2;
+    char *list = calloc(1, cap);
+    if (!list) abort();
+    for (size_t i = 0; i < a.n; i++) {
+        if (i) strcat(list, ",");
+        strcat(list, a.e[i].k);
+        strcat(list, "=");
+        strcat(list, a.e[i].v);
+    }
+    if (ora_from) {
+        mctx_warn(m, "inject-%s: OTEL_RESOURCE_ATTRIBUTES of container %s comes from valueFrom; Kubernetes attributes "
+                     "not added", l->lang->name, cname);
+    } else if (!ora) {
+        env_append(c, ORA, list);
+    } else if (a.n) {
+        const char *old = jstr(ora, "value") ? jstr(ora, "value") : "";
+        size_t ol = strlen(old);
+        char *v = NULL;
+        if (asprintf(&v, "%s%s%s", old, ol && old[ol - 1] != ',' ? "," : "", list) < 0) abort();
+        json_object_object_add(ora, "value", json_object_new_string(v));
+        free(v);
+    }
+    if (!ora_from) env_move_to_end(c, ORA);
+    free(list);
+    amap_free(&a);
+}

@@ -1,0 +1,37 @@
+#!/bin/sh
+# Dependency step shared by `make run` and `make test`: every library the
+# build needs is found through pkg-config; missing ones are installed from
+# Debian when we are root, otherwise we print the exact command and stop.
+set -u
+PKGS="libh2o-evloop-dev libssl-dev libjson-c-dev libyaml-dev check libcurl4-openssl-dev pkg-config"
+# Tools the test suite drives (patch round trip, YAML checks).
+TEST_PKGS="python3 python3-jsonpatch python3-yaml"
+mode=${1:-build}
+
+missing=""
+if ! command -v pkg-config >/dev/null 2>&1; then
+    missing="$PKGS"
+else
+    for pair in libh2o-evloop:libh2o-evloop-dev openssl:libssl-dev json-c:libjson-c-dev \
+                yaml-0.1:libyaml-dev check:check libcurl:libcurl4-openssl-dev; do
+        pc=${pair%%:*}; deb=${pair#*:}
+        pkg-config --exists "$pc" || missing="$missing $deb"
+    done
+fi
+if [ "$mode" = test ]; then
+    command -v /usr/bin/python3 >/dev/null 2>&1 || missing="$missing python3"
+    /usr/bin/python3 -c 'import jsonpatch' 2>/dev/null || missing="$missing python3-jsonpatch"
+    /usr/bin/python3 -c 'import yaml' 2>/dev/null || missing="$missing python3-yaml"
+fi
+[ -z "$missing" ] && exit 0
+
+line="apt-get install -y --no-install-recommends$missing"
+if [ "$(id -u)" != 0 ]; then
+    echo "missing packages; run as root:" >&2
+    echo "  apt-get update && $line" >&2
+    exit 1
+fi
+echo "installing:$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >/dev/null && apt-get install -y -qq --no-install-recommends $missing >/dev/null || {
+    echo "deps: apt-get failed; run: apt-get update && $line" >&2; exit 1; }

@@ -1,0 +1,300 @@
+/* server/cmd_inject.c - `otel-webhook inject`: the engine offline over YAML.
+ *
+ * Every pod template in the input (a Pod, or the template of a Deployment,
+ * StatefulSet, DaemonSet, ReplicaSet, Job or CronJob) is mutated exactly as
+ * the webhook would mutate the pod created from it. Since no controller has
+ * created the pod yet, the workload itself stands in as the pod's owner, so
+ * service names and k8s.<kind>.name attributes come out as they will in the
+ * cluster (the ReplicaSet's generated name cannot be known in advance).
+ *
+ * Instrumentation, OpenTelemetryCollector and Namespace documents in the
+ * input are used as resources too, so one file can carry a whole example. */
+#include "server/cli.h"
+
+#include "kube/config.h"
+#include "kube/filesource.h"
+#include "kube/source.h"
+#include "kube/store.h"
+#include "kube/yaml.h"
+#include "mutate/mutate.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char usage[] =
+    "usage: otel-webhook inject -f FILE|- [--resources DIR]... [--namespace NS]\n"
+    "                           [--native-sidecars on|off] [--config FILE] [-o yaml|json|patch]\n"
+    "\n"
+    "Mutates every pod template in FILE (a Pod, Deployment, StatefulSet, DaemonSet,\n"
+    "ReplicaSet, Job or CronJob; multi-document YAML or JSON) as the webhook would.\n"
+    "\n"
+    "  -f, --filename FILE     input manifest, - for standard input\n"
+    "  --resources DIR         folder of Instrumentation, OpenTelemetryCollector, Namespace\n"
+    "                          (and other) manifests; repeatable\n"
+    "  -n, --namespace NS      namespace of objects that name none (default: default)\n"
+    "  --native-sidecars MODE  on: collector as an init container with restartPolicy Always;\n"
+    "                          off: as a regular container (default: the config's setting,\n"
+    "                          and off when that is auto, since there is no cluster to ask)\n"
+    "  --config FILE           settings file (default images, enabled languages, ...)\n"
+    "  -o, --output FORMAT     yaml (default): the input with templates mutated;\n"
+    "                          json: the same as JSON (a List for several documents);\n"
+    "                          patch: the RFC 6902 patch, for a single Pod\n"
+    "\n"
+    "Warnings go to standard error. Exit status: 0 done, 1 bad input, 2 usage.\n";
+
+typedef struct doc {
+    json_object *obj;
+    int line;
+} doc;
+
+static char *read_all(const char *path, size_t *len) {
+    FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+    if (!f) return NULL;
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *mem = open_memstream(&buf, &n);
+    char chunk[16384];
+    size_t r;
+    while ((r = fread(chunk, 1, sizeof chunk, f)) > 0) fwrite(chunk, 1, r, mem);
+    if (f != stdin) fclose(f);
+    fclose(mem);
+    *len = n;
+    return buf;
+}
+
+static int read_docs(const char *name, const char *text, size_t len, doc **docs, size_t *ndocs) {
+    const char *p = text;
+    while (p < text + len && (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')) p++;
+    if (p < text + len && (*p == '{' || *p == '[')) {
+        json_tokener *tok = json_tokener_new();
+        json_object *o = json_tokener_parse_ex(tok, text, (int)len);
+        enum json_tokener_error e = json_tokener_get_error(tok);
+        size_t end = json_tokener_get_parse_end(tok);
+        json_tokener_free(tok);
+        while (end < len && (text[end] == ' ' || text[end] == '\n' || text[end] == '\t' || text[end] == '\r')) end++;
+        if (e != json_tokener_success || end != len) {
+            int line = 1;
+            for (size_t i = 0; i < end && i < len; i++) line += text[i] == '\n';
+            fprintf(stderr, "%s:%d: %s\n", name, line,
+                    e != json_tokener_success ? json_tokener_error_desc(e) : "unexpected data after the JSON value");
+            json_object_put(o);
+            return -1;
+        }
+        *docs = calloc(1, sizeof **docs);
+        (*docs)[0] = (doc){o, 1};
+        *ndocs = 1;
+        return 0;
+    }
+    kube_yaml_doc *yd = NULL;
+    size_t n = 0;
+    kube_yaml_error ye;
+    if (kube_yaml_parse(text, len, &yd, &n, &ye) != 0) {
+        fprintf(stderr, "%s:%d: %s\n", name, ye.line, ye.msg);
+        return -1;
+    }
+    *docs = calloc(n ? n : 1, sizeof **docs);
+    *ndocs = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!yd[i].obj) continue;
+        (*docs)[(*ndocs)++] = (doc){yd[i].obj, yd[i].line};
+        yd[i].obj = NULL;
+    }
+    kube_yaml_docs_free(yd, n);
+    return 0;
+}
+
+/* Where a document keeps its pod template; NULL for documents without one. */
+static json_object *template_of(json_object *o, const char *kind) {
+    static const char *const with_template[] = {"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", NULL};
+    for (int i = 0; with_template[i]; i++)
+        if (!strcmp(kind, with_template[i])) return kube_obj_get(o, "spec.template");
+    if (!strcmp(kind, "CronJob")) return kube_obj_get(o, "spec.jobTemplate.spec.template");
+    return NULL;
+}
+
+static void log_stderr(void *ud, kube_log_level level, const char *msg) {
+    (void)ud;
+    if (level >= KUBE_LOG_WARN) fprintf(stderr, "%s%s\n", level == KUBE_LOG_ERROR ? "error: " : "warning: ", msg);
+}
+
+int cmd_inject(int argc, char **argv) {
+    static const struct option opts[] = {
+        {"filename", required_argument, 0, 'f'}, {"resources", required_argument, 0, 'r'},
+        {"namespace", required_argument, 0, 'n'}, {"native-sidecars", required_argument, 0, 's'},
+        {"config", required_argument, 0, 'c'},   {"output", required_argument, 0, 'o'},
+        {"help", no_argument, 0, 'h'},           {0, 0, 0, 0},
+    };
+    const char *file = NULL, *ns_default = "default", *config = NULL, *output = "yaml", *native = NULL;
+    const char **dirs = calloc((size_t)argc + 1, sizeof *dirs);
+    size_t ndirs = 0;
+    int c, rc = 1;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "f:n:o:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'f': file = optarg; break;
+        case 'r': dirs[ndirs++] = optarg; break;
+        case 'n': ns_default = optarg; break;
+        case 's': native = optarg; break;
+        case 'c': config = optarg; break;
+        case 'o': output = optarg; break;
+        case 'h': fputs(usage, stdout); free(dirs); return 0;
+        default: fputs(usage, stderr); free(dirs); return 2;
+        }
+    }
+    if (!file || optind != argc || (native && strcmp(native, "on") && strcmp(native, "off")) ||
+        (strcmp(output, "yaml") && strcmp(output, "json") && strcmp(output, "patch"))) {
+        fputs(usage, stderr);
+        free(dirs);
+        return 2;
+    }
+
+    kube_config cfg;
+    kube_config_init(&cfg);
+    kube_store *store = kube_store_new();
+    kube_filesource *fs = NULL;
+    doc *docs = NULL;
+    size_t ndocs = 0, len = 0;
+    char *text = NULL, err[512];
+    kube_logger log = {log_stderr, NULL};
+    json_object *out_list = NULL;
+    kube_view view = {0, -1};
+
+    if (config && kube_config_load(&cfg, config, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        goto out;
+    }
+    cfg.mopt.native_sidecars = native ? !strcmp(native, "on") : cfg.native_sidecars == KUBE_ON;
+    if (ndirs) {
+        int failing = 0;
+        fs = kube_filesource_new(store, &cfg, dirs, ndirs, ns_default, &log);
+        kube_filesource_poll(fs, &failing);
+        if (failing) goto out; /* the reason is already on stderr */
+    }
+    const char *name = strcmp(file, "-") ? file : "<stdin>";
+    if (!(text = read_all(file, &len))) {
+        fprintf(stderr, "%s: cannot read: %m\n", file);
+        goto out;
+    }
+    if (read_docs(name, text, len, &docs, &ndocs) != 0) goto out;
+
+    /* Resources carried by the input itself. */
+    json_object **objs = NULL;
+    size_t nobjs = 0;
+    for (size_t i = 0; i < ndocs; i++) {
+        const char *kind = kube_obj_str(docs[i].obj, "kind");
+        if (!kind || (strcmp(kind, "Instrumentation") && strcmp(kind, "OpenTelemetryCollector") && strcmp(kind, "Namespace")))
+            continue;
+        char *one = strdup(json_object_to_json_string(docs[i].obj));
+        char label[600];
+        snprintf(label, sizeof label, "%s.json", name); /* parse as JSON; messages still name the input */
+        kube_manifest_objects(label, one, strlen(one), &cfg, ns_default, &log, &objs, &nobjs, err, sizeof err);
+        free(one);
+    }
+    kube_store_set_layer(store, KUBE_LAYER_INPUT, objs, nobjs);
+
+    if (!strcmp(output, "patch") && (ndocs != 1 || !kube_obj_str(docs[0].obj, "kind") ||
+                                     strcmp(kube_obj_str(docs[0].obj, "kind"), "Pod"))) {
+        fprintf(stderr, "%s: -o patch needs exactly one Pod\n", name);
+        goto out;
+    }
+
+    view = kube_store_acquire(store);
+    mutate_source src;
+    kube_source_snapshot(&src, view.snap);
+    rc = 0;
+    for (size_t i = 0; i < ndocs; i++) {
+        json_object *o = docs[i].obj;
+        const char *kind = kube_obj_str(o, "kind");
+        if (!kind) continue;
+        json_object *tmpl = NULL;
+        bool is_pod = !strcmp(kind, "Pod");
+        if (!is_pod && !(tmpl = template_of(o, kind))) continue;
+        if (!is_pod && !json_object_is_type(tmpl, json_type_object)) {
+            fprintf(stderr, "%s:%d: %s has no pod template\n", name, docs[i].line, kind);
+            rc = 1;
+            continue;
+        }
+        const char *ons = kube_obj_str(o, "metadata.namespace");
+        const char *ns = ons && *ons ? ons : ns_default;
+        json_object *pod = o, *tmeta = NULL;
+        if (!is_pod) {
+            /* A stand-in pod: the template plus the workload as owner. */
+            pod = json_object_new_object();
+            tmeta = kube_obj_get(tmpl, "metadata");
+            json_object *meta = json_object_new_object();
+            if (json_object_is_type(tmeta, json_type_object)) {
+                json_object_object_foreach(tmeta, k, v) json_object_object_add(meta, k, json_object_get(v));
+            }
+            json_object *ref = json_object_new_object(), *refs = json_object_new_array();
+            json_object_object_add(ref, "kind", json_object_new_string(kind));
+            json_object_object_add(ref, "name", json_object_new_string(kube_obj_str(o, "metadata.name") ? kube_obj_str(o, "metadata.name") : ""));
+            const char *uid = kube_obj_str(o, "metadata.uid");
+            if (uid) json_object_object_add(ref, "uid", json_object_new_string(uid));
+            json_object_array_add(refs, ref);
+            json_object_object_add(meta, "ownerReferences", refs);
+            json_object_object_add(pod, "metadata", meta);
+            json_object *tspec = kube_obj_get(tmpl, "spec");
+            json_object_object_add(pod, "spec", json_object_get(tspec));
+        }
+        mutate_request req = {.pod = pod, .namespace = ns, .src = &src, .opt = &cfg.mopt};
+        req.ns = kube_snapshot_get(view.snap, "Namespace", NULL, ns);
+        mutate_result res;
+        int mrc = mutate_pod(&req, &res);
+        for (size_t w = 0; w < res.nwarnings; w++) fprintf(stderr, "%s:%d: warning: %s\n", name, docs[i].line, res.warnings[w]);
+        if (mrc != 0) rc = 1;
+        if (!strcmp(output, "patch")) {
+            printf("%s\n", json_object_to_json_string_ext(res.patch, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+                                                                         JSON_C_TO_STRING_NOSLASHESCAPE));
+        } else if (mrc == 0 && is_pod) {
+            docs[i].obj = json_object_get(res.pod);
+            json_object_put(o);
+        } else if (mrc == 0) {
+            json_object *rmeta = kube_obj_get(res.pod, "metadata");
+            json_object *nmeta = json_object_new_object();
+            json_object_object_foreach(rmeta, k, v) {
+                if (!strcmp(k, "ownerReferences")) continue;
+                json_object_object_add(nmeta, k, json_object_get(v));
+            }
+            if (tmeta || json_object_object_length(nmeta)) json_object_object_add(tmpl, "metadata", nmeta);
+            else json_object_put(nmeta);
+            json_object_object_add(tmpl, "spec", json_object_get(kube_obj_get(res.pod, "spec")));
+        }
+        mutate_result_free(&res);
+        if (!is_pod) json_object_put(pod);
+    }
+    if (!strcmp(output, "yaml")) {
+        for (size_t i = 0; i < ndocs; i++) {
+            char *y = kube_yaml_emit(docs[i].obj);
+            printf("%s%s", i ? "---\n" : "", y ? y : "");
+            free(y);
+        }
+    } else if (!strcmp(output, "json")) {
+        json_object *top = NULL;
+        if (ndocs == 1) top = json_object_get(docs[0].obj);
+        else {
+            top = out_list = json_object_new_object();
+            json_object_object_add(top, "apiVersion", json_object_new_string("v1"));
+            json_object_object_add(top, "kind", json_object_new_string("List"));
+            json_object *items = json_object_new_array();
+            for (size_t i = 0; i < ndocs; i++) json_object_array_add(items, json_object_get(docs[i].obj));
+            json_object_object_add(top, "items", items);
+            out_list = NULL;
+        }
+        printf("%s\n", json_object_to_json_string_ext(top, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+                                                                JSON_C_TO_STRING_NOSLASHESCAPE));
+        json_object_put(top);
+    }
+out:
+    if (view.slot >= 0) kube_store_release(store, &view);
+    for (size_t i = 0; i < ndocs; i++) json_object_put(docs[i].obj);
+    free(docs);
+    free(text);
+    kube_filesource_free(fs);
+    kube_store_free(store);
+    kube_config_free(&cfg);
+    free(dirs);
+    return rc;
+}

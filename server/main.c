@@ -1,0 +1,35 @@
+/* server/main.c - otel-webhook: dispatch to the subcommands. */
+#include "server/cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#ifndef OTEL_WEBHOOK_VERSION
+#define OTEL_WEBHOOK_VERSION "0.1.0"
+#endif
+
+static const char usage[] =
+    "usage: otel-webhook COMMAND [OPTIONS]\n"
+    "\n"
+    "OpenTelemetry pod injection for Kubernetes, compatible with the OpenTelemetry\n"
+    "Operator's Instrumentation and OpenTelemetryCollector resources.\n"
+    "\n"
+    "Commands:\n"
+    "  inject    mutate pod templates in YAML/JSON manifests offline\n"
+    "  version   print the version\n"
+    "\n"
+    "Run 'otel-webhook COMMAND --help' for a command's options.\n";
+
+int main(int argc, char **argv) {
+    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+        fputs(usage, argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    if (!strcmp(argv[1], "inject")) return cmd_inject(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
+        printf("otel-webhook %s\n", OTEL_WEBHOOK_VERSION);
+        return 0;
+    }
+    fprintf(stderr, "otel-webhook: unknown command \"%s\"\n\n%s", argv[1], usage);
+    return 2;
+}
