@@ -14,6 +14,7 @@ SAN     := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sani
 LIB_SRC  := $(sort $(wildcard kube/*.c mutate/*.c certs/*.c))
 SRV_SRC  := $(sort $(wildcard server/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
+TEST_SUPPORT := tests/util.c tests/engine_fixture.c
 TESTS    := $(patsubst tests/%.c,%,$(TEST_SRC))
 
 # Normal build objects in build/obj, sanitizer build in build/asan.
@@ -39,24 +40,36 @@ $(B)/otel-webhook: $(call obj,$(B)/obj,$(LIB_SRC) $(SRV_SRC))
 $(B)/asan/otel-webhook: $(call obj,$(B)/asan,$(LIB_SRC) $(SRV_SRC))
 	$(CC) $(SAN) -o $@ $^ $(LIBS)
 
-$(B)/asan/tests/%: $(B)/asan/tests/%.o $(B)/asan/tests/util.o $(call obj,$(B)/asan,$(LIB_SRC))
+$(B)/asan/tests/%: $(B)/asan/tests/%.o $(call obj,$(B)/asan,$(TEST_SUPPORT) $(LIB_SRC))
 	$(CC) $(SAN) -o $@ $^ $(CHECK_LIBS) $(LIBS)
 
-$(B)/obj/tests/%: $(B)/obj/tests/%.o $(B)/obj/tests/util.o $(call obj,$(B)/obj,$(LIB_SRC))
+$(B)/obj/tests/%: $(B)/obj/tests/%.o $(call obj,$(B)/obj,$(TEST_SUPPORT) $(LIB_SRC))
 	$(CC) $(OPT) -o $@ $^ $(CHECK_LIBS) $(LIBS)
 
-# Unit suites run under ASan+UBSan; the round trip uses the sanitized binary too.
+# Unit suites run under ASan+UBSan and record every engine case; the patch
+# round trip replays those cases with an independent RFC 6902 applier; the
+# CLI tests drive the sanitized binary. The last line sums all counts.
+RESULTS := $(B)/test-results.txt
+CASES   := $(B)/cases
+export ASAN_OPTIONS := detect_leaks=1:abort_on_error=0
+export UBSAN_OPTIONS := print_stacktrace=1:halt_on_error=1
+
 test:
 	@sh scripts/deps.sh test
-	@$(MAKE) --no-print-directory check-unit roundtrip
-	@sh tests/summary.sh
+	@rm -f $(RESULTS)
+	@$(MAKE) --no-print-directory check-unit roundtrip cli
+	@sh tests/summary.sh $(RESULTS)
 
 check-unit: $(addprefix $(B)/asan/tests/,$(TESTS))
+	@rm -rf $(CASES) && mkdir -p $(CASES)
 	@set -e; for t in $(TESTS); do echo "== $$t"; \
-	  ASAN_OPTIONS=detect_leaks=1 CK_VERBOSITY=normal $(B)/asan/tests/$$t; done
+	  OTEL_CASES_DIR=$(CASES) sh tests/run_check.sh $(B)/asan/tests/$$t $(RESULTS); done
 
-roundtrip: $(B)/asan/otel-webhook
-	@ASAN_OPTIONS=detect_leaks=1 /usr/bin/python3 tests/roundtrip.py $(B)/asan/otel-webhook
+roundtrip:
+	@/usr/bin/python3 tests/roundtrip.py $(CASES) $(RESULTS)
+
+cli: $(B)/asan/otel-webhook
+	@/usr/bin/python3 tests/cli_test.py $(B)/asan/otel-webhook $(RESULTS)
 
 clean:
 	rm -rf $(B)

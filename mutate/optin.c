@@ -202,17 +202,17 @@ void optin_instrumentation(mctx *m) {
         snprintf(key, sizeof key, ANN_PREFIX "inject-%s", mutate_lang_name(id));
         const char *v = resolve_annotation(m, key);
         if (!*v || streq_ci(v, "false")) continue;
-        json_object *inst = find_instrumentation(m, id, v);
-        if (!inst) continue;
-        if (!(m->opt->enabled & MUTATE_BIT(id)) && id != MUTATE_SDK) {
-            mctx_warn(m, "support for %s auto instrumentation is not enabled", display[id]);
-            mctx_skip(m, MUTATE_SKIP_DISABLED);
-            continue;
-        }
         const mutate_lang *lang = mutate_lang_get(id);
         if (!lang || !(m->opt->implemented & MUTATE_BIT(id))) {
             mctx_warn(m, "inject-%s: %s auto instrumentation is not available in this version of otel-webhook; "
                          "not injected", mutate_lang_name(id), display[id]);
+            mctx_skip(m, MUTATE_SKIP_DISABLED);
+            continue;
+        }
+        json_object *inst = find_instrumentation(m, id, v);
+        if (!inst) continue;
+        if (!(m->opt->enabled & MUTATE_BIT(id)) && id != MUTATE_SDK) {
+            mctx_warn(m, "support for %s auto instrumentation is not enabled", display[id]);
             mctx_skip(m, MUTATE_SKIP_DISABLED);
             continue;
         }

@@ -425,7 +425,7 @@ void sdk_configure(lctx *l, json_object *c, json_object *app) {
     }
 
     /* Write-out: sorted k=v list, appended to an existing value. */
-    qsort(a.e, a.n, sizeof *a.e, kv_cmp);
+    if (a.n) qsort(a.e, a.n, sizeof *a.e, kv_cmp);
     size_t cap = 1;
     for (size_t i = 0; i < a.n; i++) cap += strlen(a.e[i].k) + strlen(a.e[i].v) + 2;
     char *list = calloc(1, cap);

@@ -1,0 +1,105 @@
+#!/usr/bin/python3
+"""`otel-webhook inject` from the outside: exit codes, exact messages,
+output formats, and the README's example."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import jsonpatch
+import yaml
+
+BIN = sys.argv[1]
+RESULTS = sys.argv[2] if len(sys.argv) > 2 else None
+passed = failed = 0
+
+
+def run(*args, stdin=None):
+    p = subprocess.run([BIN, "inject", *args], input=stdin, capture_output=True, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+def check(name, cond, detail=""):
+    global passed, failed
+    if cond:
+        passed += 1
+    else:
+        failed += 1
+        print("FAIL %s %s" % (name, detail))
+
+
+tmp = tempfile.mkdtemp()
+
+# The README's example: Java agent and collector sidecar into a Deployment.
+rc, out, err = run("-f", "examples/deployment-java.yaml", "--resources", "examples/resources")
+check("example rc", rc == 0, err)
+check("example no warnings", err == "", err)
+dep = yaml.safe_load(out)
+spec = dep["spec"]["template"]["spec"]
+check("example containers", [c["name"] for c in spec["containers"]] == ["myapp", "otc-container"])
+check("example init", [c["name"] for c in spec["initContainers"]] == ["opentelemetry-auto-instrumentation-java"])
+env = {e["name"]: e.get("value") for e in spec["containers"][0]["env"]}
+check("example service name", env.get("OTEL_SERVICE_NAME") == "my-java", env)
+check("example label", dep["spec"]["template"]["metadata"]["labels"]["sidecar.opentelemetry.io/injected"]
+      == "default.sidecar-for-my-app")
+
+# The YAML output is the input with only the template changed.
+with open("examples/deployment-java.yaml") as f:
+    orig = yaml.safe_load(f)
+check("example untouched fields", dep["spec"]["selector"] == orig["spec"]["selector"] and
+      dep["metadata"] == orig["metadata"])
+
+# -o patch on a Pod gives the patch that -o json applies.
+pod = {"apiVersion": "v1", "kind": "Pod",
+       "metadata": {"name": "p", "annotations": {"instrumentation.opentelemetry.io/inject-java": "true"}},
+       "spec": {"containers": [{"name": "app", "image": "app:1"}]}}
+pod_json = json.dumps(pod)
+rc, patch_out, err = run("-f", "-", "--resources", "examples/resources", "-o", "patch", stdin=pod_json)
+check("patch rc", rc == 0, err)
+rc, json_out, err = run("-f", "-", "--resources", "examples/resources", "-o", "json", stdin=pod_json)
+check("json rc", rc == 0, err)
+check("patch applies to json", jsonpatch.apply_patch(pod, json.loads(patch_out)) == json.loads(json_out))
+
+# Bad input: file:line: reason, exit 1.
+bad = os.path.join(tmp, "bad.yaml")
+with open(bad, "w") as f:
+    f.write("apiVersion: v1\nkind: Pod\nmetadata:\n  name: [unclosed\n")
+rc, out, err = run("-f", bad)
+check("bad yaml rc", rc == 1, rc)
+check("bad yaml message", err.startswith(bad + ":"), err)
+check("bad yaml no output", out == "", out)
+
+badres = os.path.join(tmp, "res")
+os.mkdir(badres)
+with open(os.path.join(badres, "broken.yaml"), "w") as f:
+    f.write("kind: Instrumentation\nmetadata:\n  name: x\n  bad: : :\n")
+rc, out, err = run("-f", "examples/deployment-java.yaml", "--resources", badres)
+check("bad resource rc", rc == 1, rc)
+check("bad resource message", err.startswith("error: " + badres + "/broken.yaml:4:"), err)
+
+rc, out, err = run("-f", "examples/deployment-java.yaml", "-o", "patch")
+check("patch needs pod", rc == 1 and "-o patch needs exactly one Pod" in err, err)
+
+rc, out, err = run("--bogus")
+check("usage rc", rc == 2, rc)
+rc, out, err = run("-f", "/nonexistent/x.yaml")
+check("missing file", rc == 1 and err.startswith("/nonexistent/x.yaml: cannot read:"), err)
+
+# Warnings go to stderr with the document's position, output still complete.
+two = os.path.join(tmp, "two.yaml")
+with open(two, "w") as f:
+    f.write("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n---\n"
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n"
+            "  annotations: {instrumentation.opentelemetry.io/inject-java: missing}\n"
+            "spec:\n  containers: [{name: app, image: a}]\n")
+rc, out, err = run("-f", two, "--resources", "examples/resources")
+check("warning rc", rc == 0, err)
+check("warning text", err == "%s:5: warning: inject-java: Instrumentation default/missing not found; Java not injected\n" % two, err)
+check("warning output", len(list(yaml.safe_load_all(out))) == 2, out)
+
+print("cli: %d passed, %d failed" % (passed, failed))
+if RESULTS:
+    with open(RESULTS, "a") as f:
+        f.write("%d %d\n" % (passed, failed))
+sys.exit(1 if failed else 0)

@@ -1,0 +1,160 @@
+/* tests/engine_fixture.c - see engine_fixture.h. */
+#include "tests/engine_fixture.h"
+
+#include "kube/config.h"
+#include "kube/filesource.h"
+#include "kube/source.h"
+#include "kube/store.h"
+#include "kube/yaml.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static kube_store *store;
+static kube_config cfg;
+static int case_no;
+
+void fx_setup(void) {
+    kube_config_init(&cfg);
+    store = kube_store_new();
+}
+
+void fx_teardown(void) {
+    kube_store_free(store);
+    kube_config_free(&cfg);
+}
+
+mutate_options *fx_options(void) { return &cfg.mopt; }
+
+void fx_resources(const char *yaml) {
+    json_object **objs = NULL;
+    size_t n = 0;
+    char err[512];
+    int rc = kube_manifest_objects("resources.yaml", yaml, strlen(yaml), &cfg, "default", NULL, &objs, &n, err, sizeof err);
+    ck_assert_msg(rc == 0, "resources: %s", err);
+    kube_store_set_layer(store, KUBE_LAYER_FILES, objs, n);
+}
+
+char *fx_json(json_object *o) {
+    return strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+}
+
+static void dump_case(const char *name, json_object *pod, mutate_result *res) {
+    const char *dir = getenv("OTEL_CASES_DIR");
+    if (!dir) return;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s-%d.json", dir, name, ++case_no);
+    json_object *c = json_object_new_object();
+    json_object_object_add(c, "name", json_object_new_string(name));
+    json_object_object_add(c, "pod", json_object_get(pod));
+    json_object_object_add(c, "patch", json_object_get(res->patch));
+    json_object_object_add(c, "mutated", json_object_get(res->pod));
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fputs(json_object_to_json_string_ext(c, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE), f);
+        fclose(f);
+    }
+    json_object_put(c);
+}
+
+fx_run *fx_mutate(const char *name, const char *pod_yaml, const char *ns) {
+    fx_run *r = calloc(1, sizeof *r);
+    kube_yaml_error ye;
+    r->pod = kube_yaml_parse_one(pod_yaml, strlen(pod_yaml), &ye);
+    ck_assert_msg(r->pod != NULL, "pod yaml line %d: %s", ye.line, ye.msg);
+    kube_view v = kube_store_acquire(store);
+    mutate_source src;
+    kube_source_snapshot(&src, v.snap);
+    mutate_request req = {.pod = r->pod, .namespace = ns, .src = &src, .opt = &cfg.mopt};
+    req.ns = kube_snapshot_get(v.snap, "Namespace", NULL, ns);
+    mutate_pod(&req, &r->res);
+
+    size_t len = 1;
+    for (size_t i = 0; i < r->res.nwarnings; i++) len += strlen(r->res.warnings[i]) + 1;
+    r->warnings = calloc(1, len);
+    for (size_t i = 0; i < r->res.nwarnings; i++) {
+        if (i) strcat(r->warnings, "\n");
+        strcat(r->warnings, r->res.warnings[i]);
+    }
+    /* The API server may call twice: the second call must change nothing. */
+    if (r->res.pod) {
+        mutate_result again;
+        req.pod = r->res.pod;
+        mutate_pod(&req, &again);
+        char *p = fx_json(again.patch);
+        ck_assert_msg(json_object_array_length(again.patch) == 0, "%s: not idempotent, second patch: %s", name, p);
+        free(p);
+        mutate_result_free(&again);
+    }
+    kube_store_release(store, &v);
+    dump_case(name, r->pod, &r->res);
+    return r;
+}
+
+void fx_free(fx_run *r) {
+    mutate_result_free(&r->res);
+    json_object_put(r->pod);
+    free(r->warnings);
+    free(r);
+}
+
+static json_object *get(json_object *o, const char *k) {
+    json_object *v = NULL;
+    return json_object_object_get_ex(o, k, &v) ? v : NULL;
+}
+
+json_object *fx_container(fx_run *r, const char *list, const char *name) {
+    json_object *arr = get(get(r->res.pod, "spec"), list);
+    for (size_t i = 0; arr && i < json_object_array_length(arr); i++) {
+        json_object *c = json_object_array_get_idx(arr, i);
+        if (!strcmp(json_object_get_string(get(c, "name")), name)) return c;
+    }
+    ck_abort_msg("no %s named %s", list, name);
+    return NULL;
+}
+
+char *fx_env(json_object *c) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    json_object *env = get(c, "env");
+    for (size_t i = 0; env && i < json_object_array_length(env); i++) {
+        json_object *e = json_object_array_get_idx(env, i), *vf = get(e, "valueFrom");
+        const char *name = json_object_get_string(get(e, "name"));
+        if (get(e, "value")) fprintf(f, "%s=%s\n", name, json_object_get_string(get(e, "value")));
+        else if (get(vf, "fieldRef"))
+            fprintf(f, "%s<%s\n", name, json_object_get_string(get(get(vf, "fieldRef"), "fieldPath")));
+        else if (get(vf, "resourceFieldRef"))
+            fprintf(f, "%s<<%s\n", name, json_object_get_string(get(get(vf, "resourceFieldRef"), "resource")));
+        else fprintf(f, "%s?\n", name);
+    }
+    fclose(f);
+    return buf;
+}
+
+char *fx_names(fx_run *r, const char *list) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    json_object *arr = get(get(r->res.pod, "spec"), list);
+    for (size_t i = 0; arr && i < json_object_array_length(arr); i++)
+        fprintf(f, "%s%s", i ? "," : "", json_object_get_string(get(json_object_array_get_idx(arr, i), "name")));
+    fclose(f);
+    return buf;
+}
+
+char *fx_mounts(json_object *c) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    json_object *arr = get(c, "volumeMounts");
+    for (size_t i = 0; arr && i < json_object_array_length(arr); i++) {
+        json_object *m = json_object_array_get_idx(arr, i);
+        fprintf(f, "%s:%s%s\n", json_object_get_string(get(m, "name")), json_object_get_string(get(m, "mountPath")),
+                get(m, "readOnly") ? ":ro" : "");
+    }
+    fclose(f);
+    return buf;
+}

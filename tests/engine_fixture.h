@@ -1,0 +1,35 @@
+/* tests/engine_fixture.h - running the engine from YAML in tests.
+ *
+ * Resources are loaded through the real file-source parser into a store, so
+ * defaulting and trimming are exercised exactly as in production. Every run
+ * is checked for idempotency (mutating the result again changes nothing)
+ * and, when OTEL_CASES_DIR is set, written out for tests/roundtrip.py. */
+#ifndef TESTS_ENGINE_FIXTURE_H
+#define TESTS_ENGINE_FIXTURE_H
+
+#include "mutate/mutate.h"
+
+#include <json-c/json.h>
+
+typedef struct fx_run {
+    mutate_result res;
+    json_object *pod;    /* input */
+    char *warnings;      /* all warnings joined by "\n" */
+} fx_run;
+
+void fx_setup(void);
+void fx_teardown(void);
+/* Replaces the resources with the objects of a YAML stream. */
+void fx_resources(const char *yaml);
+mutate_options *fx_options(void);
+/* Mutates the pod in YAML; ns is the request namespace. */
+fx_run *fx_mutate(const char *name, const char *pod_yaml, const char *ns);
+void fx_free(fx_run *r);
+
+/* Views of the result, as text for exact comparisons. */
+json_object *fx_container(fx_run *r, const char *list, const char *name); /* list: "containers" or "initContainers" */
+char *fx_env(json_object *c);     /* one line per entry: NAME=value, NAME<fieldPath, NAME<<resource */
+char *fx_names(fx_run *r, const char *list); /* container/volume names joined by "," */
+char *fx_mounts(json_object *c);  /* name:path lines */
+char *fx_json(json_object *o);
+#endif
