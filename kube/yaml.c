@@ -1,0 +1,1034 @@
+/* kube/yaml.c - YAML manifests to json-c values and back.
+ *
+ * Reading is driven by libyaml's event parser rather than its document
+ * loader: events let us build json-c values directly, resolve anchors as
+ * they complete and stop early on the first error, with no intermediate
+ * node graph. Scalar typing reimplements go-yaml v2's resolver (the one
+ * sigs.k8s.io/yaml and therefore kubectl use), because YAML 1.1 resolution
+ * is where manifests surprise people and a webhook must see what the API
+ * server will see:
+ *
+ *   - quoted and block scalars are strings; so is any scalar with an
+ *     unknown or non-specific tag, !!str, !!binary (not decoded) and
+ *     !!timestamp (go-yaml v2 also hands timestamps to interface{} as text).
+ *   - plain null ~ Null NULL and the empty scalar are null.
+ *   - y Y yes Yes YES true True TRUE on On ON are true; n N no No NO false
+ *     False FALSE off Off OFF are false. Other casings are strings.
+ *   - integers: optional sign, '_' anywhere (dropped), 0x/0X hex, 0o/0O and
+ *     leading-0 octal, 0b/0B binary. "08" is not octal; like go-yaml it
+ *     falls through to the float rule and becomes 8.0. Values past int64
+ *     become doubles (unsigned, unprefixed-sign forms up to 2^64-1, and any
+ *     decimal via the float rule); a non-decimal beyond 2^64-1 is a string.
+ *   - floats: [-+]?(.d+|d+(.d*)?)([eE][-+]?d+)? -> double; overflow to
+ *     infinity leaves the text a string, as go-yaml does.
+ *   - .inf .Inf .INF (+/- signed) and .nan .NaN .NAN are floats in YAML but
+ *     JSON cannot carry them and the API server rejects them, so they are
+ *     kept as strings holding their source text. The emitter quotes such
+ *     strings, and writes non-finite doubles handed to it as .inf/-.inf/.nan.
+ *   - !!int !!bool !!float !!null force the type; a value that does not
+ *     resolve to it is an error ("cannot decode !!str `x` as a !!int");
+ *     !!float accepts integers.
+ *
+ * Map keys are always the scalar's text (so "1:" is "1", "yes:" is "yes");
+ * a later duplicate key replaces the earlier value in place. Merge keys
+ * follow the YAML spec rather than go-yaml v2's order-dependent behaviour:
+ * explicit keys beat merged ones wherever they appear, and among merged
+ * maps the first one to supply a key wins.
+ *
+ * Aliases deep copy the anchored value, because json-c trees are
+ * refcounted but not meant to be shared between parents (callers mutate
+ * them). Copies make "billion laughs" a memory bomb, so every parse has a
+ * node budget of 1,000,000 plus one per input byte: no alias-free input can
+ * exhaust it, and alias expansion is charged the anchored value's size
+ * before any copy is made. Nesting is capped at KUBE_YAML_MAX_DEPTH levels
+ * (aliases included) because json-c frees, copies and prints recursively.
+ *
+ * Writing is hand-rolled rather than libyaml's emitter: the quoting rules
+ * must agree with the resolver above (libyaml knows nothing of "on" or
+ * "0o17"), and block layout is easier to control directly. A string is
+ * written plain only when it cannot be misread; single-line strings that
+ * need quoting use double quotes; multi-line text becomes a literal block.
+ * Strings must be valid UTF-8 to round trip: invalid bytes are written as
+ * U+FFFD since YAML streams cannot carry them. */
+#include "kube/yaml.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#define KUBE_YAML_MAX_DEPTH 1000
+#define KUBE_YAML_NODE_BUDGET 1000000
+/* libyaml refuses simple keys longer than 1024 characters. */
+#define KUBE_YAML_MAX_SIMPLE_KEY 1000
+
+#define TAG_PREFIX "tag:yaml.org,2002:"
+
+/* ------------------------------------------------------------------------
+ * Scalar resolution
+ * ---------------------------------------------------------------------- */
+
+enum { K_STR, K_NULL, K_BOOL, K_INT, K_BIGINT, K_FLOAT, K_NONFINITE };
+
+typedef struct scalar {
+    int kind;
+    int b;
+    int64_t i;
+    double d; /* K_FLOAT and K_BIGINT */
+} scalar;
+
+static const struct {
+    const char *s;
+    int kind;
+    int b;
+} words[] = {
+    {"y", K_BOOL, 1},    {"Y", K_BOOL, 1},     {"yes", K_BOOL, 1},   {"Yes", K_BOOL, 1},
+    {"YES", K_BOOL, 1},  {"true", K_BOOL, 1},  {"True", K_BOOL, 1},  {"TRUE", K_BOOL, 1},
+    {"on", K_BOOL, 1},   {"On", K_BOOL, 1},    {"ON", K_BOOL, 1},    {"n", K_BOOL, 0},
+    {"N", K_BOOL, 0},    {"no", K_BOOL, 0},    {"No", K_BOOL, 0},    {"NO", K_BOOL, 0},
+    {"false", K_BOOL, 0}, {"False", K_BOOL, 0}, {"FALSE", K_BOOL, 0}, {"off", K_BOOL, 0},
+    {"Off", K_BOOL, 0},  {"OFF", K_BOOL, 0},   {"", K_NULL, 0},      {"~", K_NULL, 0},
+    {"null", K_NULL, 0}, {"Null", K_NULL, 0},  {"NULL", K_NULL, 0},  {".nan", K_NONFINITE, 0},
+    {".NaN", K_NONFINITE, 0}, {".NAN", K_NONFINITE, 0}, {".inf", K_NONFINITE, 0},
+    {".Inf", K_NONFINITE, 0}, {".INF", K_NONFINITE, 0}, {"+.inf", K_NONFINITE, 0},
+    {"+.Inf", K_NONFINITE, 0}, {"+.INF", K_NONFINITE, 0}, {"-.inf", K_NONFINITE, 0},
+    {"-.Inf", K_NONFINITE, 0}, {"-.INF", K_NONFINITE, 0},
+};
+
+static int is_digit(int c) { return c >= '0' && c <= '9'; }
+
+/* go-yaml's yamlStyleFloat: ^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$ */
+static int float_syntax(const char *s, size_t n) {
+    size_t i = 0;
+    if (i < n && (s[i] == '-' || s[i] == '+')) i++;
+    if (i < n && s[i] == '.') {
+        i++;
+        if (i >= n || !is_digit(s[i])) return 0;
+        while (i < n && is_digit(s[i])) i++;
+    } else {
+        if (i >= n || !is_digit(s[i])) return 0;
+        while (i < n && is_digit(s[i])) i++;
+        if (i < n && s[i] == '.') {
+            i++;
+            while (i < n && is_digit(s[i])) i++;
+        }
+    }
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        if (i < n && (s[i] == '-' || s[i] == '+')) i++;
+        if (i >= n || !is_digit(s[i])) return 0;
+        while (i < n && is_digit(s[i])) i++;
+    }
+    return i == n;
+}
+
+/* strconv.ParseUint(s, 0, 64) after an optional sign: 1 when s is a valid
+ * base-prefixed or decimal number that fits in uint64. *ovf tells a
+ * well-formed number that is merely too big. */
+static int go_uint(const char *s, size_t n, int *neg, int *sign, uint64_t *out, int *ovf) {
+    size_t i = 0;
+    unsigned base = 10;
+    uint64_t v = 0;
+
+    *neg = *sign = *ovf = 0;
+    if (i < n && (s[i] == '-' || s[i] == '+')) {
+        *neg = s[i] == '-';
+        *sign = 1;
+        i++;
+    }
+    if (i >= n) return 0;
+    if (s[i] == '0' && n - i > 1) {
+        int c = s[i + 1] | 0x20;
+        if (n - i >= 3 && c == 'x') base = 16, i += 2;
+        else if (n - i >= 3 && c == 'o') base = 8, i += 2;
+        else if (n - i >= 3 && c == 'b') base = 2, i += 2;
+        else base = 8, i += 1;
+    }
+    for (; i < n; i++) {
+        int c = (unsigned char)s[i], d;
+        if (is_digit(c)) d = c - '0';
+        else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f') d = (c | 0x20) - 'a' + 10;
+        else return 0;
+        if ((unsigned)d >= base) return 0;
+        if (v > (UINT64_MAX - (uint64_t)d) / base) *ovf = 1;
+        v = v * base + (uint64_t)d;
+    }
+    *out = v;
+    return !*ovf;
+}
+
+static void resolve_number(const char *s, size_t n, scalar *out) {
+    char small[64], *p = small, *big = NULL;
+    size_t m = 0;
+    int neg, sign, ovf;
+    uint64_t u;
+
+    if (n >= sizeof small) {
+        big = malloc(n + 1);
+        if (!big) return; /* only numerals over 63 bytes get here; leave it a string */
+        p = big;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (s[i] != '_') p[m++] = s[i];
+    p[m] = 0;
+
+    if (go_uint(p, m, &neg, &sign, &u, &ovf)) {
+        if (!neg && u <= (uint64_t)INT64_MAX) {
+            out->kind = K_INT;
+            out->i = (int64_t)u;
+            goto done;
+        }
+        if (neg && u <= (uint64_t)INT64_MAX + 1) {
+            out->kind = K_INT;
+            out->i = u == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)u;
+            goto done;
+        }
+        if (!sign) { /* ParseUint takes no sign */
+            out->kind = K_BIGINT;
+            out->d = (double)u;
+            goto done;
+        }
+    }
+    if (float_syntax(p, m)) {
+        double d = strtod(p, NULL);
+        if (!isinf(d)) {
+            out->kind = K_FLOAT;
+            out->d = d;
+        }
+    }
+done:
+    free(big);
+}
+
+/* Types a plain, untagged scalar (see the header comment). */
+static void resolve_plain(const char *s, size_t n, scalar *out) {
+    int c = n ? (unsigned char)s[0] : 'N';
+
+    memset(out, 0, sizeof *out);
+    out->kind = K_STR;
+    if (!(strchr("yYnNtTfFoO~.+-", c) || is_digit(c)) || c == 0) return;
+    if (n <= 5) {
+        for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+            if (strlen(words[i].s) == n && memcmp(words[i].s, s, n) == 0) {
+                out->kind = words[i].kind;
+                out->b = words[i].b;
+                return;
+            }
+        }
+    }
+    if (c == '.') {
+        if (float_syntax(s, n)) {
+            char tmp[64], *p = n < sizeof tmp ? tmp : malloc(n + 1);
+            if (!p) return;
+            memcpy(p, s, n);
+            p[n] = 0;
+            out->d = strtod(p, NULL);
+            if (p != tmp) free(p);
+            if (!isinf(out->d)) out->kind = K_FLOAT;
+        }
+    } else if (c == '+' || c == '-' || is_digit(c)) {
+        resolve_number(s, n, out);
+    }
+}
+
+static const char *kind_name(int kind) {
+    switch (kind) {
+    case K_NULL: return "null";
+    case K_BOOL: return "bool";
+    case K_INT:
+    case K_BIGINT: return "int";
+    case K_FLOAT:
+    case K_NONFINITE: return "float";
+    default: return "str";
+    }
+}
+
+/* Writes a short, single-line excerpt of s for error messages. */
+static void excerpt(char *dst, size_t cap, const char *s, size_t n) {
+    size_t j = 0;
+    for (size_t i = 0; i < n && j + 4 < cap; i++)
+        dst[j++] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+    if (j + 4 >= cap && n > j) dst[j++] = '.', dst[j++] = '.', dst[j++] = '.';
+    dst[j] = 0;
+}
+
+/* Types a scalar event. Returns 0, or -1 with why filled when an explicit
+ * tag and the value disagree. *merge is set for a "<<" merge key. */
+static int resolve_event(const char *tag, int plain, const char *s, size_t n, scalar *out,
+                         int *merge, char *why, size_t whylen) {
+    const char *want;
+    char ex[48];
+
+    memset(out, 0, sizeof *out);
+    out->kind = K_STR;
+    *merge = 0;
+    if (!tag) {
+        if (!plain) return 0;
+        if (n == 2 && s[0] == '<' && s[1] == '<') *merge = 1;
+        resolve_plain(s, n, out);
+        return 0;
+    }
+    if (strncmp(tag, TAG_PREFIX, sizeof TAG_PREFIX - 1) != 0) return 0;
+    want = tag + sizeof TAG_PREFIX - 1;
+    if (strcmp(want, "merge") == 0) {
+        *merge = n == 2 && s[0] == '<' && s[1] == '<';
+        return 0;
+    }
+    if (strcmp(want, "null") && strcmp(want, "bool") && strcmp(want, "int") &&
+        strcmp(want, "float"))
+        return 0; /* !!str, !!binary, !!timestamp, !!map on a scalar, ... */
+
+    resolve_plain(s, n, out);
+    if (strcmp(want, kind_name(out->kind)) == 0) return 0;
+    if (strcmp(want, "float") == 0 && out->kind == K_INT) {
+        out->kind = K_FLOAT;
+        out->d = (double)out->i;
+        return 0;
+    }
+    if (strcmp(want, "float") == 0 && out->kind == K_BIGINT) {
+        out->kind = K_FLOAT;
+        return 0;
+    }
+    excerpt(ex, sizeof ex, s, n);
+    snprintf(why, whylen, "cannot decode !!%s `%s` as a !!%s", kind_name(out->kind), ex, want);
+    return -1;
+}
+
+/* ------------------------------------------------------------------------
+ * Reading
+ * ---------------------------------------------------------------------- */
+
+typedef struct frame {
+    json_object *obj;  /* array or object under construction */
+    char *key;         /* maps: pending key awaiting its value, or NULL */
+    int is_map;
+    int key_merge;     /* the pending key is "<<" */
+    int key_line;
+    int anchor;        /* index into ctx.anchors, or -1 */
+    int height;        /* 1 + tallest child container */
+    size_t nodes0;     /* node count when this container started */
+} frame;
+
+typedef struct anchor {
+    json_object *val; /* reference held while the document lasts */
+    char *text;       /* scalars: source text, used when aliased as a key */
+    size_t nodes;
+    int height;
+    int done;         /* 0 while the anchored node is still open */
+} anchor;
+
+typedef struct ctx {
+    yaml_parser_t parser;
+    const char *buf;
+    size_t len;
+    frame *st;
+    size_t nst, capst;
+    anchor *an;
+    size_t nan, capan;
+    json_object *anames; /* name -> index into an */
+    size_t nodes, budget;
+    json_object *root;
+    int have_root, doc_line;
+    kube_yaml_doc *docs;
+    size_t ndocs, capdocs;
+    kube_yaml_error *err;
+} ctx;
+
+static int fail(ctx *c, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(ctx *c, int line, const char *fmt, ...) {
+    va_list ap;
+    c->err->line = line;
+    va_start(ap, fmt);
+    vsnprintf(c->err->msg, sizeof c->err->msg, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static int mark_line(yaml_mark_t m) { return (int)(m.line > (size_t)INT32_MAX - 1 ? INT32_MAX : m.line + 1); }
+
+static void anchors_reset(ctx *c) {
+    for (size_t i = 0; i < c->nan; i++) {
+        json_object_put(c->an[i].val);
+        free(c->an[i].text);
+    }
+    c->nan = 0;
+    json_object_put(c->anames);
+    c->anames = NULL;
+}
+
+/* Registers an anchor at the start of its node, so that a later
+ * redefinition inside the node wins, as in YAML, and self-reference shows
+ * up as an unfinished anchor. */
+static int anchor_begin(ctx *c, const char *name, int line, int *idx) {
+    json_object *io;
+
+    *idx = -1;
+    if (!name) return 0;
+    if (c->nan == c->capan) {
+        size_t cap = c->capan ? c->capan * 2 : 16;
+        anchor *a = realloc(c->an, cap * sizeof *a);
+        if (!a) return fail(c, line, "out of memory");
+        c->an = a;
+        c->capan = cap;
+    }
+    if (!c->anames && !(c->anames = json_object_new_object())) return fail(c, line, "out of memory");
+    if (!(io = json_object_new_int((int)c->nan)) || json_object_object_add(c->anames, name, io)) {
+        json_object_put(io);
+        return fail(c, line, "out of memory");
+    }
+    memset(&c->an[c->nan], 0, sizeof c->an[0]);
+    *idx = (int)c->nan++;
+    return 0;
+}
+
+static void anchor_end(ctx *c, int idx, json_object *val, size_t nodes, int height) {
+    if (idx < 0) return;
+    c->an[idx].val = json_object_get(val);
+    c->an[idx].nodes = nodes;
+    c->an[idx].height = height;
+    c->an[idx].done = 1;
+}
+
+static int charge(ctx *c, size_t n, int line, int alias) {
+    if (n > c->budget - c->nodes) {
+        if (alias)
+            return fail(c, line, "alias expansion exceeds the limit of %zu nodes", c->budget);
+        return fail(c, line, "document exceeds the limit of %zu nodes", c->budget);
+    }
+    c->nodes += n;
+    return 0;
+}
+
+static int merge_one(ctx *c, json_object *dst, json_object *src, int line) {
+    json_object_object_foreach(src, k, v) {
+        if (json_object_object_get_ex(dst, k, NULL)) continue;
+        if (json_object_object_add(dst, k, json_object_get(v))) {
+            json_object_put(v);
+            return fail(c, line, "out of memory");
+        }
+    }
+    return 0;
+}
+
+static int merge(ctx *c, json_object *dst, json_object *src, int line) {
+    const char *bad = "map merge requires map or sequence of maps as the value";
+
+    if (json_object_is_type(src, json_type_object)) return merge_one(c, dst, src, line);
+    if (!json_object_is_type(src, json_type_array)) return fail(c, line, "%s", bad);
+    for (size_t i = 0, n = json_object_array_length(src); i < n; i++)
+        if (!json_object_is_type(json_object_array_get_idx(src, i), json_type_object))
+            return fail(c, line, "%s", bad);
+    for (size_t i = 0, n = json_object_array_length(src); i < n; i++)
+        if (merge_one(c, dst, json_object_array_get_idx(src, i), line)) return -1;
+    return 0;
+}
+
+/* Hands v (owned) to the open container or makes it the document root.
+ * height is v's container height (0 for scalars). */
+static int add_value(ctx *c, json_object *v, int height, int line) {
+    frame *f;
+    int rc = 0;
+
+    if (c->nst == 0) {
+        c->root = v;
+        c->have_root = 1;
+        return 0;
+    }
+    f = &c->st[c->nst - 1];
+    if (f->height < height + 1) f->height = height + 1;
+    if (!f->is_map) {
+        if (json_object_array_add(f->obj, v)) {
+            json_object_put(v);
+            return fail(c, line, "out of memory");
+        }
+        return 0;
+    }
+    if (f->key_merge) {
+        rc = merge(c, f->obj, v, f->key_line);
+        json_object_put(v);
+    } else if (json_object_object_add(f->obj, f->key, v)) {
+        json_object_put(v);
+        rc = fail(c, line, "out of memory");
+    }
+    free(f->key);
+    f->key = NULL;
+    return rc;
+}
+
+static int in_key_position(ctx *c) {
+    return c->nst && c->st[c->nst - 1].is_map && !c->st[c->nst - 1].key;
+}
+
+static int set_key(ctx *c, const char *text, size_t n, int merge_key, int line) {
+    frame *f = &c->st[c->nst - 1];
+    if (memchr(text, 0, n)) return fail(c, line, "mapping key contains a NUL character");
+    if (!(f->key = strndup(text, n))) return fail(c, line, "out of memory");
+    f->key_merge = merge_key;
+    f->key_line = line;
+    return 0;
+}
+
+static json_object *scalar_json(const scalar *s, const char *text, size_t n) {
+    switch (s->kind) {
+    case K_NULL: return NULL;
+    case K_BOOL: return json_object_new_boolean(s->b);
+    case K_INT: return json_object_new_int64(s->i);
+    case K_BIGINT:
+    case K_FLOAT: return json_object_new_double(s->d);
+    default: return json_object_new_string_len(text, (int)n);
+    }
+}
+
+static int on_scalar(ctx *c, yaml_event_t *ev) {
+    const char *text = (const char *)ev->data.scalar.value;
+    size_t n = ev->data.scalar.length;
+    int line = mark_line(ev->start_mark), merge_key, idx;
+    int plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+    char why[160];
+    scalar s;
+    json_object *v;
+
+    if (n > INT32_MAX) return fail(c, line, "scalar too long");
+    if (resolve_event((const char *)ev->data.scalar.tag, plain, text, n, &s, &merge_key, why,
+                      sizeof why))
+        return fail(c, line, "%s", why);
+    if (charge(c, 1, line, 0)) return -1;
+    if (anchor_begin(c, (const char *)ev->data.scalar.anchor, line, &idx)) return -1;
+    if (idx < 0 && in_key_position(c)) return set_key(c, text, n, merge_key, line);
+    v = scalar_json(&s, text, n);
+    if (!v && s.kind != K_NULL) return fail(c, line, "out of memory");
+    if (idx >= 0) {
+        if (!(c->an[idx].text = strndup(text, n))) {
+            json_object_put(v);
+            return fail(c, line, "out of memory");
+        }
+        anchor_end(c, idx, v, 1, 0);
+    }
+    if (in_key_position(c)) {
+        json_object_put(v); /* the anchor keeps its own reference */
+        return set_key(c, text, n, merge_key, line);
+    }
+    return add_value(c, v, 0, line);
+}
+
+static int on_alias(ctx *c, yaml_event_t *ev) {
+    const char *name = (const char *)ev->data.alias.anchor;
+    int line = mark_line(ev->start_mark);
+    json_object *io = NULL, *copy = NULL;
+    anchor *a;
+
+    if (!c->anames || !json_object_object_get_ex(c->anames, name, &io))
+        return fail(c, line, "unknown anchor '%s' referenced", name);
+    a = &c->an[json_object_get_int(io)];
+    if (!a->done) return fail(c, line, "anchor '%s' value contains itself", name);
+    if (in_key_position(c)) {
+        if (!a->text) return fail(c, line, "complex (non-scalar) mapping keys are not supported");
+        return set_key(c, a->text, strlen(a->text), 0, line);
+    }
+    if (c->nst + (size_t)a->height > KUBE_YAML_MAX_DEPTH)
+        return fail(c, line, "nesting deeper than %d levels", KUBE_YAML_MAX_DEPTH);
+    if (charge(c, a->nodes, line, 1)) return -1;
+    if (a->val && json_object_deep_copy(a->val, &copy, NULL) < 0)
+        return fail(c, line, "out of memory");
+    return add_value(c, copy, a->height, line);
+}
+
+static int on_start(ctx *c, yaml_event_t *ev, int is_map) {
+    int line = mark_line(ev->start_mark), idx;
+    const char *anc = (const char *)(is_map ? ev->data.mapping_start.anchor
+                                            : ev->data.sequence_start.anchor);
+    frame *f;
+
+    if (in_key_position(c))
+        return fail(c, line, "complex (non-scalar) mapping keys are not supported");
+    if (c->nst >= KUBE_YAML_MAX_DEPTH)
+        return fail(c, line, "nesting deeper than %d levels", KUBE_YAML_MAX_DEPTH);
+    if (charge(c, 1, line, 0)) return -1;
+    if (c->nst == c->capst) {
+        size_t cap = c->capst ? c->capst * 2 : 16;
+        frame *st = realloc(c->st, cap * sizeof *st);
+        if (!st) return fail(c, line, "out of memory");
+        c->st = st;
+        c->capst = cap;
+    }
+    if (anchor_begin(c, anc, line, &idx)) return -1;
+    f = &c->st[c->nst];
+    memset(f, 0, sizeof *f);
+    f->is_map = is_map;
+    f->anchor = idx;
+    f->height = 1;
+    f->nodes0 = c->nodes - 1;
+    if (!(f->obj = is_map ? json_object_new_object() : json_object_new_array()))
+        return fail(c, line, "out of memory");
+    c->nst++;
+    return 0;
+}
+
+static int on_end(ctx *c, yaml_event_t *ev) {
+    frame f = c->st[--c->nst];
+    anchor_end(c, f.anchor, f.obj, c->nodes - f.nodes0, f.height);
+    free(f.key); /* libyaml always supplies a value; defensive */
+    return add_value(c, f.obj, f.height, mark_line(ev->start_mark));
+}
+
+static int on_document_end(ctx *c) {
+    anchors_reset(c);
+    if (!c->have_root || !c->root) {
+        c->have_root = 0;
+        return 0; /* empty (or null) documents are skipped */
+    }
+    if (c->ndocs == c->capdocs) {
+        size_t cap = c->capdocs ? c->capdocs * 2 : 4;
+        kube_yaml_doc *d = realloc(c->docs, cap * sizeof *d);
+        if (!d) return fail(c, c->doc_line, "out of memory");
+        c->docs = d;
+        c->capdocs = cap;
+    }
+    c->docs[c->ndocs].obj = c->root;
+    c->docs[c->ndocs].line = c->doc_line;
+    c->ndocs++;
+    c->root = NULL;
+    c->have_root = 0;
+    return 0;
+}
+
+/* libyaml reports reader (encoding) errors by byte offset only. */
+static int offset_line(const ctx *c, size_t off) {
+    int line = 1;
+    for (size_t i = 0; i < off && i < c->len; i++)
+        if (c->buf[i] == '\n' && line < INT32_MAX) line++;
+    return line;
+}
+
+static int parser_fail(ctx *c) {
+    yaml_parser_t *p = &c->parser;
+    const char *why = p->problem ? p->problem : "invalid YAML";
+
+    switch (p->error) {
+    case YAML_MEMORY_ERROR: return fail(c, 0, "out of memory");
+    case YAML_READER_ERROR: return fail(c, offset_line(c, p->problem_offset), "%s", why);
+    default: return fail(c, mark_line(p->problem_mark), "%s", why);
+    }
+}
+
+static int run(ctx *c) {
+    yaml_event_t ev;
+    int rc = 0, done = 0;
+
+    while (!done && rc == 0) {
+        if (!yaml_parser_parse(&c->parser, &ev)) return parser_fail(c);
+        /* A document's line is where its content starts, not its "---":
+         * messages point people at the object, not the separator. */
+        if (c->nst == 0 && !c->have_root &&
+            (ev.type == YAML_SCALAR_EVENT || ev.type == YAML_ALIAS_EVENT || ev.type == YAML_SEQUENCE_START_EVENT ||
+             ev.type == YAML_MAPPING_START_EVENT))
+            c->doc_line = mark_line(ev.start_mark);
+        switch (ev.type) {
+        case YAML_STREAM_END_EVENT: done = 1; break;
+        case YAML_DOCUMENT_START_EVENT:
+            c->doc_line = mark_line(ev.start_mark);
+            break;
+        case YAML_DOCUMENT_END_EVENT: rc = on_document_end(c); break;
+        case YAML_SCALAR_EVENT: rc = on_scalar(c, &ev); break;
+        case YAML_ALIAS_EVENT: rc = on_alias(c, &ev); break;
+        case YAML_SEQUENCE_START_EVENT: rc = on_start(c, &ev, 0); break;
+        case YAML_MAPPING_START_EVENT: rc = on_start(c, &ev, 1); break;
+        case YAML_SEQUENCE_END_EVENT:
+        case YAML_MAPPING_END_EVENT: rc = on_end(c, &ev); break;
+        default: break;
+        }
+        yaml_event_delete(&ev);
+    }
+    return rc;
+}
+
+void kube_yaml_docs_free(kube_yaml_doc *docs, size_t ndocs) {
+    for (size_t i = 0; docs && i < ndocs; i++) json_object_put(docs[i].obj);
+    free(docs);
+}
+
+int kube_yaml_parse(const char *buf, size_t len, kube_yaml_doc **docs, size_t *ndocs,
+                    kube_yaml_error *err) {
+    kube_yaml_error scratch;
+    ctx c;
+    int rc;
+
+    memset(&c, 0, sizeof c);
+    c.err = err ? err : &scratch;
+    c.err->line = 0;
+    c.err->msg[0] = 0;
+    *docs = NULL;
+    *ndocs = 0;
+    c.buf = buf ? buf : "";
+    c.len = buf ? len : 0;
+    c.budget = KUBE_YAML_NODE_BUDGET + (c.len < SIZE_MAX / 2 ? c.len : SIZE_MAX / 2);
+    if (!yaml_parser_initialize(&c.parser)) return fail(&c, 0, "out of memory");
+    yaml_parser_set_input_string(&c.parser, (const unsigned char *)c.buf, c.len);
+
+    rc = run(&c);
+
+    while (c.nst) {
+        frame *f = &c.st[--c.nst];
+        json_object_put(f->obj);
+        free(f->key);
+    }
+    free(c.st);
+    anchors_reset(&c);
+    free(c.an);
+    json_object_put(c.root);
+    yaml_parser_delete(&c.parser);
+    if (rc) {
+        kube_yaml_docs_free(c.docs, c.ndocs);
+        return -1;
+    }
+    *docs = c.docs;
+    *ndocs = c.ndocs;
+    return 0;
+}
+
+json_object *kube_yaml_parse_one(const char *buf, size_t len, kube_yaml_error *err) {
+    kube_yaml_error scratch;
+    kube_yaml_doc *docs;
+    size_t n;
+    json_object *o = NULL;
+
+    if (!err) err = &scratch;
+    if (kube_yaml_parse(buf, len, &docs, &n, err)) return NULL;
+    if (n == 0) {
+        err->line = 0;
+        snprintf(err->msg, sizeof err->msg, "empty document");
+    } else if (n > 1) {
+        err->line = docs[1].line;
+        snprintf(err->msg, sizeof err->msg, "expected one document");
+    } else {
+        o = docs[0].obj;
+        docs[0].obj = NULL;
+    }
+    kube_yaml_docs_free(docs, n);
+    return o;
+}
+
+/* ------------------------------------------------------------------------
+ * Writing
+ * ---------------------------------------------------------------------- */
+
+typedef struct sbuf {
+    char *p;
+    size_t n, cap;
+    int oom;
+} sbuf;
+
+static void sb_put(sbuf *b, const char *s, size_t n) {
+    if (b->oom) return;
+    if (b->cap - b->n < n + 1) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap - b->n < n + 1) {
+            if (cap > SIZE_MAX / 2) { b->oom = 1; return; }
+            cap *= 2;
+        }
+        char *p = realloc(b->p, cap);
+        if (!p) { b->oom = 1; return; }
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+    b->p[b->n] = 0;
+}
+
+static void sb_puts(sbuf *b, const char *s) { sb_put(b, s, strlen(s)); }
+
+static void sb_indent(sbuf *b, int n) {
+    static const char sp[] = "                                ";
+    while (n > 0) {
+        int k = n < (int)sizeof sp - 1 ? n : (int)sizeof sp - 1;
+        sb_put(b, sp, (size_t)k);
+        n -= k;
+    }
+}
+
+/* Decodes one strict UTF-8 sequence at s (n bytes left). Returns its length
+ * and sets *cp, or 0 for an invalid sequence. */
+static size_t utf8_next(const unsigned char *s, size_t n, uint32_t *cp) {
+    uint32_t c = s[0], min;
+    size_t len;
+
+    if (c < 0x80) { *cp = c; return 1; }
+    if (c >= 0xc2 && c <= 0xdf) len = 2, c &= 0x1f, min = 0x80;
+    else if (c >= 0xe0 && c <= 0xef) len = 3, c &= 0x0f, min = 0x800;
+    else if (c >= 0xf0 && c <= 0xf4) len = 4, c &= 0x07, min = 0x10000;
+    else return 0;
+    if (n < len) return 0;
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xc0) != 0x80) return 0;
+        c = (c << 6) | (s[i] & 0x3f);
+    }
+    if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff)) return 0;
+    *cp = c;
+    return len;
+}
+
+/* Characters a YAML reader rejects or treats as line breaks when raw:
+ * they can only appear escaped inside double quotes. */
+static int needs_escape(uint32_t c) {
+    return c < 0x20 || (c >= 0x7f && c <= 0x9f) || c == 0x2028 || c == 0x2029 || c == 0xfeff ||
+           c == 0xfffe || c == 0xffff;
+}
+
+enum { S_PLAIN, S_DQUOTE, S_LITERAL };
+
+/* Strings our resolver keeps but other readers may type: numbers too big
+ * for us (1e400, 0x1FFFFFFFFFFFFFFFF), YAML 1.1 sexagesimals (1:20) and
+ * dates (2001-12-14...). Quoting them costs nothing. */
+static int number_lookalike(const char *s, size_t n) {
+    size_t i = 0, digits = 0;
+    int colon = 0, neg, sign, ovf;
+    uint64_t u;
+
+    if (float_syntax(s, n) || (!go_uint(s, n, &neg, &sign, &u, &ovf) && ovf)) return 1;
+
+    if (n >= 5 && is_digit(s[0]) && is_digit(s[1]) && is_digit(s[2]) && is_digit(s[3]) &&
+        s[4] == '-')
+        return 1;
+    if (i < n && (s[i] == '-' || s[i] == '+')) i++;
+    for (; i < n; i++) {
+        if (is_digit(s[i])) digits++;
+        else if (s[i] == ':') colon = 1;
+        else if (s[i] != '_' && s[i] != '.') return 0;
+    }
+    return colon && digits;
+}
+
+static int plain_ok(const char *s, size_t n, int is_key) {
+    scalar r;
+
+    if (n == 0 || strchr("-?:,[]{}#&*!|>'\"%@` ", s[0])) return 0;
+    if (s[n - 1] == ' ' || s[n - 1] == ':') return 0;
+    if (n >= 3 && memcmp(s, "...", 3) == 0) return 0;
+    for (size_t i = 0; i + 1 < n; i++) {
+        if (s[i] == ':' && s[i + 1] == ' ') return 0;
+        if (s[i] == ' ' && s[i + 1] == '#') return 0;
+    }
+    if (is_key && n == 2 && s[0] == '<' && s[1] == '<') return 0;
+    resolve_plain(s, n, &r);
+    return r.kind == K_STR && !number_lookalike(s, n);
+}
+
+static int string_style(const char *s, size_t n, int is_key) {
+    int bad = 0, nl = 0, tab = 0, content = 0;
+
+    for (size_t i = 0; i < n;) {
+        uint32_t cp;
+        size_t k = utf8_next((const unsigned char *)s + i, n - i, &cp);
+        if (!k) return S_DQUOTE;
+        if (cp == '\n') {
+            nl = 1;
+            if (i > 0 && (s[i - 1] == ' ' || s[i - 1] == '\t')) bad = 1;
+        } else {
+            content = 1;
+            if (cp == '\t') tab = 1;
+            else if (needs_escape(cp)) bad = 1;
+        }
+        i += k;
+    }
+    if (bad) return S_DQUOTE;
+    if (!nl) return !tab && plain_ok(s, n, is_key) ? S_PLAIN : S_DQUOTE;
+    if (is_key || !content || s[n - 1] == ' ' || s[n - 1] == '\t') return S_DQUOTE;
+    return S_LITERAL;
+}
+
+static void emit_dquoted(sbuf *b, const char *s, size_t n) {
+    char esc[12];
+
+    sb_put(b, "\"", 1);
+    for (size_t i = 0; i < n;) {
+        size_t start = i;
+        uint32_t cp = 0;
+        /* copy runs of characters that need no escape in one go */
+        while (i < n) {
+            size_t k = utf8_next((const unsigned char *)s + i, n - i, &cp);
+            if (!k || cp == '"' || cp == '\\' || needs_escape(cp)) break;
+            i += k;
+        }
+        sb_put(b, s + start, i - start);
+        if (i >= n) break;
+        size_t k = utf8_next((const unsigned char *)s + i, n - i, &cp);
+        if (!k) {
+            sb_puts(b, "\\uFFFD");
+            i++;
+            continue;
+        }
+        switch (cp) {
+        case '"': sb_puts(b, "\\\""); break;
+        case '\\': sb_puts(b, "\\\\"); break;
+        case '\n': sb_puts(b, "\\n"); break;
+        case '\t': sb_puts(b, "\\t"); break;
+        case '\r': sb_puts(b, "\\r"); break;
+        case 0: sb_puts(b, "\\0"); break;
+        default:
+            snprintf(esc, sizeof esc, "\\u%04" PRIX32, cp);
+            sb_puts(b, esc);
+        }
+        i += k;
+    }
+    sb_put(b, "\"", 1);
+}
+
+static void emit_scalar_string(sbuf *b, const char *s, size_t n, int is_key) {
+    if (string_style(s, n, is_key) == S_PLAIN) sb_put(b, s, n);
+    else emit_dquoted(b, s, n);
+}
+
+/* Literal block: the header goes on the current line, content lines at
+ * indent. An indentation indicator is needed when the first content line
+ * starts with a space (auto-detection would swallow it) or a tab (libyaml
+ * then rejects it), or when leading empty lines precede it. */
+static void emit_literal(sbuf *b, const char *s, size_t n, int indent) {
+    size_t trail = 0, i = 0;
+
+    while (trail < n && s[n - 1 - trail] == '\n') trail++;
+    sb_put(b, "|", 1);
+    if (s[0] == ' ' || s[0] == '\t' || s[0] == '\n') sb_put(b, "2", 1);
+    if (trail == 0) sb_put(b, "-", 1);
+    else if (trail > 1) sb_put(b, "+", 1);
+    sb_put(b, "\n", 1);
+    while (i < n) {
+        const char *nl = memchr(s + i, '\n', n - i);
+        size_t end = nl ? (size_t)(nl - s) : n;
+        if (end > i) {
+            sb_indent(b, indent);
+            sb_put(b, s + i, end - i);
+        }
+        sb_put(b, "\n", 1);
+        i = end + 1;
+    }
+}
+
+static void emit_double(sbuf *b, double d) {
+    char tmp[40];
+
+    if (isnan(d)) { sb_puts(b, ".nan"); return; }
+    if (isinf(d)) { sb_puts(b, d < 0 ? "-.inf" : ".inf"); return; }
+    /* shortest %g that reads back exactly; always looks like a float so
+     * that it is not re-read as an integer */
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(tmp, sizeof tmp, "%.*g", prec, d);
+        if (strtod(tmp, NULL) == d) break;
+    }
+    sb_puts(b, tmp);
+    if (!strpbrk(tmp, ".e")) sb_puts(b, ".0");
+}
+
+enum { AT_ROOT, AT_MAPVAL, AT_SEQITEM };
+
+static void emit_node(sbuf *b, json_object *o, int indent, int at);
+
+static int is_block_collection(json_object *o) {
+    if (json_object_is_type(o, json_type_object)) return json_object_object_length(o) > 0;
+    if (json_object_is_type(o, json_type_array)) return json_object_array_length(o) > 0;
+    return 0;
+}
+
+static void emit_map(sbuf *b, json_object *o, int indent, int first_inline) {
+    int first = 1;
+    json_object_object_foreach(o, k, v) {
+        size_t kn = strlen(k), mark;
+        if (!(first && first_inline)) sb_indent(b, indent);
+        first = 0;
+        mark = b->n;
+        emit_scalar_string(b, k, kn, 1);
+        if (b->n - mark > KUBE_YAML_MAX_SIMPLE_KEY) {
+            /* too long for a simple key: use the explicit "? key" form */
+            b->n = mark;
+            sb_puts(b, "? ");
+            emit_scalar_string(b, k, kn, 1);
+            sb_put(b, "\n", 1);
+            sb_indent(b, indent);
+        }
+        sb_put(b, ":", 1);
+        emit_node(b, v, indent, AT_MAPVAL);
+    }
+}
+
+static void emit_seq(sbuf *b, json_object *o, int indent, int first_inline) {
+    for (size_t i = 0, n = json_object_array_length(o); i < n; i++) {
+        if (i > 0 || !first_inline) sb_indent(b, indent);
+        sb_put(b, "- ", 2);
+        emit_node(b, json_object_array_get_idx(o, i), indent, AT_SEQITEM);
+    }
+}
+
+/* indent is the column of the construct that owns o: the map's keys for
+ * AT_MAPVAL, the "-" for AT_SEQITEM. The cursor is just after "key:" or
+ * "- " (or at column 0 for the root). */
+static void emit_node(sbuf *b, json_object *o, int indent, int at) {
+    char tmp[32];
+
+    if (at == AT_MAPVAL) {
+        if (is_block_collection(o)) {
+            sb_put(b, "\n", 1);
+            if (json_object_is_type(o, json_type_object)) emit_map(b, o, indent + 2, 0);
+            else emit_seq(b, o, indent + 2, 0);
+            return;
+        }
+        sb_put(b, " ", 1);
+    } else if (at == AT_SEQITEM && is_block_collection(o)) {
+        if (json_object_is_type(o, json_type_object)) emit_map(b, o, indent + 2, 1);
+        else emit_seq(b, o, indent + 2, 1);
+        return;
+    }
+
+    switch (json_object_get_type(o)) {
+    case json_type_null: sb_puts(b, "null"); break;
+    case json_type_boolean: sb_puts(b, json_object_get_boolean(o) ? "true" : "false"); break;
+    case json_type_int: {
+        int64_t v = json_object_get_int64(o);
+        if (v == INT64_MAX) snprintf(tmp, sizeof tmp, "%" PRIu64, json_object_get_uint64(o));
+        else snprintf(tmp, sizeof tmp, "%" PRId64, v);
+        sb_puts(b, tmp);
+        break;
+    }
+    case json_type_double: emit_double(b, json_object_get_double(o)); break;
+    case json_type_string: {
+        const char *s = json_object_get_string(o);
+        size_t n = (size_t)json_object_get_string_len(o);
+        if (string_style(s, n, 0) == S_LITERAL) {
+            emit_literal(b, s, n, at == AT_ROOT ? 2 : indent + 2);
+            return; /* ends its own last line */
+        }
+        emit_scalar_string(b, s, n, 0);
+        break;
+    }
+    case json_type_object:
+        if (at == AT_ROOT && json_object_object_length(o) > 0) {
+            emit_map(b, o, 0, 0);
+            return;
+        }
+        sb_puts(b, "{}");
+        break;
+    case json_type_array:
+        if (at == AT_ROOT && json_object_array_length(o) > 0) {
+            emit_seq(b, o, 0, 0);
+            return;
+        }
+        sb_puts(b, "[]");
+        break;
+    }
+    sb_put(b, "\n", 1);
+}
+
+char *kube_yaml_emit(json_object *obj) {
+    sbuf b = {0};
+
+    emit_node(&b, obj, 0, AT_ROOT);
+    if (b.oom) {
+        free(b.p);
+        return NULL;
+    }
+    return b.p;
+}
