@@ -37,4 +37,12 @@ void kube_collector_probes(json_object *spec, json_object **liveness, json_objec
  * every other map sorted by key. Returns malloc'ed text. */
 char *kube_collector_config_yaml(json_object *config);
 
+/* Keys under which kube_default_collector() stores, in the collector object
+ * itself, what every admission would otherwise recompute: the config YAML
+ * and the container ports (or the reason they cannot be built). '@' cannot
+ * start a Kubernetes field name, so these never collide with real fields. */
+#define KUBE_COLLECTOR_DERIVED_YAML "@configYaml"
+#define KUBE_COLLECTOR_DERIVED_PORTS "@containerPorts"
+#define KUBE_COLLECTOR_DERIVED_ERROR "@portsError"
+
 #endif
