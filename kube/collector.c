@@ -916,7 +916,13 @@ json_object *kube_collector_container_ports(json_object *config, json_object *sp
      * uses 8888, but the same config fails its build elsewhere (the
      * monitoring Service), so there is never a container to see. Failing
      * here says so once, where the cause is known. */
-    if ((metrics = metrics_port(config, err, errlen)) < 0) goto out;
+    /* The reference's container logs and falls back to 8888 when the port
+     * cannot be determined (e.g. an env-var port); only the monitoring
+     * Service fails on it. A sidecar is better injected than refused. */
+    if ((metrics = metrics_port(config, err, errlen)) < 0) {
+        metrics = METRICS_PORT;
+        if (err && errlen) err[0] = 0;
+    }
     if (ports_add(&inferred, "metrics", metrics, "TCP", 0) < 0) goto oom;
 
     if (json_object_is_type(spec_ports, json_type_array) &&
