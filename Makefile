@@ -26,6 +26,17 @@ all: deps $(B)/otel-webhook
 deps:
 	@sh scripts/deps.sh build
 
+# make run: dev certificates under build/, the examples served on 127.0.0.1:8443.
+DEV_CERTS := $(B)/dev-certs
+run: all
+	@test -f $(DEV_CERTS)/tls.crt || $(B)/otel-webhook certs generate --service otel-webhook \
+	    --namespace otel-webhook-system --out $(DEV_CERTS) --dev >/dev/null
+	@echo "serving examples/ on https://127.0.0.1:8443 (Ctrl-C stops). In another terminal:"
+	@echo "  curl --cacert $(DEV_CERTS)/ca.crt -H 'Content-Type: application/json' \\"
+	@echo "       --data-binary @examples/review-java.json https://127.0.0.1:8443/mutate-v1-pod"
+	@exec $(B)/otel-webhook serve --listen 127.0.0.1:8443 --tls-cert $(DEV_CERTS)/tls.crt \
+	    --tls-key $(DEV_CERTS)/tls.key --resources examples/resources --log-format text
+
 $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@

@@ -4,5 +4,6 @@
 #define SERVER_CLI_H
 
 int cmd_inject(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 
 #endif

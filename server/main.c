@@ -1,6 +1,8 @@
 /* server/main.c - otel-webhook: dispatch to the subcommands. */
 #include "server/cli.h"
 
+#include "certs/gen.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -15,7 +17,9 @@ static const char usage[] =
     "Operator's Instrumentation and OpenTelemetryCollector resources.\n"
     "\n"
     "Commands:\n"
+    "  serve     run the HTTPS admission webhook\n"
     "  inject    mutate pod templates in YAML/JSON manifests offline\n"
+    "  certs     generate a CA and serving certificate (certs generate --help)\n"
     "  version   print the version\n"
     "\n"
     "Run 'otel-webhook COMMAND --help' for a command's options.\n";
@@ -25,7 +29,9 @@ int main(int argc, char **argv) {
         fputs(usage, argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
+    if (!strcmp(argv[1], "serve")) return cmd_serve(argc - 1, argv + 1);
     if (!strcmp(argv[1], "inject")) return cmd_inject(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "certs")) return tls_cmd_certs(argc - 1, argv + 1);
     if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
         printf("otel-webhook %s\n", OTEL_WEBHOOK_VERSION);
         return 0;

@@ -1,0 +1,115 @@
+/* server/log.c - structured logging; see log.h.
+ *
+ * Each line is formatted into a local buffer and written with one write(2),
+ * so lines from different threads never interleave. */
+#include "server/log.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+static int json_format = 1;
+static log_level min_level = LOG_INFO;
+static const char *const names[] = {"debug", "info", "warn", "error"};
+
+void log_setup(int json, log_level level) {
+    json_format = json;
+    min_level = level;
+}
+
+int log_enabled(log_level level) { return level >= min_level; }
+
+int log_parse_level(const char *s) {
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(s, names[i])) return i;
+    return -1;
+}
+
+typedef struct lbuf {
+    char s[8192];
+    size_t n;
+} lbuf;
+
+static void put(lbuf *b, const char *s, size_t n) {
+    if (n > sizeof b->s - 2 - b->n) n = sizeof b->s - 2 - b->n;
+    memcpy(b->s + b->n, s, n);
+    b->n += n;
+}
+
+static void put_json_str(lbuf *b, const char *s) {
+    put(b, "\"", 1);
+    for (; *s && b->n < sizeof b->s - 16; s++) {
+        unsigned char c = (unsigned char)*s;
+        char esc[8];
+        if (c == '"' || c == '\\') { esc[0] = '\\'; esc[1] = (char)c; put(b, esc, 2); }
+        else if (c == '\n') put(b, "\\n", 2);
+        else if (c < 0x20) put(b, esc, (size_t)snprintf(esc, sizeof esc, "\\u%04x", c));
+        else put(b, (const char *)&c, 1);
+    }
+    put(b, "\"", 1);
+}
+
+void log_kv(log_level level, const char *msg, ...) {
+    if (level < min_level) return;
+    lbuf b = {.n = 0};
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    struct tm tm;
+    gmtime_r(&tv.tv_sec, &tm);
+    char ts[64];
+    size_t tl = strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%S", &tm);
+    tl += (size_t)snprintf(ts + tl, sizeof ts - tl, ".%03dZ", (int)(tv.tv_usec / 1000));
+    va_list ap;
+    va_start(ap, msg);
+    if (json_format) {
+        put(&b, "{\"time\":\"", 9);
+        put(&b, ts, tl);
+        put(&b, "\",\"level\":\"", 11);
+        put(&b, names[level], strlen(names[level]));
+        put(&b, "\",\"msg\":", 8);
+        put_json_str(&b, msg);
+        const char *k;
+        while ((k = va_arg(ap, const char *))) {
+            const char *v = va_arg(ap, const char *);
+            put(&b, ",", 1);
+            put_json_str(&b, k);
+            put(&b, ":", 1);
+            put_json_str(&b, v ? v : "");
+        }
+        put(&b, "}", 1);
+    } else {
+        put(&b, ts, tl);
+        put(&b, " ", 1);
+        for (const char *p = names[level]; *p; p++) {
+            char u = (char)(*p - 32);
+            put(&b, &u, 1);
+        }
+        put(&b, " ", 1);
+        put(&b, msg, strlen(msg));
+        const char *k;
+        while ((k = va_arg(ap, const char *))) {
+            const char *v = va_arg(ap, const char *);
+            put(&b, " ", 1);
+            put(&b, k, strlen(k));
+            put(&b, "=", 1);
+            bool quote = v && (strchr(v, ' ') || !*v);
+            if (quote) put_json_str(&b, v);
+            else put(&b, v ? v : "", v ? strlen(v) : 0);
+        }
+    }
+    va_end(ap);
+    b.s[b.n++] = '\n';
+    ssize_t w = write(2, b.s, b.n);
+    (void)w;
+}
+
+static void kube_sink(void *ud, kube_log_level level, const char *msg) {
+    static const log_level map[] = {LOG_DEBUG, LOG_INFO, LOG_WARN, LOG_ERROR};
+    log_kv(map[level], msg, "source", (const char *)ud, NULL);
+}
+
+kube_logger log_kube_sink(const char *what) { return (kube_logger){kube_sink, (void *)what}; }

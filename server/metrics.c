@@ -1,0 +1,93 @@
+/* server/metrics.c - counters, latency histogram and their text format. */
+#include "server/metrics.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static const char *const result_names[METRICS_NRESULTS] = {"mutated", "unchanged", "ignored", "failed_open",
+                                                           "rejected"};
+static const char *const error_names[METRICS_NERRORS] = {"bad_request", "too_large", "method_not_allowed",
+                                                         "not_found", "internal", "resource_file",
+                                                         "certificate_reload"};
+static const char *const skip_names[MUTATE_NSKIPS] = {"already_instrumented", "not_found", "ambiguous",
+                                                      "disabled", "invalid", "container", "lookup"};
+const char *const metrics_kinds[8] = {"Namespace", "Instrumentation", "OpenTelemetryCollector", "Secret",
+                                      "ConfigMap", "ReplicaSet", "Job", "Deployment"};
+
+/* Sub-millisecond buckets first: a mutation takes tens of microseconds. */
+static const double bounds[] = {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1};
+#define NBUCKETS (sizeof bounds / sizeof bounds[0])
+
+static atomic_ulong requests[METRICS_NRESULTS], errors[METRICS_NERRORS], skips[MUTATE_NSKIPS];
+static atomic_ulong injections[MUTATE_NLANGS], sidecars[2];
+static atomic_ulong buckets[NBUCKETS + 1], count;
+static atomic_ullong sum_ns;
+
+void metrics_request(metrics_result r, double seconds) {
+    atomic_fetch_add_explicit(&requests[r], 1, memory_order_relaxed);
+    size_t i = 0;
+    while (i < NBUCKETS && seconds > bounds[i]) i++;
+    atomic_fetch_add_explicit(&buckets[i], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&count, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&sum_ns, (unsigned long long)(seconds * 1e9), memory_order_relaxed);
+}
+
+void metrics_mutation(const mutate_result *res, int native_sidecar) {
+    for (int l = 0; l < MUTATE_NLANGS; l++)
+        if (res->injected & MUTATE_BIT(l)) atomic_fetch_add_explicit(&injections[l], 1, memory_order_relaxed);
+    if (res->sidecar) atomic_fetch_add_explicit(&sidecars[native_sidecar ? 1 : 0], 1, memory_order_relaxed);
+    for (int s = 0; s < MUTATE_NSKIPS; s++)
+        if (res->skips & (1u << s)) atomic_fetch_add_explicit(&skips[s], 1, memory_order_relaxed);
+}
+
+void metrics_error(metrics_err e) { atomic_fetch_add_explicit(&errors[e], 1, memory_order_relaxed); }
+
+char *metrics_render(const metrics_gauges *g, size_t *len) {
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    if (!f) return NULL;
+    fputs("# HELP otel_webhook_requests_total Admission requests answered, by result.\n"
+          "# TYPE otel_webhook_requests_total counter\n", f);
+    for (int i = 0; i < METRICS_NRESULTS; i++)
+        fprintf(f, "otel_webhook_requests_total{result=\"%s\"} %lu\n", result_names[i], atomic_load(&requests[i]));
+    fputs("# HELP otel_webhook_injections_total Pods injected, by language or sidecar mode.\n"
+          "# TYPE otel_webhook_injections_total counter\n", f);
+    for (int l = 0; l < MUTATE_NLANGS; l++)
+        fprintf(f, "otel_webhook_injections_total{what=\"%s\"} %lu\n", mutate_lang_name(l), atomic_load(&injections[l]));
+    fprintf(f, "otel_webhook_injections_total{what=\"sidecar\",mode=\"container\"} %lu\n", atomic_load(&sidecars[0]));
+    fprintf(f, "otel_webhook_injections_total{what=\"sidecar\",mode=\"native\"} %lu\n", atomic_load(&sidecars[1]));
+    fputs("# HELP otel_webhook_skips_total Parts of pods left out, by reason (see the warnings).\n"
+          "# TYPE otel_webhook_skips_total counter\n", f);
+    for (int s = 0; s < MUTATE_NSKIPS; s++)
+        fprintf(f, "otel_webhook_skips_total{reason=\"%s\"} %lu\n", skip_names[s], atomic_load(&skips[s]));
+    fputs("# HELP otel_webhook_errors_total Errors, by kind.\n# TYPE otel_webhook_errors_total counter\n", f);
+    for (int e = 0; e < METRICS_NERRORS; e++)
+        fprintf(f, "otel_webhook_errors_total{kind=\"%s\"} %lu\n", error_names[e], atomic_load(&errors[e]));
+    fputs("# HELP otel_webhook_request_duration_seconds Time to answer an admission request, body parsed to "
+          "response built.\n# TYPE otel_webhook_request_duration_seconds histogram\n", f);
+    unsigned long cum = 0;
+    for (size_t i = 0; i < NBUCKETS; i++) {
+        cum += atomic_load(&buckets[i]);
+        fprintf(f, "otel_webhook_request_duration_seconds_bucket{le=\"%g\"} %lu\n", bounds[i], cum);
+    }
+    cum += atomic_load(&buckets[NBUCKETS]);
+    fprintf(f, "otel_webhook_request_duration_seconds_bucket{le=\"+Inf\"} %lu\n", cum);
+    fprintf(f, "otel_webhook_request_duration_seconds_sum %.9f\n", (double)atomic_load(&sum_ns) / 1e9);
+    fprintf(f, "otel_webhook_request_duration_seconds_count %lu\n", atomic_load(&count));
+    fputs("# HELP otel_webhook_certificate_expiry_timestamp_seconds Expiry of the serving certificate in use.\n"
+          "# TYPE otel_webhook_certificate_expiry_timestamp_seconds gauge\n", f);
+    fprintf(f, "otel_webhook_certificate_expiry_timestamp_seconds %.0f\n", g->cert_not_after);
+    fputs("# HELP otel_webhook_store_objects Objects known, by kind.\n# TYPE otel_webhook_store_objects gauge\n", f);
+    for (int k = 0; k < 8; k++) fprintf(f, "otel_webhook_store_objects{kind=\"%s\"} %zu\n", metrics_kinds[k], g->objects[k]);
+    fputs("# HELP otel_webhook_resource_files_failing Resource files whose last read failed (last good content in "
+          "use).\n# TYPE otel_webhook_resource_files_failing gauge\n", f);
+    fprintf(f, "otel_webhook_resource_files_failing %d\n", g->failing_files);
+    fputs("# HELP otel_webhook_ready 1 when the certificate and every source are loaded.\n"
+          "# TYPE otel_webhook_ready gauge\n", f);
+    fprintf(f, "otel_webhook_ready %d\n", g->ready);
+    fclose(f);
+    *len = n;
+    return buf;
+}

@@ -1,0 +1,48 @@
+/* server/metrics.h - the webhook's Prometheus metrics.
+ *
+ * Counters are process-wide relaxed atomics: a handful of increments per
+ * request cost nothing next to a JSON parse, and they need no per-thread
+ * merging. Label values come from fixed tables, so series stay bounded. */
+#ifndef SERVER_METRICS_H
+#define SERVER_METRICS_H
+
+#include "mutate/mutate.h"
+
+#include <stddef.h>
+
+typedef enum metrics_result {
+    RESULT_MUTATED,   /* answered with a patch */
+    RESULT_UNCHANGED, /* pod CREATE, nothing to inject */
+    RESULT_IGNORED,   /* another kind or operation: allowed as is */
+    RESULT_FAILED_OPEN, /* mutation failed: allowed without a patch */
+    RESULT_REJECTED,  /* the request was not a valid AdmissionReview (HTTP 4xx) */
+    METRICS_NRESULTS
+} metrics_result;
+
+typedef enum metrics_error {
+    ERR_BAD_REQUEST,   /* 400 */
+    ERR_TOO_LARGE,     /* 413 */
+    ERR_METHOD,        /* 405 */
+    ERR_NOT_FOUND,     /* 404 */
+    ERR_INTERNAL,      /* a failure inside mutation (failed open) */
+    ERR_SOURCE,        /* a resource file that does not parse */
+    ERR_CERT_RELOAD,   /* a rotated certificate pair was refused */
+    METRICS_NERRORS
+} metrics_err;
+
+void metrics_request(metrics_result r, double seconds);
+void metrics_mutation(const mutate_result *res, int native_sidecar);
+void metrics_error(metrics_err e);
+
+typedef struct metrics_gauges {
+    double cert_not_after;            /* Unix seconds, 0 when unknown */
+    size_t objects[8];                /* per kind, see metrics_kinds */
+    int failing_files;
+    int ready;
+} metrics_gauges;
+
+extern const char *const metrics_kinds[8];
+
+/* Prometheus text exposition (malloc'ed). */
+char *metrics_render(const metrics_gauges *g, size_t *len);
+#endif

@@ -1,0 +1,199 @@
+/* server/review.c - AdmissionReview admission.k8s.io/v1 in, AdmissionReview out.
+ *
+ * A pure function of the body, the store snapshot and the options, with no
+ * sockets, so it is unit-tested and fuzzed on its own. Policy:
+ *  - a body that is not an AdmissionReview is the caller's bug: HTTP 400
+ *    with a one-line JSON error;
+ *  - a review for anything but a pod CREATE is allowed untouched;
+ *  - a pod CREATE is mutated; anything that goes wrong inside mutation is
+ *    answered allowed, without a patch, with a warning (fail open), because
+ *    refusing or delaying a pod for its telemetry is worse than running it
+ *    without. */
+#include "server/review.h"
+
+#include "kube/source.h"
+#include "server/log.h"
+
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WARNING_PREFIX "otel-webhook: "
+
+static json_object *get(json_object *o, const char *k) {
+    json_object *v = NULL;
+    return json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, k, &v) ? v : NULL;
+}
+
+static const char *str(json_object *o, const char *k) {
+    json_object *v = get(o, k);
+    return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+static void reject(review_out *out, const char *fmt, const char *arg) {
+    char msg[512], *body;
+    snprintf(msg, sizeof msg, fmt, arg ? arg : "");
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "error", json_object_new_string(msg));
+    body = mutate_json_text(o, &out->len);
+    json_object_put(o);
+    /* One line, newline-terminated, for curl users. */
+    out->body = realloc(body, out->len + 2);
+    out->body[out->len++] = '\n';
+    out->body[out->len] = 0;
+    out->status = 400;
+    out->result = RESULT_REJECTED;
+    snprintf(out->error, sizeof out->error, "%s", msg);
+}
+
+static void respond(review_out *out, const char *api_version, const char *uid, const char *patch_b64,
+                    char **warnings, size_t nwarnings) {
+    json_object *o = json_object_new_object(), *r = json_object_new_object();
+    json_object_object_add(o, "apiVersion", json_object_new_string(api_version));
+    json_object_object_add(o, "kind", json_object_new_string("AdmissionReview"));
+    json_object_object_add(r, "uid", json_object_new_string(uid));
+    json_object_object_add(r, "allowed", json_object_new_boolean(1));
+    if (patch_b64) {
+        json_object_object_add(r, "patchType", json_object_new_string("JSONPatch"));
+        json_object_object_add(r, "patch", json_object_new_string(patch_b64));
+    }
+    if (nwarnings) {
+        json_object *w = json_object_new_array();
+        for (size_t i = 0; i < nwarnings; i++) {
+            char *line = NULL;
+            if (asprintf(&line, WARNING_PREFIX "%s", warnings[i]) < 0) continue;
+            json_object_array_add(w, json_object_new_string(line));
+            free(line);
+        }
+        json_object_object_add(r, "warnings", w);
+    }
+    json_object_object_add(o, "response", r);
+    out->body = mutate_json_text(o, &out->len);
+    out->status = 200;
+    json_object_put(o);
+}
+
+static char *base64(const char *in, size_t len) {
+    char *out = malloc(4 * ((len + 2) / 3) + 1);
+    if (!out) return NULL;
+    EVP_EncodeBlock((unsigned char *)out, (const unsigned char *)in, (int)len);
+    return out;
+}
+
+void review_handle(const review_env *env, json_tokener *tok, const char *body, size_t len, review_out *out) {
+    memset(out, 0, sizeof *out);
+    json_object *root = NULL;
+    if (!body || len == 0) {
+        reject(out, "empty request body%s", NULL);
+        return;
+    }
+    json_tokener_reset(tok);
+    root = json_tokener_parse_ex(tok, body, (int)len);
+    enum json_tokener_error jerr = json_tokener_get_error(tok);
+    if (jerr == json_tokener_continue) {
+        reject(out, "invalid JSON: the body ends in the middle of a value%s", NULL);
+        goto done;
+    }
+    if (jerr != json_tokener_success) {
+        reject(out, "invalid JSON: %s", json_tokener_error_desc(jerr));
+        goto done;
+    }
+    size_t end = json_tokener_get_parse_end(tok);
+    while (end < len && (body[end] == ' ' || body[end] == '\n' || body[end] == '\r' || body[end] == '\t')) end++;
+    if (end != len) {
+        reject(out, "invalid JSON: unexpected data after the value%s", NULL);
+        goto done;
+    }
+    if (!json_object_is_type(root, json_type_object)) {
+        reject(out, "expected an AdmissionReview object%s", NULL);
+        goto done;
+    }
+    const char *api = str(root, "apiVersion"), *kind = str(root, "kind");
+    if (!api || strcmp(api, "admission.k8s.io/v1") != 0) {
+        reject(out, "unsupported apiVersion \"%s\": expected admission.k8s.io/v1", api ? api : "");
+        goto done;
+    }
+    if (!kind || strcmp(kind, "AdmissionReview") != 0) {
+        reject(out, "unsupported kind \"%s\": expected AdmissionReview", kind ? kind : "");
+        goto done;
+    }
+    json_object *req = get(root, "request");
+    if (!json_object_is_type(req, json_type_object)) {
+        reject(out, "the AdmissionReview has no request%s", NULL);
+        goto done;
+    }
+    const char *uid = str(req, "uid");
+    if (!uid || !*uid) {
+        reject(out, "request.uid is missing%s", NULL);
+        goto done;
+    }
+    snprintf(out->uid, sizeof out->uid, "%s", uid);
+    const char *op = str(req, "operation"), *rkind = str(get(req, "kind"), "kind"), *sub = str(req, "subResource");
+    const char *group = str(get(req, "kind"), "group");
+    if (!op || strcmp(op, "CREATE") != 0 || !rkind || strcmp(rkind, "Pod") != 0 || (group && *group) ||
+        (sub && *sub)) {
+        out->result = RESULT_IGNORED;
+        respond(out, api, uid, NULL, NULL, 0);
+        goto done;
+    }
+    json_object *pod = get(req, "object");
+    if (!json_object_is_type(pod, json_type_object)) {
+        reject(out, "request.object is missing or not an object%s", NULL);
+        goto done;
+    }
+    const char *ns = str(req, "namespace");
+    if (!ns || !*ns) ns = str(get(pod, "metadata"), "namespace");
+    if (!ns || !*ns) ns = "default";
+    snprintf(out->ns, sizeof out->ns, "%s", ns);
+    const char *pname = str(get(pod, "metadata"), "name");
+    if (pname && *pname) snprintf(out->pod, sizeof out->pod, "%s", pname);
+    else snprintf(out->pod, sizeof out->pod, "%s*", str(get(pod, "metadata"), "generateName") ? str(get(pod, "metadata"), "generateName") : "");
+
+    kube_view view = kube_store_acquire(env->store);
+    mutate_source src;
+    kube_source_snapshot(&src, view.snap);
+    mutate_request mreq = {.pod = pod, .namespace = ns, .src = &src, .opt = env->opt};
+    mreq.ns = kube_snapshot_get(view.snap, "Namespace", NULL, ns);
+    mutate_result res;
+    int rc = mutate_pod(&mreq, &res);
+    kube_store_release(env->store, &view);
+
+    out->injected = res.injected;
+    out->sidecar = res.sidecar;
+    out->skips = res.skips;
+    out->nwarnings = res.nwarnings;
+    out->native = env->opt->native_sidecars;
+    if (res.nwarnings) snprintf(out->first_warning, sizeof out->first_warning, "%s", res.warnings[0]);
+    if (rc != 0) {
+        /* Fail open: the pod goes ahead untouched, the reason is in the
+         * warnings, the log and the metrics. */
+        out->result = RESULT_FAILED_OPEN;
+        respond(out, api, uid, NULL, res.warnings, res.nwarnings);
+    } else if (json_object_array_length(res.patch) == 0) {
+        out->result = RESULT_UNCHANGED;
+        respond(out, api, uid, NULL, res.warnings, res.nwarnings);
+    } else {
+        size_t plen;
+        char *ptext = mutate_json_text(res.patch, &plen);
+        char *b64 = ptext ? base64(ptext, plen) : NULL;
+        if (!b64) {
+            char *w[] = {"out of memory while encoding the patch; pod admitted without injection"};
+            out->result = RESULT_FAILED_OPEN;
+            respond(out, api, uid, NULL, w, 1);
+        } else {
+            out->result = RESULT_MUTATED;
+            respond(out, api, uid, b64, res.warnings, res.nwarnings);
+        }
+        free(ptext);
+        free(b64);
+    }
+    mutate_result_free(&res);
+done:
+    json_object_put(root);
+}
+
+void review_out_free(review_out *out) {
+    free(out->body);
+    out->body = NULL;
+}

@@ -1,0 +1,34 @@
+/* server/review.h - the AdmissionReview codec: body in, HTTP status and
+ * response body out, plus what the log and metrics need to know. */
+#ifndef SERVER_REVIEW_H
+#define SERVER_REVIEW_H
+
+#include "kube/store.h"
+#include "mutate/mutate.h"
+#include "server/metrics.h"
+
+#include <json-c/json.h>
+#include <stdbool.h>
+
+typedef struct review_env {
+    kube_store *store;
+    const mutate_options *opt;
+} review_env;
+
+typedef struct review_out {
+    int status;          /* 200, or 400 for a body that is not an AdmissionReview */
+    char *body;          /* malloc'ed response body */
+    size_t len;
+    metrics_result result;
+    unsigned injected, skips;
+    bool sidecar, native;
+    size_t nwarnings;
+    char uid[128], ns[128], pod[256];
+    char first_warning[256];
+    char error[512];     /* the 400 reason */
+} review_out;
+
+/* tok is the caller's (one per thread, reused). */
+void review_handle(const review_env *env, json_tokener *tok, const char *body, size_t len, review_out *out);
+void review_out_free(review_out *out);
+#endif
