@@ -68,7 +68,7 @@ export UBSAN_OPTIONS := print_stacktrace=1:halt_on_error=1
 test:
 	@sh scripts/deps.sh test
 	@rm -f $(RESULTS)
-	@$(MAKE) --no-print-directory check-unit roundtrip cli
+	@$(MAKE) --no-print-directory check-unit roundtrip cli server-test
 	@sh tests/summary.sh $(RESULTS)
 
 check-unit: $(addprefix $(B)/asan/tests/,$(TESTS))
@@ -82,6 +82,10 @@ roundtrip:
 cli: $(B)/asan/otel-webhook
 	@/usr/bin/python3 tests/cli_test.py $(B)/asan/otel-webhook $(RESULTS)
 
+# The server over real TLS on loopback (sanitized binary).
+server-test: $(B)/asan/otel-webhook
+	@/usr/bin/python3 tests/server_test.py $(B)/asan/otel-webhook $(RESULTS)
+
 clean:
 	rm -rf $(B)
 
@@ -93,8 +97,10 @@ $(B)/bench/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
-$(B)/bench/bench_engine: $(B)/bench/tests/bench/bench_engine.o $(call obj,$(B)/obj,$(LIB_SRC))
+$(B)/bench/bench_engine: $(B)/bench/tests/bench/bench_engine.o $(call obj,$(B)/obj,$(LIB_SRC) server/review.c server/log.c server/metrics.c)
 	$(CC) $(OPT) -o $@ $^ $(LIBS)
 
-bench: deps $(B)/bench/bench_engine
+bench: deps $(B)/bench/bench_engine $(B)/otel-webhook
+	@sh scripts/deps.sh bench
 	@$(B)/bench/bench_engine tests/bench
+	@/usr/bin/python3 tests/bench/server_bench.py $(B)/otel-webhook

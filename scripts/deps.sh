@@ -4,7 +4,8 @@
 # Debian when we are root, otherwise we print the exact command and stop.
 set -u
 PKGS="libh2o-evloop-dev libssl-dev libjson-c-dev libyaml-dev check libcurl4-openssl-dev pkg-config"
-# Tools the test suite drives (patch round trip, YAML checks).
+# Tools the test suite drives (patch round trip, YAML checks); `bench` mode
+# adds wrk and nginx (the floor the server is compared with).
 TEST_PKGS="python3 python3-jsonpatch python3-yaml"
 mode=${1:-build}
 
@@ -22,6 +23,11 @@ if [ "$mode" = test ]; then
     command -v /usr/bin/python3 >/dev/null 2>&1 || missing="$missing python3"
     /usr/bin/python3 -c 'import jsonpatch' 2>/dev/null || missing="$missing python3-jsonpatch"
     /usr/bin/python3 -c 'import yaml' 2>/dev/null || missing="$missing python3-yaml"
+fi
+if [ "$mode" = bench ]; then
+    command -v wrk >/dev/null 2>&1 || missing="$missing wrk"
+    command -v nginx >/dev/null 2>&1 || missing="$missing nginx-light"
+    [ -f /usr/lib/nginx/modules/ngx_http_echo_module.so ] || missing="$missing libnginx-mod-http-echo"
 fi
 [ -z "$missing" ] && exit 0
 

@@ -13,6 +13,7 @@
 #include "kube/store.h"
 #include "kube/yaml.h"
 #include "mutate/mutate.h"
+#include "server/review.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,6 +92,27 @@ static void bench(const char *label, json_object *pod, const mutate_source *src,
            plen, us, 1e6 / us, n);
 }
 
+/* The whole admission handler minus HTTP and TLS: parse, mutate, respond. */
+static void bench_review(const char *label, const char *body, size_t len, kube_store *store, const mutate_options *opt) {
+    if (only && !strstr(label, only)) return;
+    review_env env = {store, opt};
+    json_tokener *tok = json_tokener_new();
+    long n = 0;
+    double t0 = now(), t1;
+    do {
+        for (int i = 0; i < 200; i++, n++) {
+            review_out out;
+            review_handle(&env, tok, body, len, &out);
+            review_out_free(&out);
+        }
+        t1 = now();
+    } while (t1 - t0 < 1.0);
+    double us = (t1 - t0) / (double)n * 1e6;
+    printf("review %-28s body %6zu B                 %8.2f us/review    %9.0f reviews/s    (%ld runs)\n", label, len, us,
+           1e6 / us, n);
+    json_tokener_free(tok);
+}
+
 int main(int argc, char **argv) {
     const char *dir = argc > 1 ? argv[1] : "tests/bench";
     only = argc > 2 ? argv[2] : NULL;
@@ -114,6 +136,11 @@ int main(int argc, char **argv) {
     bench("java+sidecar (64 KiB pod)", big, &src, &cfg.mopt, NULL);
     cfg.mopt.native_sidecars = true;
     bench("java+native sidecar", pod, &src, &cfg.mopt, NULL);
+    cfg.mopt.native_sidecars = false;
+    size_t rlen;
+    char *review = slurp("examples/review-java.json", &rlen);
+    bench_review("parse+mutate+respond (~4 KB)", review, rlen, store, &cfg.mopt);
+    free(review);
     kube_store_release(store, &v);
     json_object_put(pod);
     json_object_put(big);
