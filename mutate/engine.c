@@ -29,8 +29,7 @@ void mutate_options_init(mutate_options *o) {
     /* Reference defaults (spec 0.1): Go off; Nginx off in code but on in the
      * shipped manifest, which is what users run. */
     o->enabled = ~0u & ~MUTATE_BIT(MUTATE_GO);
-    o->implemented = MUTATE_BIT(MUTATE_JAVA) | MUTATE_BIT(MUTATE_NODEJS) | MUTATE_BIT(MUTATE_PYTHON) |
-                     MUTATE_BIT(MUTATE_SDK);
+    o->implemented = ~0u;
     o->multi_instrumentation = true;
     o->native_sidecars = false;
     o->python_mode = MUTATE_PYTHON_PYTHONPATH;

@@ -80,7 +80,8 @@ typedef struct lctx {
     bool entrypoint;      /* python: rewrite the command */
 } lctx;
 
-extern const mutate_lang mutate_lang_java, mutate_lang_nodejs, mutate_lang_python, mutate_lang_sdk;
+extern const mutate_lang mutate_lang_java, mutate_lang_nodejs, mutate_lang_python, mutate_lang_dotnet, mutate_lang_go,
+    mutate_lang_apache, mutate_lang_nginx, mutate_lang_sdk;
 const mutate_lang *mutate_lang_get(mutate_lang_id id);
 
 /* engine.c */
@@ -113,6 +114,7 @@ bool mount_path_taken(json_object *c, const char *path);
 void sdk_common_env(lctx *l, json_object *c);          /* 3.2, 3.3 */
 void sdk_configure(lctx *l, json_object *c, json_object *app); /* 3.4-3.9 */
 void sdk_tls_volumes(lctx *l);                          /* the pod volumes for 3.5 */
+char *sdk_service_name(lctx *l, json_object *app);      /* 3.4 alone (malloc'ed) */
 bool sdk_tls_check(lctx *l);                            /* existence of the TLS objects */
 const owner_info *owners_walk(mctx *m);
 

@@ -16,6 +16,10 @@ static const mutate_lang *const table[MUTATE_NLANGS] = {
     [MUTATE_JAVA] = &mutate_lang_java,
     [MUTATE_NODEJS] = &mutate_lang_nodejs,
     [MUTATE_PYTHON] = &mutate_lang_python,
+    [MUTATE_DOTNET] = &mutate_lang_dotnet,
+    [MUTATE_GO] = &mutate_lang_go,
+    [MUTATE_APACHE] = &mutate_lang_apache,
+    [MUTATE_NGINX] = &mutate_lang_nginx,
     [MUTATE_SDK] = &mutate_lang_sdk,
 };
 

@@ -20,7 +20,7 @@ static const char *const display[MUTATE_NLANGS] = {
 static const char *const init_names[] = {
     "opentelemetry-auto-instrumentation-dotnet", "opentelemetry-auto-instrumentation-java",
     "opentelemetry-auto-instrumentation-nodejs", "opentelemetry-auto-instrumentation-python",
-    "otel-agent-attach-apache", "otel-agent-source-container-clone", NULL,
+    "otel-agent-attach-apache", "otel-agent-source-container-clone", "otel-agent-attach-nginx", NULL,
 };
 
 static bool has_env(json_object *list, const char *skip_name, const char *env) {

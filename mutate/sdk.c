@@ -302,19 +302,17 @@ static void tls_configure(lctx *l, json_object *c) {
     }
 }
 
-void sdk_configure(lctx *l, json_object *c, json_object *app) {
+/* Steps 1-4 of spec 3.7: the attributes before the $(...) references, never
+ * writing keys the container's own OTEL_RESOURCE_ATTRIBUTES (ora) has. */
+static void build_map(lctx *l, json_object *ora, json_object *app, amap *a_out) {
     mctx *m = l->m;
-    json_object *ispec = l->ispec, *ann = jget(m->meta, "annotations"), *labels = jget(m->meta, "labels");
+    json_object *ispec = l->ispec, *ann = jget(m->meta, "annotations");
     json_object *res = jget(ispec, "resource");
     bool uids = json_object_get_boolean(jget(res, "addK8sUIDAttributes"));
-    bool use_labels = json_object_get_boolean(jget(jget(ispec, "defaults"), "useLabelsForResourceAttributes"));
     const char *cname = jstr(app, "name") ? jstr(app, "name") : "";
     char buf[64];
-
-    json_object *ora = env_find(c, ORA, NULL);
-    bool ora_from = ora && jget(ora, "valueFrom");
     amap a = {0};
-    if (ora && !ora_from) parse_existing(&a, jstr(ora, "value"));
+    if (ora && !jget(ora, "valueFrom")) parse_existing(&a, jstr(ora, "value"));
 
     /* 1. Instrumentation-wide attributes, lowest precedence. */
     json_object *ra = jget(res, "resourceAttributes");
@@ -357,21 +355,46 @@ void sdk_configure(lctx *l, json_object *c, json_object *app) {
     /* 4. */
     const char *sns = jstr(ann, ANN_RESOURCE "service.namespace");
     amap_set(&a, "service.namespace", sns && *sns ? sns : m->ns);
+    *a_out = a;
+}
 
-    /* OTEL_SERVICE_NAME (spec 3.4), from the map before k8s.pod.name turns
-     * into a $(...) reference. */
-    if (!env_find(c, "OTEL_SERVICE_NAME", NULL)) {
-        const char *sn = jstr(ann, ANN_RESOURCE "service.name");
-        if ((!sn || !*sn) && use_labels) {
-            sn = jstr(labels, "app.kubernetes.io/instance");
-            if (!sn || !*sn) sn = jstr(labels, "app.kubernetes.io/name");
-        }
-        static const char *const from_map[] = {"k8s.deployment.name", "k8s.replicaset.name", "k8s.statefulset.name",
-                                               "k8s.daemonset.name", "k8s.cronjob.name", "k8s.job.name",
-                                               "k8s.pod.name"};
-        for (size_t i = 0; i < sizeof from_map / sizeof *from_map && (!sn || !*sn); i++) sn = amap_get(&a, from_map[i]);
-        env_append(c, "OTEL_SERVICE_NAME", sn && *sn ? sn : cname);
+/* Spec 3.4, read from the map before k8s.pod.name turns into a $(...)
+ * reference. Points into the pod, the map or the container. */
+static const char *pick_service_name(lctx *l, json_object *app, const amap *a) {
+    json_object *ann = jget(l->m->meta, "annotations"), *labels = jget(l->m->meta, "labels");
+    bool use_labels = json_object_get_boolean(jget(jget(l->ispec, "defaults"), "useLabelsForResourceAttributes"));
+    const char *sn = jstr(ann, ANN_RESOURCE "service.name");
+    if ((!sn || !*sn) && use_labels) {
+        sn = jstr(labels, "app.kubernetes.io/instance");
+        if (!sn || !*sn) sn = jstr(labels, "app.kubernetes.io/name");
     }
+    static const char *const from_map[] = {"k8s.deployment.name", "k8s.replicaset.name", "k8s.statefulset.name",
+                                           "k8s.daemonset.name", "k8s.cronjob.name", "k8s.job.name", "k8s.pod.name"};
+    for (size_t i = 0; i < sizeof from_map / sizeof *from_map && (!sn || !*sn); i++) sn = amap_get(a, from_map[i]);
+    return sn && *sn ? sn : jstr(app, "name") ? jstr(app, "name") : "";
+}
+
+char *sdk_service_name(lctx *l, json_object *app) {
+    amap a;
+    build_map(l, env_find(app, ORA, NULL), app, &a);
+    char *sn = strdup(pick_service_name(l, app, &a));
+    amap_free(&a);
+    return sn;
+}
+
+void sdk_configure(lctx *l, json_object *c, json_object *app) {
+    mctx *m = l->m;
+    json_object *ispec = l->ispec, *ann = jget(m->meta, "annotations"), *labels = jget(m->meta, "labels");
+    json_object *res = jget(ispec, "resource");
+    bool uids = json_object_get_boolean(jget(res, "addK8sUIDAttributes"));
+    bool use_labels = json_object_get_boolean(jget(jget(ispec, "defaults"), "useLabelsForResourceAttributes"));
+    const char *cname = jstr(app, "name") ? jstr(app, "name") : "";
+    json_object *ora = env_find(c, ORA, NULL);
+    bool ora_from = ora && jget(ora, "valueFrom");
+    amap a;
+    build_map(l, ora, app, &a);
+
+    if (!env_find(c, "OTEL_SERVICE_NAME", NULL)) env_append(c, "OTEL_SERVICE_NAME", pick_service_name(l, app, &a));
     const char *endpoint = jstr(jget(ispec, "exporter"), "endpoint");
     if (endpoint && *endpoint && !env_find(c, "OTEL_EXPORTER_OTLP_ENDPOINT", NULL))
         env_append(c, "OTEL_EXPORTER_OTLP_ENDPOINT", endpoint);

@@ -64,7 +64,7 @@ char *metrics_render(const metrics_gauges *g, size_t *len) {
         fprintf(f, "otel_webhook_skips_total{reason=\"%s\"} %lu\n", skip_names[s], atomic_load(&skips[s]));
     fputs("# HELP otel_webhook_errors_total Errors, by kind.\n# TYPE otel_webhook_errors_total counter\n", f);
     for (int e = 0; e < METRICS_NERRORS; e++)
-        fprintf(f, "otel_webhook_errors_total{kind=\"%s\"} %lu\n", error_names[e], atomic_load(&errors[e]));
+        fprintf(f, "otel_webhook_errors_total{kind=\"%s\"} %lu\n", error_names[e], atomic_load(&errors[e]) + g->h2o_errors[e]);
     fputs("# HELP otel_webhook_request_duration_seconds Time to answer an admission request, body parsed to "
           "response built.\n# TYPE otel_webhook_request_duration_seconds histogram\n", f);
     unsigned long cum = 0;

@@ -39,6 +39,9 @@ typedef struct metrics_gauges {
     size_t objects[8];                /* per kind, see metrics_kinds */
     int failing_files;
     int ready;
+    /* Errors h2o answered itself before the handler ran (body over the
+     * cap, broken chunked encoding), added to errors_total. */
+    unsigned long h2o_errors[METRICS_NERRORS];
 } metrics_gauges;
 
 extern const char *const metrics_kinds[8];

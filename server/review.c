@@ -91,6 +91,15 @@ void review_handle(const review_env *env, json_tokener *tok, const char *body, s
     json_tokener_reset(tok);
     root = json_tokener_parse_ex(tok, body, (int)len);
     enum json_tokener_error jerr = json_tokener_get_error(tok);
+    if (jerr == json_tokener_continue && !root) {
+        /* A top-level number ("42") stays open until a delimiter arrives. */
+        root = json_tokener_parse_ex(tok, " ", 1);
+        jerr = json_tokener_get_error(tok);
+        if (jerr == json_tokener_success && root) {
+            reject(out, "expected an AdmissionReview object%s", NULL);
+            goto done;
+        }
+    }
     if (jerr == json_tokener_continue) {
         reject(out, "invalid JSON: the body ends in the middle of a value%s", NULL);
         goto done;

@@ -180,6 +180,13 @@ static void gauges(metrics_gauges *g) {
     kube_store_release(S.store, &v);
     g->failing_files = atomic_load(&S.failing_files);
     g->ready = atomic_load(&S.ready);
+    /* Other loops' counters, read without their cooperation: a metric may
+     * lag by a request, never tear (aligned 64-bit loads). */
+    for (int i = 0; i < S.nthreads; i++) {
+        uint64_t *e = S.workers[i].ctx.emitted_error_status;
+        g->h2o_errors[ERR_TOO_LARGE] += __atomic_load_n(&e[H2O_STATUS_ERROR_413], __ATOMIC_RELAXED);
+        g->h2o_errors[ERR_BAD_REQUEST] += __atomic_load_n(&e[H2O_STATUS_ERROR_400], __ATOMIC_RELAXED);
+    }
 }
 
 static int on_req(h2o_handler_t *self, h2o_req_t *req) {

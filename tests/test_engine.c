@@ -593,9 +593,11 @@ START_TEST(instrumentation_selection_warnings) {
     r = fx_mutate("ambiguous", BARE_POD("{instrumentation.opentelemetry.io/inject-nodejs: 'true'}", "  - {name: a, image: a}\n"), "ns1");
     ck_assert_str_eq(r->warnings, "inject-nodejs: 2 Instrumentations in namespace ns1, name one (inject-nodejs: <name>); NodeJS not injected");
     fx_free(r);
-    r = fx_mutate("not-yet", BARE_POD("{instrumentation.opentelemetry.io/inject-dotnet: x}", "  - {name: a, image: a}\n"), "ns1");
+    fx_options()->implemented &= ~MUTATE_BIT(MUTATE_DOTNET);
+    r = fx_mutate("not-built", BARE_POD("{instrumentation.opentelemetry.io/inject-dotnet: x}", "  - {name: a, image: a}\n"), "ns1");
     ck_assert_str_eq(r->warnings, "inject-dotnet: .NET auto instrumentation is not available in this version of otel-webhook; not injected");
     ck_assert_uint_eq(json_object_array_length(r->res.patch), 0);
+    fx_options()->implemented = ~0u;
     fx_free(r);
     fx_options()->enabled &= ~MUTATE_BIT(MUTATE_NODEJS);
     r = fx_mutate("disabled", BARE_POD("{instrumentation.opentelemetry.io/inject-nodejs: xa}", "  - {name: a, image: a}\n"), "ns1");

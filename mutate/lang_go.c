@@ -1,0 +1,97 @@
+/* mutate/lang_go.c - Go: the eBPF instrumentation sidecar (spec 2.5).
+ *
+ * Go binaries cannot load an agent, so a privileged sidecar attaches to the
+ * application's process through the shared process namespace and
+ * /sys/kernel/debug. The OTEL_* configuration lands on the sidecar but is
+ * computed from the application container (its name, image, owners).
+ *
+ * Unlike the reference (spec 7.8), a target that does not exist is not
+ * replaced by the first container: the wrong process would be traced under
+ * the wrong name. The sidecar is built completely before the pod is
+ * touched, so a missing OTEL_GO_AUTO_TARGET_EXE leaves nothing to revert. */
+#include "mutate/internal.h"
+
+#include <string.h>
+
+#define GO_SIDECAR "opentelemetry-auto-instrumentation"
+#define ANN_GO_EXE ANN_PREFIX "otel-go-auto-target-exe"
+
+static json_object *kernel_debug_volume(void) {
+    json_object *v = json_object_new_object(), *hp = json_object_new_object();
+    json_object_object_add(v, "name", json_object_new_string("kernel-debug"));
+    json_object_object_add(hp, "path", json_object_new_string("/sys/kernel/debug"));
+    json_object_object_add(v, "hostPath", hp);
+    return v;
+}
+
+static void go_inject(lctx *l) {
+    mctx *m = l->m;
+    json_object *cs = jget(m->spec, "containers"), *app = NULL;
+    if (l->nnames > 1) {
+        mctx_warn(m, "inject-go: the Go sidecar instruments one container, %zu are listed; Go not injected", l->nnames);
+        mctx_skip(m, MUTATE_SKIP_INVALID);
+        return;
+    }
+    json_object *spn = jget(m->spec, "shareProcessNamespace");
+    if (json_object_is_type(spn, json_type_boolean) && !json_object_get_boolean(spn)) {
+        mctx_warn(m, "inject-go: shareProcessNamespace is false and the Go sidecar needs it; Go not injected");
+        mctx_skip(m, MUTATE_SKIP_INVALID);
+        return;
+    }
+    if (!l->nnames) app = json_object_array_get_idx(cs, 0);
+    else if (!(app = jfind_named(cs, l->names[0], NULL))) {
+        bool init = jfind_named(jget(m->spec, "initContainers"), l->names[0], NULL) != NULL;
+        mctx_warn(m, init ? "inject-go: %s is an init container, which the Go sidecar cannot instrument; Go not injected"
+                          : "inject-go: no container named %s in the pod; Go not injected",
+                  l->names[0]);
+        mctx_skip(m, MUTATE_SKIP_CONTAINER);
+        return;
+    }
+    if (!json_object_is_type(app, json_type_object)) return;
+
+    json_object *sc = json_object_new_object();
+    json_object_object_add(sc, "name", json_object_new_string(GO_SIDECAR));
+    json_object_object_add(sc, "image", json_object_new_string(jstr(l->lspec, "image") ? jstr(l->lspec, "image") : ""));
+    json_object *res = jget(l->lspec, "resourceRequirements");
+    if (res) json_object_object_add(sc, "resources", jcopy(res));
+    json_object *secctx = jget(l->lspec, "securityContext");
+    if (secctx) json_object_object_add(sc, "securityContext", jcopy(secctx));
+    else {
+        secctx = json_object_new_object();
+        json_object_object_add(secctx, "privileged", json_object_new_boolean(1));
+        json_object_object_add(secctx, "runAsUser", json_object_new_int(0));
+        json_object_object_add(sc, "securityContext", secctx);
+    }
+    mount_add(sc, "kernel-debug", "/sys/kernel/debug", false);
+    const char *pp = jstr(l->ispec, "imagePullPolicy");
+    if (pp && *pp) json_object_object_add(sc, "imagePullPolicy", json_object_new_string(pp));
+
+    /* The annotation is a pod annotation only; present-but-empty counts. */
+    const char *exe = jstr(jget(m->meta, "annotations"), ANN_GO_EXE);
+    if (exe) env_append(sc, "OTEL_GO_AUTO_TARGET_EXE", exe);
+    env_append_if_not_set(sc, jget(l->lspec, "env"));
+    sdk_common_env(l, sc);
+    sdk_configure(l, sc, app);
+    if (!env_find(sc, "OTEL_GO_AUTO_TARGET_EXE", NULL)) {
+        mctx_warn(m, "inject-go: no OTEL_GO_AUTO_TARGET_EXE (annotation " ANN_GO_EXE " or the Instrumentation's go.env); "
+                     "Go not injected");
+        mctx_skip(m, MUTATE_SKIP_INVALID);
+        json_object_put(sc);
+        return;
+    }
+    json_object_object_add(m->spec, "shareProcessNamespace", json_object_new_boolean(1));
+    json_object_array_add(jarr(m->spec, "containers"), sc);
+    json_object *vols = jarr(m->spec, "volumes");
+    if (!jfind_named(vols, "kernel-debug", NULL)) json_object_array_add(vols, kernel_debug_volume());
+    sdk_tls_volumes(l);
+    m->res->injected |= MUTATE_BIT(MUTATE_GO);
+}
+
+const mutate_lang mutate_lang_go = {
+    .id = MUTATE_GO,
+    .name = "go",
+    .display = "Go",
+    .spec_key = "go",
+    .res_key = "resourceRequirements",
+    .inject = go_inject,
+};
