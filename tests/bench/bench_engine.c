@@ -119,8 +119,9 @@ int main(int argc, char **argv) {
     kube_config cfg;
     kube_config_init(&cfg);
     kube_store *store = kube_store_new();
-    const char *dirs[] = {"examples/resources"};
-    kube_filesource *fs = kube_filesource_new(store, &cfg, dirs, 1, "default", NULL);
+    const char *dirs[] = {"examples/resources", "tests/bench/resources"};
+    cfg.mopt.enabled |= MUTATE_BIT(MUTATE_GO);
+    kube_filesource *fs = kube_filesource_new(store, &cfg, dirs, 2, "default", NULL);
     kube_filesource_poll(fs, NULL);
     char path[512];
     size_t len;
@@ -136,6 +137,12 @@ int main(int argc, char **argv) {
     bench("java+sidecar (64 KiB pod)", big, &src, &cfg.mopt, NULL);
     cfg.mopt.native_sidecars = true;
     bench("java+native sidecar", pod, &src, &cfg.mopt, NULL);
+    snprintf(path, sizeof path, "%s/seven-pod.json", dir);
+    char *seven_text = slurp(path, &len);
+    json_object *seven = json_tokener_parse(seven_text);
+    bench("7 languages+sidecar, 7 containers", seven, &src, &cfg.mopt, NULL);
+    json_object_put(seven);
+    free(seven_text);
     cfg.mopt.native_sidecars = false;
     size_t rlen;
     char *review = slurp("examples/review-java.json", &rlen);
