@@ -302,11 +302,17 @@ static void *watcher_main(void *arg) {
         if (atomic_load(&S.stopping)) break;
         pthread_mutex_unlock(&S.mu);
         char msg[512];
+        static char refused[512]; /* watcher thread only */
         int r = tls_server_check_reload(S.tls, msg, sizeof msg);
-        if (r > 0) log_kv(LOG_INFO, "serving certificate reloaded", "cert", msg, NULL);
-        else if (r < 0) {
+        if (r > 0) {
+            log_kv(LOG_INFO, "serving certificate reloaded", "cert", msg, NULL);
+            refused[0] = 0;
+        } else if (r < 0 && strcmp(msg, refused) != 0) {
+            /* A refused pair is re-read every second until fixed: say it
+             * once per distinct reason, not once a second. */
             metrics_error(ERR_CERT_RELOAD);
             log_kv(LOG_ERROR, "rotated certificate refused", "error", msg, NULL);
+            snprintf(refused, sizeof refused, "%s", msg);
         }
         if (S.fs) {
             int failing = 0, before = atomic_load(&S.failing_files);
