@@ -105,6 +105,13 @@ json_object *jfind_named(json_object *arr, const char *name, size_t *idx) {
 
 bool streq_ci(const char *a, const char *b) { return a && b && strcasecmp(a, b) == 0; }
 
+void split_ref(mctx *m, const char *value, char **ns, char **name) {
+    const char *slash = strchr(value, '/');
+    *ns = slash ? strndup(value, (size_t)(slash - value)) : strdup(m->ns);
+    *name = strdup(slash ? slash + 1 : value);
+    if (!*ns || !*name) abort();
+}
+
 const char *pod_annotation(mctx *m, const char *key) { return jstr(jget(m->meta, "annotations"), key); }
 
 const char *resolve_annotation(mctx *m, const char *key) {

@@ -98,6 +98,9 @@ const char *pod_annotation(mctx *m, const char *key);
 /* Pod/namespace precedence of spec 1.2; NULL-safe, returns "" when unset. */
 const char *resolve_annotation(mctx *m, const char *key);
 bool streq_ci(const char *a, const char *b);
+/* "name" or "ns/name" (split at the first '/', spec 1.3) into malloc'ed parts;
+ * a bare name is in the request's namespace. */
+void split_ref(mctx *m, const char *value, char **ns, char **name);
 
 /* env.c: the env merge rules of spec 2.0. */
 json_object *env_find(json_object *c, const char *name, size_t *idx);

@@ -16,9 +16,10 @@ static bool java_precheck(lctx *l, json_object *c, const char **why) {
 }
 
 static void java_mount(lctx *l, json_object *c) {
-    char path[512];
-    snprintf(path, sizeof path, "/otel-auto-instrumentation-java-%s", jstr(c, "name") ? jstr(c, "name") : "");
+    char *path = NULL;
+    if (asprintf(&path, "/otel-auto-instrumentation-java-%s", jstr(c, "name") ? jstr(c, "name") : "") < 0) abort();
     mount_add(c, l->lang->volume, path, false);
+    free(path);
 }
 
 static void java_defaults(lctx *l, json_object *c) {

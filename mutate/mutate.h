@@ -120,4 +120,8 @@ void mutate_patch_diff(json_object *a, json_object *b, json_object *ops);
  * three times faster than json-c's writer on patches. */
 char *mutate_json_text(json_object *v, size_t *len);
 
+/* Length of the valid UTF-8 sequence starting at s (n bytes available),
+ * 0 when the bytes there are not valid UTF-8. For bytes >= 0x80. */
+size_t mutate_utf8_len(const unsigned char *s, size_t n);
+
 #endif

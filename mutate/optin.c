@@ -81,18 +81,15 @@ static json_object *find_instrumentation(mctx *m, const mutate_lang_id id, const
         mctx_skip(m, MUTATE_SKIP_AMBIGUOUS);
         return NULL;
     }
-    char ns[256], name[256];
-    const char *slash = strchr(value, '/');
-    if (slash) {
-        snprintf(ns, sizeof ns, "%.*s", (int)(slash - value), value);
-        snprintf(name, sizeof name, "%s", slash + 1);
-    } else {
-        snprintf(ns, sizeof ns, "%s", m->ns);
-        snprintf(name, sizeof name, "%s", value);
-    }
+    char *ns, *name;
+    split_ref(m, value, &ns, &name);
     json_object *obj = NULL;
     mutate_lookup r = src ? src->get(src->ud, "Instrumentation", ns, name, &obj) : MUTATE_NOT_FOUND;
-    if (r == MUTATE_FOUND && obj) return obj;
+    if (r == MUTATE_FOUND && obj) {
+        free(ns);
+        free(name);
+        return obj;
+    }
     if (r == MUTATE_UNKNOWN) {
         mctx_warn(m, "inject-%s: Instrumentation %s/%s could not be read; %s not injected", ann, ns, name, display[id]);
         mctx_skip(m, MUTATE_SKIP_LOOKUP);
@@ -100,6 +97,8 @@ static json_object *find_instrumentation(mctx *m, const mutate_lang_id id, const
         mctx_warn(m, "inject-%s: Instrumentation %s/%s not found; %s not injected", ann, ns, name, display[id]);
         mctx_skip(m, MUTATE_SKIP_NOT_FOUND);
     }
+    free(ns);
+    free(name);
     return NULL;
 }
 

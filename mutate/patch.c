@@ -236,6 +236,28 @@ void mutate_patch_diff(json_object *a, json_object *b, json_object *ops) {
  * mostly long strings (OTEL_CONFIG, resource attributes), so this is where
  * the difference shows. Output is compact RFC 8259 JSON, '/' unescaped. */
 
+size_t mutate_utf8_len(const unsigned char *s, size_t n) {
+    unsigned char c = s[0];
+    size_t len;
+    unsigned min;
+    if (c < 0xC2) return 0; /* continuation byte or overlong lead */
+    if (c < 0xE0) len = 2, min = 0x80;
+    else if (c < 0xF0) len = 3, min = 0x800;
+    else if (c < 0xF5) len = 4, min = 0x10000;
+    else return 0;
+    if (len > n) return 0;
+    unsigned cp = c & (0x7F >> len);
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xC0) != 0x80) return 0;
+        cp = (cp << 6) | (s[i] & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+    return len;
+}
+
+/* Strings come from requests, files and annotations: bytes that are not
+ * valid UTF-8 become U+FFFD, so the output is always valid JSON for the
+ * API server whatever came in. */
 static void out_str(pbuf *o, const char *s, size_t n) {
     static const char hex[] = "0123456789abcdef";
     pb_reserve(o, n + 2);
@@ -243,6 +265,20 @@ static void out_str(pbuf *o, const char *s, size_t n) {
     size_t run = 0;
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
+        if (c >= 0x80) {
+            size_t ul = mutate_utf8_len((const unsigned char *)s + i, n - i);
+            if (ul) {
+                i += ul - 1;
+                continue;
+            }
+            pb_reserve(o, (i - run) + 8 + (n - i));
+            memcpy(o->s + o->len, s + run, i - run);
+            o->len += i - run;
+            run = i + 1;
+            memcpy(o->s + o->len, "\\ufffd", 6);
+            o->len += 6;
+            continue;
+        }
         if (c >= 0x20 && c != '"' && c != '\\') continue;
         pb_reserve(o, (i - run) + 8 + (n - i));
         memcpy(o->s + o->len, s + run, i - run);

@@ -53,25 +53,24 @@ static json_object *select_collector(mctx *m, const char *value) {
         mctx_skip(m, MUTATE_SKIP_AMBIGUOUS);
         return NULL;
     }
-    char ns[256], name[256];
-    const char *slash = strchr(value, '/');
-    if (slash) snprintf(ns, sizeof ns, "%.*s", (int)(slash - value), value), snprintf(name, sizeof name, "%s", slash + 1);
-    else snprintf(ns, sizeof ns, "%s", m->ns), snprintf(name, sizeof name, "%s", value);
+    char *ns, *name;
+    split_ref(m, value, &ns, &name);
     json_object *col = NULL;
     mutate_lookup r = src ? src->get(src->ud, "OpenTelemetryCollector", ns, name, &col) : MUTATE_NOT_FOUND;
     if (r != MUTATE_FOUND || !col) {
         mctx_warn(m, "sidecar: OpenTelemetryCollector %s/%s %s; sidecar not injected", ns, name,
                   r == MUTATE_UNKNOWN ? "could not be read" : "not found");
         mctx_skip(m, r == MUTATE_UNKNOWN ? MUTATE_SKIP_LOOKUP : MUTATE_SKIP_NOT_FOUND);
-        return NULL;
-    }
-    if (!is_sidecar(col)) {
+        col = NULL;
+    } else if (!is_sidecar(col)) {
         const char *mode = jstr(jget(col, "spec"), "mode");
         mctx_warn(m, "sidecar: OpenTelemetryCollector %s/%s has mode %s, not sidecar; sidecar not injected", ns, name,
                   mode ? mode : "deployment");
         mctx_skip(m, MUTATE_SKIP_INVALID);
-        return NULL;
+        col = NULL;
     }
+    free(ns);
+    free(name);
     return col;
 }
 

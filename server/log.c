@@ -4,6 +4,8 @@
  * so lines from different threads never interleave. */
 #include "server/log.h"
 
+#include "mutate/mutate.h"
+
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -45,7 +47,12 @@ static void put_json_str(lbuf *b, const char *s) {
     for (; *s && b->n < sizeof b->s - 16; s++) {
         unsigned char c = (unsigned char)*s;
         char esc[8];
-        if (c == '"' || c == '\\') { esc[0] = '\\'; esc[1] = (char)c; put(b, esc, 2); }
+        if (c >= 0x80) {
+            /* Fields may hold clipped or foreign text: keep lines valid UTF-8. */
+            size_t ul = mutate_utf8_len((const unsigned char *)s, strlen(s));
+            if (ul) put(b, s, ul), s += ul - 1;
+            else put(b, "\\ufffd", 6);
+        } else if (c == '"' || c == '\\') { esc[0] = '\\'; esc[1] = (char)c; put(b, esc, 2); }
         else if (c == '\n') put(b, "\\n", 2);
         else if (c < 0x20) put(b, esc, (size_t)snprintf(esc, sizeof esc, "\\u%04x", c));
         else put(b, (const char *)&c, 1);

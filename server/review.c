@@ -32,8 +32,8 @@ static const char *str(json_object *o, const char *k) {
 }
 
 static void reject(review_out *out, const char *fmt, const char *arg) {
-    char msg[512], *body;
-    snprintf(msg, sizeof msg, fmt, arg ? arg : "");
+    char *msg = NULL, *body;
+    if (asprintf(&msg, fmt, arg ? arg : "") < 0) abort();
     json_object *o = json_object_new_object();
     json_object_object_add(o, "error", json_object_new_string(msg));
     body = mutate_json_text(o, &out->len);
@@ -44,7 +44,13 @@ static void reject(review_out *out, const char *fmt, const char *arg) {
     out->body[out->len] = 0;
     out->status = 400;
     out->result = RESULT_REJECTED;
+    /* For the log line only; cut at a character boundary. */
     snprintf(out->error, sizeof out->error, "%s", msg);
+    size_t n = strlen(out->error);
+    if (n == sizeof out->error - 1)
+        while (n && ((unsigned char)out->error[n - 1] & 0xC0) == 0x80) out->error[--n] = 0;
+    if (n && ((unsigned char)out->error[n - 1] & 0xC0) == 0xC0) out->error[--n] = 0;
+    free(msg);
 }
 
 static void respond(review_out *out, const char *api_version, const char *uid, const char *patch_b64,
