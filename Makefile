@@ -20,7 +20,7 @@ TESTS    := $(patsubst tests/%.c,%,$(TEST_SRC))
 # Normal build objects in build/obj, sanitizer build in build/asan.
 obj = $(patsubst %.c,$(1)/%.o,$(2))
 
-.PHONY: all deps run test check-unit roundtrip bench fuzz clean install
+.PHONY: all deps run test check-unit roundtrip cli server-test live-test deploy-test bench fuzz clean install
 all: deps $(B)/otel-webhook
 
 deps:
@@ -68,7 +68,7 @@ export UBSAN_OPTIONS := print_stacktrace=1:halt_on_error=1
 test:
 	@sh scripts/deps.sh test
 	@rm -f $(RESULTS)
-	@$(MAKE) --no-print-directory check-unit roundtrip cli server-test
+	@$(MAKE) --no-print-directory check-unit roundtrip cli server-test live-test deploy-test
 	@sh tests/summary.sh $(RESULTS)
 
 check-unit: $(addprefix $(B)/asan/tests/,$(TESTS))
@@ -85,6 +85,14 @@ cli: $(B)/asan/otel-webhook
 # The server over real TLS on loopback (sanitized binary).
 server-test: $(B)/asan/otel-webhook
 	@/usr/bin/python3 tests/server_test.py $(B)/asan/otel-webhook $(RESULTS)
+
+# The live cluster source against the fake API server (tests/fakeapi.py).
+live-test: $(B)/asan/otel-webhook
+	@if [ -f tests/live_test.py ]; then /usr/bin/python3 tests/live_test.py $(B)/asan/otel-webhook $(RESULTS); fi
+
+# deploy/: rendering, schema validation, safety properties, RBAC coverage.
+deploy-test: $(B)/otel-webhook
+	@if [ -f tests/deploy/run.sh ]; then sh tests/deploy/run.sh $(RESULTS); fi
 
 clean:
 	rm -rf $(B)
