@@ -20,6 +20,9 @@ TESTS    := $(patsubst tests/%.c,%,$(TEST_SRC))
 # Normal build objects in build/obj, sanitizer build in build/asan.
 obj = $(patsubst %.c,$(1)/%.o,$(2))
 
+# Keep test objects between runs (they are intermediates of pattern rules).
+.SECONDARY:
+
 .PHONY: all deps run test check-unit roundtrip cli server-test live-test deploy-test bench fuzz clean install
 all: deps $(B)/otel-webhook
 

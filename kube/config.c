@@ -1,6 +1,7 @@
 /* kube/config.c - loading the settings file; see config.h for the keys. */
 #include "kube/config.h"
 
+#include "kube/file.h"
 #include "kube/yaml.h"
 
 #include <stdio.h>
@@ -61,18 +62,11 @@ static int bool_value(json_object *v, bool *out) {
 }
 
 int kube_config_load(kube_config *c, const char *path, char *err, size_t errlen) {
-    FILE *f = fopen(path, "rb");
-    char *text = NULL;
     size_t len = 0;
     json_object *root = NULL;
     int rc = -1;
-    if (!f) { snprintf(err, errlen, "%s: cannot open: %m", path); return -1; }
-    FILE *mem = open_memstream(&text, &len);
-    char buf[8192];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0) fwrite(buf, 1, n, mem);
-    fclose(f);
-    fclose(mem);
+    char *text = kube_read_file(path, &len);
+    if (!text) { snprintf(err, errlen, "%s: cannot read: %m", path); return -1; }
     kube_yaml_error ye;
     root = kube_yaml_parse_one(text, len, &ye);
     if (!root && ye.line) { snprintf(err, errlen, "%s:%d: %s", path, ye.line, ye.msg); goto out; }

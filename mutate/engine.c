@@ -78,6 +78,15 @@ json_object *jarr(json_object *parent, const char *key) {
 
 size_t jlen(json_object *a) { return json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0; }
 
+json_object *jstrs(int n, ...) {
+    json_object *a = json_object_new_array();
+    va_list ap;
+    va_start(ap, n);
+    for (int i = 0; i < n; i++) json_object_array_add(a, json_object_new_string(va_arg(ap, const char *)));
+    va_end(ap);
+    return a;
+}
+
 void jarr_insert(json_object *arr, size_t idx, json_object *v) {
     size_t n = json_object_array_length(arr);
     if (idx >= n) { json_object_array_add(arr, v); return; }

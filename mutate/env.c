@@ -21,13 +21,17 @@ static json_object *new_env(const char *name) {
     return e;
 }
 
-void env_append(json_object *c, const char *name, const char *value) {
+json_object *env_new_value(const char *name, const char *value) {
     json_object *e = new_env(name);
     json_object_object_add(e, "value", json_object_new_string(value));
-    json_object_array_add(jarr(c, "env"), e);
+    return e;
 }
 
-static json_object *field_env(const char *name, const char *field_path) {
+void env_append(json_object *c, const char *name, const char *value) {
+    json_object_array_add(jarr(c, "env"), env_new_value(name, value));
+}
+
+json_object *env_new_field(const char *name, const char *field_path) {
     json_object *e = new_env(name), *vf = json_object_new_object(), *fr = json_object_new_object();
     json_object_object_add(fr, "fieldPath", json_object_new_string(field_path));
     json_object_object_add(vf, "fieldRef", fr);
@@ -36,11 +40,11 @@ static json_object *field_env(const char *name, const char *field_path) {
 }
 
 void env_append_field(json_object *c, const char *name, const char *field_path) {
-    json_object_array_add(jarr(c, "env"), field_env(name, field_path));
+    json_object_array_add(jarr(c, "env"), env_new_field(name, field_path));
 }
 
 void env_prepend_field(json_object *c, const char *name, const char *field_path) {
-    jarr_insert(jarr(c, "env"), 0, field_env(name, field_path));
+    jarr_insert(jarr(c, "env"), 0, env_new_field(name, field_path));
 }
 
 void env_append_if_not_set(json_object *c, json_object *list) {

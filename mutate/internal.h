@@ -92,6 +92,7 @@ json_object *jget(json_object *o, const char *key);     /* NULL unless o is an o
 const char *jstr(json_object *o, const char *key);      /* NULL unless a string */
 json_object *jarr(json_object *parent, const char *key);/* the array at key, created if absent */
 size_t jlen(json_object *a);                             /* 0 unless an array */
+json_object *jstrs(int n, ...);                          /* a new array of n strings */
 void jarr_insert(json_object *arr, size_t idx, json_object *v);
 json_object *jfind_named(json_object *arr, const char *name, size_t *idx);
 const char *pod_annotation(mctx *m, const char *key);
@@ -104,6 +105,8 @@ void split_ref(mctx *m, const char *value, char **ns, char **name);
 
 /* env.c: the env merge rules of spec 2.0. */
 json_object *env_find(json_object *c, const char *name, size_t *idx);
+json_object *env_new_value(const char *name, const char *value);
+json_object *env_new_field(const char *name, const char *field_path); /* downward API fieldRef */
 bool env_has_value_from(json_object *c, const char *name);
 void env_append(json_object *c, const char *name, const char *value);
 void env_append_field(json_object *c, const char *name, const char *field_path);

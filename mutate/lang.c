@@ -105,11 +105,7 @@ static void java_extensions(lctx *l, json_object *sc, json_object *out) {
         snprintf(name, sizeof name, "opentelemetry-auto-instrumentation-extension-%zu", i);
         const char *dir = jstr(e, "dir");
         snprintf(src, sizeof src, "%s/.", dir ? dir : "");
-        json_object *cmd = json_object_new_array();
-        json_object_array_add(cmd, json_object_new_string("cp"));
-        json_object_array_add(cmd, json_object_new_string("-r"));
-        json_object_array_add(cmd, json_object_new_string(src));
-        json_object_array_add(cmd, json_object_new_string("/otel-auto-instrumentation-java/extensions"));
+        json_object *cmd = jstrs(4, "cp", "-r", src, "/otel-auto-instrumentation-java/extensions");
         json_object_array_add(out, init_container(l, name, jstr(e, "image"), cmd, sc, false));
     }
 }

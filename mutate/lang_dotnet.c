@@ -74,12 +74,7 @@ static void dotnet_defaults(lctx *l, json_object *c) {
 
 static json_object *dotnet_command(lctx *l) {
     (void)l;
-    json_object *cmd = json_object_new_array();
-    json_object_array_add(cmd, json_object_new_string("cp"));
-    json_object_array_add(cmd, json_object_new_string("-r"));
-    json_object_array_add(cmd, json_object_new_string("/autoinstrumentation/."));
-    json_object_array_add(cmd, json_object_new_string(DOTNET_ROOT));
-    return cmd;
+    return jstrs(4, "cp", "-r", "/autoinstrumentation/.", DOTNET_ROOT);
 }
 
 const mutate_lang mutate_lang_dotnet = {

@@ -47,11 +47,7 @@ static void java_defaults(lctx *l, json_object *c) {
 
 static json_object *java_command(lctx *l) {
     (void)l;
-    json_object *cmd = json_object_new_array();
-    json_object_array_add(cmd, json_object_new_string("cp"));
-    json_object_array_add(cmd, json_object_new_string("/javaagent.jar"));
-    json_object_array_add(cmd, json_object_new_string("/otel-auto-instrumentation-java/javaagent.jar"));
-    return cmd;
+    return jstrs(3, "cp", "/javaagent.jar", "/otel-auto-instrumentation-java/javaagent.jar");
 }
 
 const mutate_lang mutate_lang_java = {

@@ -32,12 +32,7 @@ static void node_defaults(lctx *l, json_object *c) {
 
 static json_object *node_command(lctx *l) {
     (void)l;
-    json_object *cmd = json_object_new_array();
-    json_object_array_add(cmd, json_object_new_string("cp"));
-    json_object_array_add(cmd, json_object_new_string("-r"));
-    json_object_array_add(cmd, json_object_new_string("/autoinstrumentation/."));
-    json_object_array_add(cmd, json_object_new_string("/otel-auto-instrumentation-nodejs"));
-    return cmd;
+    return jstrs(4, "cp", "-r", "/autoinstrumentation/.", "/otel-auto-instrumentation-nodejs");
 }
 
 const mutate_lang mutate_lang_nodejs = {

@@ -85,13 +85,8 @@ static void py_defaults(lctx *l, json_object *c) {
 }
 
 static json_object *py_command(lctx *l) {
-    json_object *cmd = json_object_new_array();
     bool musl = l->platform && strcmp(l->platform, "musl") == 0;
-    json_object_array_add(cmd, json_object_new_string("cp"));
-    json_object_array_add(cmd, json_object_new_string("-r"));
-    json_object_array_add(cmd, json_object_new_string(musl ? "/autoinstrumentation-musl/." : "/autoinstrumentation/."));
-    json_object_array_add(cmd, json_object_new_string(PY_ROOT));
-    return cmd;
+    return jstrs(4, "cp", "-r", musl ? "/autoinstrumentation-musl/." : "/autoinstrumentation/.", PY_ROOT);
 }
 
 const mutate_lang mutate_lang_python = {

@@ -106,15 +106,6 @@ static void join_clean(char *out, size_t len, const char *mountpath, const char 
     if (!np) snprintf(out, len, "/");
 }
 
-static json_object *env_field(const char *name, const char *field) {
-    json_object *e = json_object_new_object(), *vf = json_object_new_object(), *fr = json_object_new_object();
-    json_object_object_add(e, "name", json_object_new_string(name));
-    json_object_object_add(fr, "fieldPath", json_object_new_string(field));
-    json_object_object_add(vf, "fieldRef", fr);
-    json_object_object_add(e, "valueFrom", vf);
-    return e;
-}
-
 static json_object *env_resource(const char *name, const char *resource) {
     json_object *e = json_object_new_object(), *vf = json_object_new_object(), *rf = json_object_new_object();
     json_object_object_add(e, "name", json_object_new_string(name));
@@ -122,13 +113,6 @@ static json_object *env_resource(const char *name, const char *resource) {
     json_object_object_add(rf, "containerName", json_object_new_string(SIDECAR_NAME));
     json_object_object_add(vf, "resourceFieldRef", rf);
     json_object_object_add(e, "valueFrom", vf);
-    return e;
-}
-
-static json_object *env_value(const char *name, const char *value) {
-    json_object *e = json_object_new_object();
-    json_object_object_add(e, "name", json_object_new_string(name));
-    json_object_object_add(e, "value", json_object_new_string(value));
     return e;
 }
 
@@ -181,24 +165,24 @@ static json_object *build_env(mctx *m, json_object *spec, const char *config_yam
     json_object *env = json_object_new_array();
     json_object *user = jget(spec, "env");
     for (size_t i = 0; i < jlen(user); i++) json_object_array_add(env, jcopy(json_object_array_get_idx(user, i)));
-    if (!list_has(env, "POD_NAME")) json_object_array_add(env, env_field("POD_NAME", "metadata.name"));
+    if (!list_has(env, "POD_NAME")) json_object_array_add(env, env_new_field("POD_NAME", "metadata.name"));
     if (!list_has(env, "GOMEMLIMIT")) json_object_array_add(env, env_resource("GOMEMLIMIT", "limits.memory"));
     if (!list_has(env, "GOMAXPROCS")) json_object_array_add(env, env_resource("GOMAXPROCS", "limits.cpu"));
     if (receiver_enabled(jget(spec, "config"), "kubeletstats", "kubelet_stats") && !list_has(env, "K8S_NODE_NAME"))
-        json_object_array_add(env, env_field("K8S_NODE_NAME", "spec.nodeName"));
+        json_object_array_add(env, env_new_field("K8S_NODE_NAME", "spec.nodeName"));
     for (size_t i = 0; i < m->opt->nproxy_env; i++) {
         const char *kv = m->opt->proxy_env[i], *eq = strchr(kv, '=');
         if (!eq) continue;
         char name[64];
         snprintf(name, sizeof name, "%.*s", (int)(eq - kv), kv);
-        if (!list_has(env, name)) json_object_array_add(env, env_value(name, eq + 1));
+        if (!list_has(env, name)) json_object_array_add(env, env_new_value(name, eq + 1));
     }
-    json_object_array_add(env, env_value("OTEL_CONFIG", config_yaml));
+    json_object_array_add(env, env_new_value("OTEL_CONFIG", config_yaml));
     if (list_has(env, "OTEL_RESOURCE_ATTRIBUTES")) return env;
 
-    json_object_array_add(env, env_field("OTEL_RESOURCE_ATTRIBUTES_POD_NAME", "metadata.name"));
-    json_object_array_add(env, env_field("OTEL_RESOURCE_ATTRIBUTES_POD_UID", "metadata.uid"));
-    json_object_array_add(env, env_field("OTEL_RESOURCE_ATTRIBUTES_NODE_NAME", "spec.nodeName"));
+    json_object_array_add(env, env_new_field("OTEL_RESOURCE_ATTRIBUTES_POD_NAME", "metadata.name"));
+    json_object_array_add(env, env_new_field("OTEL_RESOURCE_ATTRIBUTES_POD_UID", "metadata.uid"));
+    json_object_array_add(env, env_new_field("OTEL_RESOURCE_ATTRIBUTES_NODE_NAME", "spec.nodeName"));
     /* The reference considers ReplicaSet -> Deployment only (spec 4.3), from
      * fetched objects; the owner references carry the same names and uids,
      * and a Deployment known without its ReplicaSet (offline) still counts. */
@@ -222,7 +206,7 @@ static json_object *build_env(mctx *m, json_object *spec, const char *config_yam
         first = false;
     }
     fclose(f);
-    json_object_array_add(env, env_value("OTEL_RESOURCE_ATTRIBUTES", list));
+    json_object_array_add(env, env_new_value("OTEL_RESOURCE_ATTRIBUTES", list));
     free(list);
     return env;
 }

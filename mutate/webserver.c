@@ -20,7 +20,6 @@
 #include "mutate/webserver_scripts.h"
 
 #include <ctype.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,15 +123,6 @@ static char *agent_conf(lctx *l, const ws_kind *k, json_object *app) {
     return text;
 }
 
-static json_object *str_array(int n, ...) {
-    json_object *a = json_object_new_array();
-    va_list ap;
-    va_start(ap, n);
-    for (int i = 0; i < n; i++) json_object_array_add(a, json_object_new_string(va_arg(ap, const char *)));
-    va_end(ap);
-    return a;
-}
-
 static json_object *mount(const char *name, const char *path) {
     json_object *m = json_object_new_object();
     json_object_object_add(m, "name", json_object_new_string(name));
@@ -159,12 +149,12 @@ static void add_clone(lctx *l, const ws_kind *k, json_object *app, const char *n
     json_object_object_add(c, "name", json_object_new_string(name));
     json_object_object_add(c, "image", json_object_new_string(jstr(app, "image") ? jstr(app, "image") : ""));
     if (k->nginx) {
-        json_object_object_add(c, "command", str_array(2, "/bin/sh", "-c"));
-        json_object_object_add(c, "args", str_array(3, WS_SCRIPT_NGINX_CLONE, "--", conf_dir));
+        json_object_object_add(c, "command", jstrs(2, "/bin/sh", "-c"));
+        json_object_object_add(c, "args", jstrs(3, WS_SCRIPT_NGINX_CLONE, "--", conf_dir));
     } else {
         char src[1100];
         snprintf(src, sizeof src, "%s/.", conf_dir);
-        json_object_object_add(c, "command", str_array(4, "cp", "-r", src, WS_STAGED_DIR));
+        json_object_object_add(c, "command", jstrs(4, "cp", "-r", src, WS_STAGED_DIR));
     }
     add_opt(c, "env", jcopy(jget(app, "env"))); /* a snapshot (spec 7.7) */
     add_opt(c, "envFrom", jcopy(jget(app, "envFrom")));
@@ -202,8 +192,8 @@ static void add_attach(lctx *l, const ws_kind *k, json_object *app, const char *
     json_object *c = json_object_new_object();
     json_object_object_add(c, "name", json_object_new_string(name));
     json_object_object_add(c, "image", json_object_new_string(jstr(l->lspec, "image") ? jstr(l->lspec, "image") : ""));
-    json_object_object_add(c, "command", str_array(2, "/bin/sh", "-c"));
-    json_object_object_add(c, "args", str_array(3, k->nginx ? WS_SCRIPT_NGINX_ATTACH : WS_SCRIPT_APACHE_ATTACH, "--", arg));
+    json_object_object_add(c, "command", jstrs(2, "/bin/sh", "-c"));
+    json_object_object_add(c, "args", jstrs(3, k->nginx ? WS_SCRIPT_NGINX_ATTACH : WS_SCRIPT_APACHE_ATTACH, "--", arg));
     /* Env in the reference's order; OTEL_NODE_IP and OTEL_POD_IP come
      * before the agent configuration so that a $(OTEL_NODE_IP) endpoint in
      * it is expanded by the kubelet. */

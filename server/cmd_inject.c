@@ -12,6 +12,7 @@
 #include "server/cli.h"
 
 #include "kube/config.h"
+#include "kube/file.h"
 #include "kube/filesource.h"
 #include "kube/source.h"
 #include "kube/store.h"
@@ -49,21 +50,6 @@ typedef struct doc {
     json_object *obj;
     int line;
 } doc;
-
-static char *read_all(const char *path, size_t *len) {
-    FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
-    if (!f) return NULL;
-    char *buf = NULL;
-    size_t n = 0;
-    FILE *mem = open_memstream(&buf, &n);
-    char chunk[16384];
-    size_t r;
-    while ((r = fread(chunk, 1, sizeof chunk, f)) > 0) fwrite(chunk, 1, r, mem);
-    if (f != stdin) fclose(f);
-    fclose(mem);
-    *len = n;
-    return buf;
-}
 
 static int read_docs(const char *name, const char *text, size_t len, doc **docs, size_t *ndocs) {
     const char *p = text;
@@ -174,7 +160,7 @@ int cmd_inject(int argc, char **argv) {
         if (failing) goto out; /* the reason is already on stderr */
     }
     const char *name = strcmp(file, "-") ? file : "<stdin>";
-    if (!(text = read_all(file, &len))) {
+    if (!(text = kube_read_file(file, &len))) {
         fprintf(stderr, "%s: cannot read: %m\n", file);
         goto out;
     }

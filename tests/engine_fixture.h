@@ -32,4 +32,12 @@ char *fx_env(json_object *c);     /* one line per entry: NAME=value, NAME<fieldP
 char *fx_names(fx_run *r, const char *list); /* container/volume names joined by "," */
 char *fx_mounts(json_object *c);  /* name:path lines */
 char *fx_json(json_object *o);
+
+/* Compares a malloc'ed string with the expectation and frees it. */
+#define EQ(got_expr, want)                                                                                             \
+    do {                                                                                                               \
+        char *got_ = (got_expr);                                                                                       \
+        ck_assert_str_eq(got_, want);                                                                                  \
+        free(got_);                                                                                                    \
+    } while (0)
 #endif

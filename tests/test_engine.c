@@ -10,13 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define EQ(got_expr, want)                                                                                             \
-    do {                                                                                                               \
-        char *got_ = (got_expr);                                                                                       \
-        ck_assert_str_eq(got_, want);                                                                                  \
-        free(got_);                                                                                                    \
-    } while (0)
-
 /* The Instrumentation of Appendix A.1 (e2e instrumentation-java). */
 static const char *const INST_JAVA =
     "apiVersion: opentelemetry.io/v1alpha1\n"

@@ -7,13 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define EQ(got_expr, want)                                                                                             \
-    do {                                                                                                               \
-        char *got_ = (got_expr);                                                                                       \
-        ck_assert_str_eq(got_, want);                                                                                  \
-        free(got_);                                                                                                    \
-    } while (0)
-
 static json_object *get(json_object *o, const char *k) { return json_object_object_get(o, k); }
 
 static const char *const INST =
