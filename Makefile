@@ -11,7 +11,7 @@ LIBS    = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)
 SAN     := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-LIB_SRC  := $(sort $(wildcard kube/*.c mutate/*.c certs/*.c))
+LIB_SRC  := $(sort $(wildcard kube/*.c mutate/*.c certs/*.c) $(filter-out reconcile/main.c,$(wildcard reconcile/*.c)))
 SRV_SRC  := $(sort $(wildcard server/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
 TEST_SUPPORT := tests/util.c tests/engine_fixture.c
@@ -23,8 +23,8 @@ obj = $(patsubst %.c,$(1)/%.o,$(2))
 # Keep test objects between runs (they are intermediates of pattern rules).
 .SECONDARY:
 
-.PHONY: all deps run test check-unit roundtrip cli server-test live-test deploy-test bench fuzz clean install
-all: deps $(B)/otel-webhook
+.PHONY: all deps run test check-unit roundtrip cli server-test live-test deploy-test reconcile-test bench fuzz clean install
+all: deps $(B)/otel-webhook $(if $(wildcard reconcile/main.c),$(B)/otel-reconcile)
 
 deps:
 	@sh scripts/deps.sh build
@@ -54,6 +54,13 @@ $(B)/otel-webhook: $(call obj,$(B)/obj,$(LIB_SRC) $(SRV_SRC))
 $(B)/asan/otel-webhook: $(call obj,$(B)/asan,$(LIB_SRC) $(SRV_SRC))
 	$(CC) $(SAN) -o $@ $^ $(LIBS)
 
+# otel-reconcile: the collector reconcile job (reconcile/).
+$(B)/otel-reconcile: $(call obj,$(B)/obj,$(LIB_SRC) reconcile/main.c)
+	$(CC) $(OPT) -o $@ $^ $(LIBS)
+
+$(B)/asan/otel-reconcile: $(call obj,$(B)/asan,$(LIB_SRC) reconcile/main.c)
+	$(CC) $(SAN) -o $@ $^ $(LIBS)
+
 $(B)/asan/tests/%: $(B)/asan/tests/%.o $(call obj,$(B)/asan,$(TEST_SUPPORT) $(LIB_SRC))
 	$(CC) $(SAN) -o $@ $^ $(CHECK_LIBS) $(LIBS)
 
@@ -71,7 +78,7 @@ export UBSAN_OPTIONS := print_stacktrace=1:halt_on_error=1
 test:
 	@sh scripts/deps.sh test
 	@rm -f $(RESULTS)
-	@$(MAKE) --no-print-directory check-unit roundtrip cli server-test live-test deploy-test
+	@$(MAKE) --no-print-directory check-unit roundtrip cli server-test live-test deploy-test reconcile-test
 	@sh tests/summary.sh $(RESULTS)
 
 check-unit: $(addprefix $(B)/asan/tests/,$(TESTS))
@@ -92,6 +99,11 @@ server-test: $(B)/asan/otel-webhook
 # The live cluster source against the fake API server (tests/fakeapi.py).
 live-test: $(B)/asan/otel-webhook
 	@if [ -f tests/live_test.py ]; then /usr/bin/python3 tests/live_test.py $(B)/asan/otel-webhook $(RESULTS); fi
+
+# otel-reconcile from the outside (golden renders, runs against the fake API server).
+reconcile-test:
+	@if [ -f tests/reconcile_test.py ]; then $(MAKE) --no-print-directory $(B)/asan/otel-reconcile && \
+	  /usr/bin/python3 tests/reconcile_test.py $(B)/asan/otel-reconcile $(RESULTS); fi
 
 # deploy/: rendering, schema validation, safety properties, RBAC coverage.
 deploy-test: $(B)/otel-webhook
