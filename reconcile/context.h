@@ -1,0 +1,62 @@
+/* reconcile/context.h - what every object builder of one render shares
+ * (internal to reconcile/): the defaulted CR, its derived names and hash,
+ * and the output list. Builders append to the list and report problems
+ * through the context, so the build order lives in one place (render.c). */
+#ifndef RECONCILE_CONTEXT_H
+#define RECONCILE_CONTEXT_H
+
+#include "reconcile/hash.h"
+#include "reconcile/render.h"
+
+#include <json-c/json.h>
+#include <stddef.h>
+
+typedef struct reconcile_ctx {
+    const reconcile_options *opt;
+    json_object *cr;     /* our defaulted copy */
+    json_object *spec, *config, *meta;
+    json_object *pspec, *pconfig; /* what port derivation reads (portview.h) */
+    json_object *pview;           /* owned copy behind pspec, or NULL */
+    const char *name, *ns, *mode;
+    char hash[RECONCILE_HASH_HEX];
+    char *collector_name; /* <n>-collector: workload, SA, PDB, HPA, base Service */
+    char *configmap_name;
+    const char *sa_name; /* spec.serviceAccount or collector_name */
+    long metrics_port;
+    reconcile_render_result *out;
+    char *err;
+    size_t errlen;
+} reconcile_ctx;
+
+/* Appends obj (taken; NULL means OOM and fails the render). */
+int reconcile_emit(reconcile_ctx *c, json_object *obj);
+void reconcile_warn(reconcile_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Sets the render's error (first one wins) and returns -1. */
+int reconcile_fail(reconcile_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Selector labels (2.1.2), sorted. */
+json_object *reconcile_selector_labels(reconcile_ctx *c);
+/* Common labels (2.1.3) for an object called `name`, sorted. */
+json_object *reconcile_common_labels(reconcile_ctx *c, const char *name);
+/* CR annotations minus the annotations filter (2.1.4), sorted. */
+json_object *reconcile_object_annotations(reconcile_ctx *c);
+/* {apiVersion, kind, metadata{name, namespace?, labels, annotations?,
+ * ownerReferences?}}; labels and annotations taken (may be NULL). */
+json_object *reconcile_object(reconcile_ctx *c, const char *api_version, const char *kind, const char *name,
+                              int namespaced, json_object *labels, json_object *annotations);
+/* {matchLabels: selector labels}. */
+json_object *reconcile_label_selector(reconcile_ctx *c);
+
+/* The builders, one file each. */
+int reconcile_build_workload(reconcile_ctx *c);        /* workload.c */
+int reconcile_build_services(reconcile_ctx *c);        /* services.c */
+int reconcile_build_ingress(reconcile_ctx *c);         /* exposure.c */
+int reconcile_build_routes(reconcile_ctx *c);          /* exposure.c: Routes, HTTPRoutes */
+int reconcile_build_rbac(reconcile_ctx *c);            /* rbac.c */
+int reconcile_build_monitors(reconcile_ctx *c);        /* monitors.c */
+int reconcile_build_targetallocator(reconcile_ctx *c); /* targetallocator.c */
+int reconcile_ta_enabled(reconcile_ctx *c);
+/* spec.config as the ConfigMap carries it when the Target Allocator is
+ * enabled (prometheus receiver rewritten, keys sorted); NULL otherwise. */
+json_object *reconcile_ta_config(reconcile_ctx *c);
+#endif

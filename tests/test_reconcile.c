@@ -1,0 +1,770 @@
+/* tests/test_reconcile.c - the otel-reconcile renderer as a library
+ * (reconcile/): the config hash against the spec's verified examples and
+ * Go's encoding rules, names and truncation, Service ports, RBAC rules,
+ * and which objects each mode renders (reconcile.md 2 to 4). The exact YAML
+ * of every object type is checked from the outside by reconcile_test.py. */
+#include "kube/collector.h"
+#include "kube/yaml.h"
+#include "reconcile/hash.h"
+#include "reconcile/naming.h"
+#include "reconcile/obj.h"
+#include "reconcile/ports.h"
+#include "reconcile/render.h"
+#include "reconcile/stream.h"
+#include "tests/util.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EQ(got_expr, want)                                                                                             \
+    do {                                                                                                               \
+        char *got_ = (got_expr);                                                                                       \
+        ck_assert_ptr_nonnull(got_);                                                                                   \
+        ck_assert_str_eq(got_, want);                                                                                  \
+        free(got_);                                                                                                    \
+    } while (0)
+
+static char *hash_of(const char *config_json, int defaults) {
+    json_object *c = tu_json(config_json);
+    char h[RECONCILE_HASH_HEX], err[256] = "";
+    if (defaults) ck_assert_int_eq(kube_collector_default_config(c, err, sizeof(err)), 0);
+    ck_assert_msg(reconcile_config_hash(c, h, err, sizeof(err)) == 0, "%s", err);
+    json_object_put(c);
+    return strdup(h);
+}
+
+static char *go_json(const char *config_json) {
+    json_object *c = tu_json(config_json);
+    char err[256] = "";
+    char *s = reconcile_config_json(c, err, sizeof(err));
+    json_object_put(c);
+    return s ? s : strdup(err);
+}
+
+/* ---- config hash (reconcile.md 2.3) --------------------------------------- */
+
+START_TEST(hash_build_collector_base) {
+    EQ(hash_of("{\"receivers\":{\"examplereceiver\":{\"endpoint\":\"0.0.0.0:12345\"}},\"exporters\":{\"debug\":null},"
+               "\"service\":{\"pipelines\":{\"metrics\":{\"exporters\":[\"debug\"],\"receivers\":[\"examplereceiver\"]}}}}",
+               0),
+       "2d266e55025628659355f1271b689d6fb53648ef6cd5595831f5835d18e59a25");
+}
+END_TEST
+
+#define VERSIONED(t)                                                                                                   \
+    "{\"receivers\":{\"otlp\":{\"protocols\":{\"grpc\":{},\"http\":{}}}},\"processors\":{\"batch\":{\"send_batch_size\":" \
+    "10000,\"timeout\":\"" t "\"}},\"exporters\":{\"debug\":{}},\"service\":{\"pipelines\":{\"traces\":{\"receivers\":" \
+    "[\"otlp\"],\"processors\":[\"batch\"],\"exporters\":[\"debug\"]}}}}"
+
+START_TEST(hash_versioned_configmaps_after_defaults) {
+    char *h;
+    h = hash_of(VERSIONED("10s"), 1);
+    ck_assert_str_eq(h, "5723ff27edf2be60d63b08071d96bb77e0643ba2922ff585d3a7990f47830c16");
+    free(h);
+    h = hash_of(VERSIONED("20s"), 1);
+    ck_assert(strncmp(h, "dfcfaead", 8) == 0);
+    free(h);
+    h = hash_of(VERSIONED("30s"), 1);
+    ck_assert(strncmp(h, "398edf51", 8) == 0);
+    free(h);
+}
+END_TEST
+
+START_TEST(hash_defaulting_is_idempotent) {
+    /* A CR a reference webhook already defaulted hashes the same. */
+    json_object *c = tu_json(VERSIONED("10s"));
+    char err[256], h1[RECONCILE_HASH_HEX], h2[RECONCILE_HASH_HEX];
+    ck_assert_int_eq(kube_collector_default_config(c, err, sizeof(err)), 0);
+    ck_assert_int_eq(reconcile_config_hash(c, h1, err, sizeof(err)), 0);
+    ck_assert_int_eq(kube_collector_default_config(c, err, sizeof(err)), 0);
+    ck_assert_int_eq(reconcile_config_hash(c, h2, err, sizeof(err)), 0);
+    ck_assert_str_eq(h1, h2);
+    json_object_put(c);
+}
+END_TEST
+
+START_TEST(go_json_struct_order_and_omission) {
+    /* Top level in struct order whatever the input order; unknown keys
+     * dropped; optional sections omitted when null, kept when {}. */
+    EQ(go_json("{\"service\":{\"pipelines\":{}},\"extensions\":{},\"processors\":null,\"zzz\":1,"
+               "\"exporters\":{\"b\":1,\"a\":2},\"receivers\":{}}"),
+       "{\"receivers\":{},\"exporters\":{\"a\":2,\"b\":1},\"extensions\":{},\"service\":{\"pipelines\":{}}}");
+    /* Absent receivers/exporters are nil maps; no service gives null pipelines. */
+    EQ(go_json("{}"), "{\"receivers\":null,\"exporters\":null,\"service\":{\"pipelines\":null}}");
+    /* service: extensions omitted when empty, telemetry when null, unknown
+     * keys dropped; pipelines sorted; pipeline fields in struct order with
+     * empty processors omitted and absent lists null. */
+    EQ(go_json("{\"receivers\":{},\"exporters\":{},\"service\":{\"x\":1,\"telemetry\":null,\"extensions\":[],"
+               "\"pipelines\":{\"z\":{\"receivers\":[\"r\"],\"processors\":[]},\"a\":null}}}"),
+       "{\"receivers\":{},\"exporters\":{},\"service\":{\"pipelines\":{\"a\":null,\"z\":{\"exporters\":null,"
+       "\"receivers\":[\"r\"]}}}}");
+    EQ(go_json("{\"receivers\":{},\"exporters\":{},\"connectors\":{\"c\":null},\"service\":{\"extensions\":[\"e\"],"
+               "\"telemetry\":{\"logs\":{\"level\":\"debug\"}},\"pipelines\":{\"p\":{\"processors\":[\"b\"]}}}}"),
+       "{\"receivers\":{},\"exporters\":{},\"connectors\":{\"c\":null},\"service\":{\"extensions\":[\"e\"],"
+       "\"telemetry\":{\"logs\":{\"level\":\"debug\"}},\"pipelines\":{\"p\":{\"exporters\":null,\"processors\":[\"b\"],"
+       "\"receivers\":null}}}}");
+}
+END_TEST
+
+START_TEST(go_json_strings) {
+    EQ(go_json("{\"receivers\":{\"a\":\"<b>&\\u2028\\u2029\\n\\t\\r\\b\\f\\u0001\\\"\\\\/é\"}}"),
+       "{\"receivers\":{\"a\":\"\\u003cb\\u003e\\u0026\\u2028\\u2029\\n\\t\\r\\b\\f\\u0001\\\"\\\\/é\"},"
+       "\"exporters\":null,\"service\":{\"pipelines\":null}}");
+}
+END_TEST
+
+static char *number(const char *n) {
+    char text[128], *s, *out;
+    snprintf(text, sizeof(text), "{\"receivers\":{\"n\":%s}}", n);
+    s = go_json(text);
+    /* {"receivers":{"n":X},... */
+    out = strndup(s + 18, strcspn(s + 18, "}"));
+    free(s);
+    return out;
+}
+
+START_TEST(go_json_numbers) {
+    EQ(number("100"), "100");
+    EQ(number("-7"), "-7");
+    EQ(number("0"), "0");
+    EQ(number("1.5"), "1.5");
+    EQ(number("-2.25"), "-2.25");
+    EQ(number("0.1"), "0.1");
+    EQ(number("10.0"), "10");
+    EQ(number("0.000001"), "0.000001");
+    EQ(number("0.0000001"), "1e-7");
+    EQ(number("1.5e-10"), "1.5e-10");
+    EQ(number("1e20"), "100000000000000000000");
+    EQ(number("1e21"), "1e+21");
+    EQ(number("1.2345e25"), "1.2345e+25");
+    /* float64 round trip through the API server */
+    EQ(number("123456789012345678"), "123456789012345680");
+    EQ(number("9007199254740993"), "9007199254740992");
+}
+END_TEST
+
+START_TEST(go_json_non_finite_is_an_error) {
+    /* YAML text cannot produce one (kube/yaml keeps .inf a string), a
+     * json-c tree built in code can. */
+    json_object *c = tu_json("{\"receivers\":{}}");
+    json_object_object_add(json_object_object_get(c, "receivers"), "a", json_object_new_double(1.0 / 0.0));
+    char err[256] = "", h[RECONCILE_HASH_HEX];
+    ck_assert_int_eq(reconcile_config_hash(c, h, err, sizeof(err)), -1);
+    ck_assert_str_eq(err, "spec.config holds a number JSON cannot represent (.inf or .nan)");
+    json_object_put(c);
+}
+END_TEST
+
+/* ---- names (reconcile.md 2.1.1) ------------------------------------------- */
+
+static char *a60(void) {
+    char *s = malloc(61);
+    memset(s, 'a', 60);
+    s[60] = 0;
+    return s;
+}
+
+static char *rep(char c, int n, const char *suffix) {
+    char *s = malloc((size_t)n + strlen(suffix) + 1);
+    memset(s, c, (size_t)n);
+    strcpy(s + n, suffix);
+    return s;
+}
+
+START_TEST(names_table) {
+    char *a = a60(), *w;
+    EQ(reconcile_name("%s-collector", "simplest", NULL), "simplest-collector");
+    EQ(reconcile_name("%s-collector-%s", "simplest", "5723ff27"), "simplest-collector-5723ff27");
+    EQ(reconcile_name("%s-headless", "simplest-collector", NULL), "simplest-collector-headless");
+    EQ(reconcile_name("%s-monitoring", "simplest-collector", NULL), "simplest-collector-monitoring");
+    EQ(reconcile_name("%s-extension", "simplest-collector", NULL), "simplest-collector-extension");
+    EQ(reconcile_name("%s-collector", "simplest-monitoring", NULL), "simplest-monitoring-collector");
+    EQ(reconcile_name("%s-ingress", "simplest", NULL), "simplest-ingress");
+    EQ(reconcile_name("%s-collector-networkpolicy", "simplest", NULL), "simplest-collector-networkpolicy");
+    EQ(reconcile_name("%s-%s-cluster-role", "simplest", "obs"), "simplest-obs-cluster-role");
+    EQ(reconcile_name("%s-%s-collector", "simplest", "obs"), "simplest-obs-collector");
+    EQ(reconcile_name("%s-%s-route", "otlp-grpc", "simplest"), "otlp-grpc-simplest-route");
+    EQ(reconcile_name("%s-%s-httproute", "simplest", "otlp-http"), "simplest-otlp-http-httproute");
+
+    /* 60 x a */
+    w = rep('a', 53, "-collector");
+    EQ(reconcile_name("%s-collector", a, NULL), w);
+    free(w);
+    w = rep('a', 44, "-collector-5723ff27");
+    EQ(reconcile_name("%s-collector-%s", a, "5723ff27"), w);
+    free(w);
+    {
+        char *base = reconcile_name("%s-collector", a, NULL);
+        w = rep('a', 53, "--headless"); /* the quirk: base cut to "aaa-" */
+        EQ(reconcile_name("%s-headless", base, NULL), w);
+        free(w);
+        w = rep('a', 52, "-monitoring");
+        EQ(reconcile_name("%s-monitoring", base, NULL), w);
+        free(w);
+        free(base);
+    }
+    /* A long name and namespace: the name is cut first, then dropped. */
+    w = rep('a', 46, "-obs-cluster-role");
+    {
+        char *got = reconcile_name("%s-%s-cluster-role", a, "obs");
+        ck_assert_str_eq(got, w);
+        ck_assert_uint_eq(strlen(got), 63);
+        free(got);
+    }
+    free(w);
+    free(a);
+}
+END_TEST
+
+START_TEST(names_truncate_rules) {
+    const char *v1[] = {"ab"}, *v2[] = {"abc", "de"};
+    /* Nothing to cut: only the trimming of non-alphanumerics at both ends. */
+    EQ(reconcile_truncate("-%s-", 63, 1, v1), "ab");
+    /* Excess 3 is taken from the first value, which is dropped (3 <= 3). */
+    EQ(reconcile_truncate("%s.%s", 3, 2, v2), "de");
+    /* Excess 2: first value cut to "a". */
+    EQ(reconcile_truncate("%s.%s", 4, 2, v2), "a.de");
+    /* Still too long after dropping every value: hard cut, no trimming. */
+    EQ(reconcile_truncate("%s-0123456789", 5, 1, v1), "-0123");
+}
+END_TEST
+
+START_TEST(names_dns) {
+    char s1[] = "My.Name_x", s2[] = ".abc-", s3[] = "ABC", s4[] = "a\xc3\xa9z";
+    reconcile_dns_name(s1);
+    ck_assert_str_eq(s1, "my-name-x");
+    reconcile_dns_name(s2);
+    ck_assert_str_eq(s2, "aabca"); /* outside [a-z0-9] at either end: 'a' */
+    reconcile_dns_name(s3);
+    ck_assert_str_eq(s3, "abc");
+    reconcile_dns_name(s4);
+    ck_assert_str_eq(s4, "a-z");
+}
+END_TEST
+
+/* ---- Service ports (reconcile.md 3.3, 3.5) -------------------------------- */
+
+static char *sports(const char *config, int which, int route, const char *spec_ports) {
+    json_object *c = tu_json(config), *sp = spec_ports ? tu_json(spec_ports) : NULL, *p;
+    char err[256] = "", *s;
+    p = reconcile_service_ports(c, which, route, sp, err, sizeof(err));
+    s = p ? tu_str(p) : strdup(err);
+    json_object_put(p);
+    json_object_put(sp);
+    json_object_put(c);
+    return s;
+}
+
+#define RX RECONCILE_PORTS_RECEIVERS
+#define EX RECONCILE_PORTS_EXPORTERS
+#define EXT RECONCILE_PORTS_EXTENSIONS
+#define PIPE(rx, ex) "\"service\":{\"pipelines\":{\"p\":{\"receivers\":[" rx "],\"exporters\":[" ex "]}}}"
+
+START_TEST(service_ports_multi_protocol) {
+    EQ(sports("{\"receivers\":{\"otlp\":{\"protocols\":{\"grpc\":null,\"http\":{\"endpoint\":\"0.0.0.0:5000\"}}}}," PIPE(
+                  "\"otlp\"", "") "}",
+              RX | EX, 0, NULL),
+       "[{\"name\":\"otlp-grpc\",\"appProtocol\":\"grpc\",\"port\":4317,\"targetPort\":4317},"
+       "{\"name\":\"otlp-http\",\"appProtocol\":\"http\",\"port\":5000,\"targetPort\":5000}]");
+    EQ(sports("{\"receivers\":{\"jaeger\":{\"protocols\":{\"grpc\":null,\"thrift_http\":null,\"thrift_compact\":null,"
+              "\"thrift_binary\":null}}}," PIPE("\"jaeger\"", "") "}",
+              RX, 0, NULL),
+       "[{\"name\":\"jaeger-grpc\",\"protocol\":\"TCP\",\"appProtocol\":\"grpc\",\"port\":14250,\"targetPort\":14250},"
+       "{\"name\":\"port-14268\",\"protocol\":\"TCP\",\"appProtocol\":\"http\",\"port\":14268,\"targetPort\":14268},"
+       "{\"name\":\"port-6831\",\"protocol\":\"UDP\",\"port\":6831,\"targetPort\":6831},"
+       "{\"name\":\"port-6832\",\"protocol\":\"UDP\",\"port\":6832,\"targetPort\":6832}]");
+    EQ(sports("{\"receivers\":{\"loki\":{\"protocols\":{\"grpc\":null,\"http\":null}},\"skywalking\":{\"protocols\":{"
+              "\"grpc\":null,\"http\":null}}}," PIPE("\"loki\",\"skywalking\"", "") "}",
+              RX, 0, NULL),
+       "[{\"name\":\"loki-grpc\",\"appProtocol\":\"grpc\",\"port\":9095,\"targetPort\":9095},"
+       "{\"name\":\"loki-http\",\"appProtocol\":\"http\",\"port\":3100,\"targetPort\":3100},"
+       "{\"name\":\"skywalking-grpc\",\"appProtocol\":\"grpc\",\"port\":11800,\"targetPort\":11800},"
+       "{\"name\":\"skywalking-http\",\"appProtocol\":\"http\",\"port\":12800,\"targetPort\":12800}]");
+    /* route: grpc -> h2c */
+    EQ(sports("{\"receivers\":{\"otlp/2\":{\"protocols\":{\"grpc\":null}}}," PIPE("\"otlp/2\"", "") "}", RX, 1, NULL),
+       "[{\"name\":\"otlp-2-grpc\",\"appProtocol\":\"h2c\",\"port\":4317,\"targetPort\":4317}]");
+    EQ(sports("{\"receivers\":{\"otlp\":{\"protocols\":{\"kafka\":null}}}," PIPE("\"otlp\"", "") "}", RX, 0, NULL),
+       "unknown protocol set: kafka");
+}
+END_TEST
+
+START_TEST(service_ports_single_and_generic) {
+    EQ(sports("{\"receivers\":{\"zipkin\":null,\"statsd\":null,\"awsxray\":{\"endpoint\":\"0.0.0.0:2100\"},"
+              "\"carbon\":null,\"splunk_hec/x\":null,\"mine\":{\"endpoint\":\"localhost:7777\"},\"nope\":{},"
+              "\"k8s_cluster\":{\"endpoint\":\"http://a:1\"}}," PIPE(
+                  "\"zipkin\",\"statsd\",\"awsxray\",\"carbon\",\"splunk_hec/x\",\"mine\",\"nope\",\"k8s_cluster\"",
+                  "") "}",
+              RX, 0, NULL),
+       "[{\"name\":\"awsxray\",\"protocol\":\"UDP\",\"port\":2100,\"targetPort\":2100},"
+       "{\"name\":\"carbon\",\"port\":2003,\"targetPort\":2003},"
+       "{\"name\":\"mine\",\"port\":7777},"
+       "{\"name\":\"splunk-hec-x\",\"port\":8088,\"targetPort\":8088},"
+       "{\"name\":\"statsd\",\"protocol\":\"UDP\",\"port\":8125,\"targetPort\":8125},"
+       "{\"name\":\"zipkin\",\"protocol\":\"TCP\",\"appProtocol\":\"http\",\"port\":9411,\"targetPort\":9411}]");
+    EQ(sports("{\"receivers\":{\"tcp_log\":{}}," PIPE("\"tcp_log\"", "") "}", RX, 0, NULL),
+       "receiver tcp_log: port should not be empty");
+}
+END_TEST
+
+START_TEST(service_ports_exporters_extensions) {
+    const char *cfg = "{\"receivers\":{\"otlp\":{\"protocols\":{\"grpc\":null}}},\"exporters\":{\"prometheus/dev\":{"
+                      "\"endpoint\":\"0.0.0.0:9090\"},\"prometheus\":null,\"otlp\":{\"endpoint\":\"x:4317\"}},"
+                      "\"extensions\":{\"health_check\":null,\"jaeger_query\":{\"grpc\":{\"endpoint\":\":16685\"}}},"
+                      "\"service\":{\"extensions\":[\"health_check\",\"jaeger_query\",\"pprof\"],\"pipelines\":{\"p\":{"
+                      "\"receivers\":[\"otlp\"],\"exporters\":[\"prometheus/dev\",\"prometheus\",\"otlp\"]}}}}";
+    EQ(sports(cfg, EX, 0, NULL),
+       "[{\"name\":\"prometheus\",\"port\":8888},{\"name\":\"prometheus-dev\",\"port\":9090}]");
+    EQ(sports(cfg, EXT, 0, NULL),
+       "[{\"name\":\"health-check\",\"port\":13133},"
+       "{\"name\":\"jaeger-query\",\"port\":16686,\"targetPort\":16686},"
+       "{\"name\":\"jaeger-query-2\",\"port\":16685,\"targetPort\":16685}]");
+}
+END_TEST
+
+START_TEST(service_ports_spec_ports_merge) {
+    const char *cfg = "{\"receivers\":{\"otlp\":{\"protocols\":{\"grpc\":null,\"http\":null}},\"zipkin\":null},"
+                      PIPE("\"otlp\",\"zipkin\"", "") "}";
+    /* 4317/TCP clashes by number (empty protocol counts as TCP): dropped.
+     * "zipkin" clashes by name: renamed port-9411. spec ports first, as
+     * given, hostPort dropped; no re-sort. */
+    EQ(sports(cfg, RX, 0,
+              "[{\"name\":\"zz\",\"port\":4317,\"hostPort\":1},{\"name\":\"zipkin\",\"port\":1234,\"protocol\":\"UDP\"}]"),
+       "[{\"name\":\"zz\",\"port\":4317},{\"name\":\"zipkin\",\"protocol\":\"UDP\",\"port\":1234},"
+       "{\"name\":\"otlp-http\",\"appProtocol\":\"http\",\"port\":4318,\"targetPort\":4318},"
+       "{\"name\":\"port-9411\",\"protocol\":\"TCP\",\"appProtocol\":\"http\",\"port\":9411,\"targetPort\":9411}]");
+    /* rename blocked: dropped */
+    EQ(sports(cfg, RX, 0, "[{\"name\":\"zipkin\",\"port\":1},{\"name\":\"port-9411\",\"port\":2}]"),
+       "[{\"name\":\"zipkin\",\"port\":1},{\"name\":\"port-9411\",\"port\":2},"
+       "{\"name\":\"otlp-grpc\",\"appProtocol\":\"grpc\",\"port\":4317,\"targetPort\":4317},"
+       "{\"name\":\"otlp-http\",\"appProtocol\":\"http\",\"port\":4318,\"targetPort\":4318}]");
+}
+END_TEST
+
+/* ---- render --------------------------------------------------------------- */
+
+typedef struct rendered {
+    reconcile_render_result r;
+    int rc;
+    char err[512];
+} rendered;
+
+static rendered *render_yaml(const char *yaml) {
+    kube_yaml_error ye;
+    json_object *o = kube_yaml_parse_one(yaml, strlen(yaml), &ye);
+    rendered *x = calloc(1, sizeof(*x));
+    reconcile_options opt;
+    ck_assert_msg(o != NULL, "bad test YAML line %d: %s", ye.line, ye.msg);
+    reconcile_options_default(&opt);
+    x->rc = reconcile_render(o, "ns1", &opt, &x->r, x->err, sizeof(x->err));
+    json_object_put(o);
+    return x;
+}
+
+static void rendered_free(rendered *x) {
+    reconcile_render_result_free(&x->r);
+    free(x);
+}
+
+/* "Kind/name,Kind/name,..." */
+static char *kinds(rendered *x) {
+    char *s = strdup("");
+    for (size_t i = 0; i < x->r.nobjs; i++) {
+        char *n;
+        json_object *o = x->r.objs[i];
+        if (asprintf(&n, "%s%s%s/%s", s, i ? "," : "", reconcile_get_str(o, "kind"),
+                     reconcile_get_str(reconcile_get_map(o, "metadata"), "name")) < 0)
+            abort();
+        free(s);
+        s = n;
+    }
+    return s;
+}
+
+static json_object *find(rendered *x, const char *kind) {
+    for (size_t i = 0; i < x->r.nobjs; i++)
+        if (strcmp(reconcile_get_str(x->r.objs[i], "kind"), kind) == 0) return x->r.objs[i];
+    return NULL;
+}
+
+static char *at(json_object *o, const char *path) {
+    /* dotted path; numeric components index arrays */
+    char *p = strdup(path), *save = NULL;
+    for (char *tok = strtok_r(p, ".", &save); tok && o; tok = strtok_r(NULL, ".", &save)) {
+        if (json_object_is_type(o, json_type_array))
+            o = json_object_array_get_idx(o, (size_t)atoi(tok));
+        else
+            o = reconcile_get(o, tok);
+    }
+    free(p);
+    return o ? tu_str(o) : strdup("<none>");
+}
+
+#define CR(name, spec)                                                                                                 \
+    "apiVersion: opentelemetry.io/v1beta1\nkind: OpenTelemetryCollector\nmetadata:\n  name: " name "\nspec:\n" spec
+#define EMPTY_CONFIG                                                                                                   \
+    "  config:\n    receivers: {}\n    exporters: {}\n    service:\n      pipelines: {}\n"
+
+START_TEST(render_counts_per_mode) {
+    rendered *x;
+    x = render_yaml(CR("c", EMPTY_CONFIG));
+    ck_assert_int_eq(x->rc, 0);
+    EQ(kinds(x), "Deployment/c-collector,PodDisruptionBudget/c-collector,ConfigMap/c-collector-bd40e3c9,"
+                 "ServiceAccount/c-collector,Service/c-collector-monitoring,NetworkPolicy/c-collector-networkpolicy");
+    rendered_free(x);
+    x = render_yaml(CR("c", "  mode: statefulset\n  networkPolicy: {enabled: false}\n" EMPTY_CONFIG));
+    EQ(kinds(x), "StatefulSet/c-collector,PodDisruptionBudget/c-collector,ConfigMap/c-collector-bd40e3c9,"
+                 "ServiceAccount/c-collector,Service/c-collector-monitoring");
+    rendered_free(x);
+    x = render_yaml(CR("c", "  mode: sidecar\n" EMPTY_CONFIG));
+    EQ(kinds(x), "ConfigMap/c-collector-bd40e3c9,ServiceAccount/c-collector");
+    rendered_free(x);
+    x = render_yaml(CR("c", "  mode: daemonset\n  serviceAccount: mine\n" EMPTY_CONFIG));
+    EQ(kinds(x), "DaemonSet/c-collector,ConfigMap/c-collector-bd40e3c9,Service/c-collector-monitoring,"
+                 "NetworkPolicy/c-collector-networkpolicy");
+    rendered_free(x);
+    /* deployment, prometheus exporter, metrics on: 9 objects */
+    x = render_yaml(CR("c", "  networkPolicy: {enabled: false}\n  observability: {metrics: {enableMetrics: true}}\n"
+                            "  config:\n    receivers: {otlp: {protocols: {grpc: {}}}}\n"
+                            "    exporters: {prometheus: {endpoint: '0.0.0.0:9090'}}\n"
+                            "    service: {pipelines: {metrics: {receivers: [otlp], exporters: [prometheus]}}}\n"));
+    ck_assert_uint_eq(x->r.nobjs, 9);
+    EQ(kinds(x), "Deployment/c-collector,PodDisruptionBudget/c-collector,ConfigMap/c-collector-129c16ea,"
+                 "ServiceAccount/c-collector,Service/c-collector,Service/c-collector-headless,"
+                 "Service/c-collector-monitoring,ServiceMonitor/c-collector,ServiceMonitor/c-monitoring-collector");
+    EQ(at(find(x, "ServiceMonitor"), "spec.endpoints"), "[{\"port\":\"prometheus\"}]");
+    rendered_free(x);
+}
+END_TEST
+
+START_TEST(render_hpa) {
+    rendered *x;
+    /* maxReplicas set: minReplicas defaults to replicas, CPU target to 90. */
+    x = render_yaml(CR("c", "  replicas: 2\n  autoscaler: {maxReplicas: 5, metrics: [{type: Pods, pods: {}},"
+                            " {type: External}]}\n" EMPTY_CONFIG));
+    ck_assert_int_eq(x->rc, 0);
+    EQ(at(find(x, "HorizontalPodAutoscaler"), "spec"),
+       "{\"scaleTargetRef\":{\"kind\":\"OpenTelemetryCollector\",\"name\":\"c\",\"apiVersion\":"
+       "\"opentelemetry.io/v1beta1\"},\"minReplicas\":2,\"maxReplicas\":5,\"metrics\":[{\"type\":\"Resource\","
+       "\"resource\":{\"name\":\"cpu\",\"target\":{\"type\":\"Utilization\",\"averageUtilization\":90}}},"
+       "{\"type\":\"Pods\",\"pods\":{}}]}");
+    EQ(at(find(x, "Deployment"), "spec.replicas"), "2");
+    rendered_free(x);
+    /* Memory first, then CPU; replicas = max(minReplicas, replicas). */
+    x = render_yaml(CR("c", "  autoscaler: {minReplicas: 3, maxReplicas: 5, targetCPUUtilization: 50,"
+                            " targetMemoryUtilization: 60}\n" EMPTY_CONFIG));
+    EQ(at(find(x, "HorizontalPodAutoscaler"), "spec.metrics.0.resource.name"), "\"memory\"");
+    EQ(at(find(x, "HorizontalPodAutoscaler"), "spec.metrics.1.resource.target.averageUtilization"), "50");
+    EQ(at(find(x, "Deployment"), "spec.replicas"), "3");
+    rendered_free(x);
+    /* No maxReplicas: no HPA and a warning instead of maxReplicas: 0. */
+    x = render_yaml(CR("c", "  autoscaler: {}\n" EMPTY_CONFIG));
+    ck_assert_int_eq(x->rc, 0);
+    ck_assert_ptr_null(find(x, "HorizontalPodAutoscaler"));
+    ck_assert_uint_eq(x->r.nwarnings, 1);
+    ck_assert_str_eq(x->r.warnings[0], "spec.autoscaler.maxReplicas is not set: no HorizontalPodAutoscaler");
+    rendered_free(x);
+    /* v1alpha1 top-level bounds */
+    x = render_yaml("apiVersion: opentelemetry.io/v1alpha1\nkind: OpenTelemetryCollector\nmetadata: {name: c}\n"
+                    "spec:\n  maxReplicas: 4\n  config: |\n    receivers: {}\n    exporters: {}\n"
+                    "    service: {pipelines: {}}\n");
+    ck_assert_int_eq(x->rc, 0);
+    EQ(at(find(x, "HorizontalPodAutoscaler"), "spec.maxReplicas"), "4");
+    EQ(at(find(x, "ConfigMap"), "metadata.name"), "\"c-collector-bd40e3c9\"");
+    rendered_free(x);
+}
+END_TEST
+
+START_TEST(render_errors) {
+    static const struct {
+        const char *yaml, *err;
+    } cases[] = {
+        {CR("c", "  mode: job\n" EMPTY_CONFIG),
+         "spec.mode: unsupported value \"job\" (deployment, daemonset, statefulset, sidecar)"},
+        {CR("c", "  replicas: 6\n  autoscaler: {maxReplicas: 5}\n" EMPTY_CONFIG),
+         "spec.replicas must not be greater than maxReplicas"},
+        {CR("c", "  autoscaler: {minReplicas: 6, maxReplicas: 5}\n" EMPTY_CONFIG),
+         "spec.autoscaler.minReplicas must not be greater than maxReplicas"},
+        {CR("c", "  mode: sidecar\n  ingress: {type: ingress}\n" EMPTY_CONFIG),
+         "spec.ingress: sidecar mode does not support an ingress"},
+        {CR("c", "  ingress: {type: ingress, ruleType: subdomain, hostname: '*'}\n" EMPTY_CONFIG),
+         "spec.ingress.hostname: ruleType subdomain needs a hostname that is not empty or *"},
+        {CR("c", "  targetAllocator: {enabled: true}\n" EMPTY_CONFIG),
+         "spec.targetAllocator: mode must be statefulset or daemonset, not deployment"},
+        {CR("c", "  config:\n    receivers: {otlp: {protocols: {kafka: {}}}}\n    exporters: {}\n"
+                 "    service: {pipelines: {p: {receivers: [otlp]}}}\n"),
+         "unknown protocol set: kafka"},
+        {CR("c", "  config:\n    receivers: {}\n    exporters: {}\n    service:\n      pipelines: {}\n"
+                 "      telemetry: {metrics: {address: '0.0.0.0:${env:PORT}'}}\n"),
+         "couldn't determine metrics port from configuration: 0.0.0.0:${env:PORT}"},
+        {CR("c", "  mode: deployment\n"), "spec.config is missing"},
+        {"apiVersion: opentelemetry.io/v1beta1\nkind: OpenTelemetryCollector\nmetadata: {}\nspec:\n" EMPTY_CONFIG,
+         "metadata.name is missing"},
+        {"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n",
+         "not an opentelemetry.io/v1beta1 or v1alpha1 OpenTelemetryCollector"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        rendered *x = render_yaml(cases[i].yaml);
+        ck_assert_msg(x->rc == -1, "case %zu rendered", i);
+        ck_assert_str_eq(x->err, cases[i].err);
+        ck_assert_uint_eq(x->r.nobjs, 0);
+        rendered_free(x);
+    }
+}
+END_TEST
+
+START_TEST(render_unmanaged_renders_nothing) {
+    rendered *x = render_yaml(CR("c", "  managementState: unmanaged\n" EMPTY_CONFIG));
+    ck_assert_int_eq(x->rc, 0);
+    ck_assert_uint_eq(x->r.nobjs, 0);
+    ck_assert_str_eq(x->r.warnings[0], "spec.managementState is unmanaged: nothing is rendered");
+    rendered_free(x);
+}
+END_TEST
+
+START_TEST(render_version_label) {
+    static const struct {
+        const char *image, *want;
+    } cases[] = {
+        {"", "latest"},
+        {"otel/col", "latest"},
+        {"otel/col:0.47.0", "0.47.0"},
+        {"repo:1.2@sha256:abc", "1.2"},
+        {"host:5000/otel:1.0", ""},
+        {"host:5000/otel", "5000/otel"},
+        {"a:b:c:d", "latest"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        char yaml[512], want[128];
+        rendered *x;
+        snprintf(yaml, sizeof(yaml), CR("c", "  image: '%s'\n" EMPTY_CONFIG), cases[i].image);
+        x = render_yaml(yaml);
+        ck_assert_int_eq(x->rc, 0);
+        snprintf(want, sizeof(want), "\"%s\"", cases[i].want);
+        {
+            json_object *l = reconcile_get_map(reconcile_get_map(find(x, "Deployment"), "metadata"), "labels");
+            char *got = tu_str(reconcile_get(l, "app.kubernetes.io/version"));
+            ck_assert_msg(strcmp(got, want) == 0, "image %s: %s", cases[i].image, got);
+            free(got);
+        }
+        rendered_free(x);
+    }
+}
+END_TEST
+
+static char *rules_of(const char *config) {
+    char yaml[4096];
+    rendered *x;
+    char *s;
+    snprintf(yaml, sizeof(yaml), CR("c", "  config:\n%s"), config);
+    x = render_yaml(yaml);
+    ck_assert_msg(x->rc == 0, "%s", x->err);
+    s = find(x, "ClusterRole") ? at(find(x, "ClusterRole"), "rules") : strdup("<none>");
+    rendered_free(x);
+    return s;
+}
+
+START_TEST(rbac_rules) {
+    EQ(rules_of("    receivers: {kubeletstats: {}, k8s_events: {}}\n    exporters: {}\n"
+                "    service: {pipelines: {p: {receivers: [kubeletstats, k8s_events]}}}\n"),
+       "[{\"verbs\":[\"get\",\"list\",\"watch\"],\"apiGroups\":[\"\"],\"resources\":[\"events\"]},"
+       "{\"verbs\":[\"get\"],\"apiGroups\":[\"\"],\"resources\":[\"nodes/stats\"]}]");
+    EQ(rules_of("    receivers: {kubeletstats: {metrics: {k8s.pod.cpu_limit_utilization: {enabled: true}}}}\n"
+                "    exporters: {}\n    service: {pipelines: {p: {receivers: [kubeletstats]}}}\n"),
+       "[{\"verbs\":[\"get\"],\"apiGroups\":[\"\"],\"resources\":[\"nodes/stats\"]},"
+       "{\"verbs\":[\"get\"],\"apiGroups\":[\"\"],\"resources\":[\"nodes/proxy\"]}]");
+    EQ(rules_of("    receivers: {k8sobjects: {objects: [{name: pods, mode: pull}, {name: events, mode: pull},"
+                " {name: deployments, group: apps, mode: watch}, {name: x}]}}\n"
+                "    exporters: {}\n    service: {pipelines: {p: {receivers: [k8sobjects]}}}\n"),
+       "[{\"verbs\":[\"list\",\"get\"],\"apiGroups\":[\"\"],\"resources\":[\"pods\"]},"
+       "{\"verbs\":[\"list\"],\"apiGroups\":[\"\"],\"resources\":[\"events\"]},"
+       "{\"verbs\":[\"list\",\"watch\"],\"apiGroups\":[\"apps\"],\"resources\":[\"deployments\"]},"
+       "{\"verbs\":[\"list\"],\"apiGroups\":[\"\"],\"resources\":[\"x\"]}]");
+    /* k8sattributes: replicasets once, nodes de-duplicated (the reference
+     * repeats it per k8s.node entry). */
+    EQ(rules_of("    receivers: {otlp: {protocols: {grpc: {}}}}\n    exporters: {}\n"
+                "    processors: {k8sattributes: {extract: {metadata: [k8s.node.name, k8s.node.uid, service.name]}}}\n"
+                "    service: {pipelines: {p: {receivers: [otlp], processors: [k8sattributes]}}}\n"),
+       "[{\"verbs\":[\"get\",\"watch\",\"list\"],\"apiGroups\":[\"\"],\"resources\":[\"pods\",\"namespaces\"]},"
+       "{\"verbs\":[\"get\",\"watch\",\"list\"],\"apiGroups\":[\"apps\"],\"resources\":[\"replicasets\"]},"
+       "{\"verbs\":[\"get\",\"watch\",\"list\"],\"apiGroups\":[\"\"],\"resources\":[\"nodes\"]}]");
+    EQ(rules_of("    receivers: {otlp: {protocols: {grpc: {}}}}\n    exporters: {}\n"
+                "    processors: {resourcedetection: {detectors: [env, k8snode, openshift]}}\n"
+                "    extensions: {k8s_observer: {observe_pods: true, observe_nodes: true}, k8s_leader_elector: {}}\n"
+                "    service: {extensions: [k8s_observer, k8s_leader_elector],"
+                " pipelines: {p: {receivers: [otlp], processors: [resourcedetection]}}}\n"),
+       "[{\"verbs\":[\"get\",\"list\"],\"apiGroups\":[\"\"],\"resources\":[\"nodes\"]},"
+       "{\"verbs\":[\"get\",\"watch\",\"list\"],\"apiGroups\":[\"config.openshift.io\"],\"resources\":"
+       "[\"infrastructures\",\"infrastructures/status\"]},"
+       "{\"verbs\":[\"get\",\"list\",\"watch\",\"create\",\"update\",\"patch\",\"delete\"],\"apiGroups\":"
+       "[\"coordination.k8s.io\"],\"resources\":[\"leases\"]},"
+       "{\"verbs\":[\"list\",\"watch\"],\"apiGroups\":[\"\"],\"resources\":[\"pods\"]},"
+       "{\"verbs\":[\"list\",\"watch\"],\"apiGroups\":[\"\"],\"resources\":[\"nodes\"]}]");
+    /* Not enabled: nothing. */
+    EQ(rules_of("    receivers: {k8s_events: {}, otlp: {protocols: {grpc: {}}}}\n    exporters: {}\n"
+                "    service: {pipelines: {p: {receivers: [otlp]}}}\n"),
+       "<none>");
+}
+END_TEST
+
+START_TEST(rbac_order_is_stable) {
+    /* Same components, declared and referenced in another order. */
+    char *a = rules_of("    receivers: {k8s_events: {}, kubeletstats: {}, k8s_cluster: {}}\n    exporters: {}\n"
+                       "    service: {pipelines: {a: {receivers: [k8s_events, kubeletstats]}, b: {receivers: [k8s_cluster]}}}\n");
+    char *b = rules_of("    receivers: {k8s_cluster: {}, kubeletstats: {}, k8s_events: {}}\n    exporters: {}\n"
+                       "    service: {pipelines: {b: {receivers: [k8s_cluster, kubeletstats]}, a: {receivers: [k8s_events]}}}\n");
+    ck_assert_str_eq(a, b);
+    free(a);
+    free(b);
+}
+END_TEST
+
+START_TEST(render_network_policy_keeps_udp) {
+    rendered *x = render_yaml(CR("c", "  config:\n    receivers: {statsd: {}, jaeger: {protocols: {thrift_compact: {}}}}\n"
+                                      "    exporters: {}\n    service: {pipelines: {p: {receivers: [statsd, jaeger]}}}\n"));
+    ck_assert_int_eq(x->rc, 0);
+    EQ(at(find(x, "NetworkPolicy"), "spec.ingress.0.ports"),
+       "[{\"protocol\":\"TCP\",\"port\":8888},{\"protocol\":\"UDP\",\"port\":6831},"
+       "{\"protocol\":\"UDP\",\"port\":8125}]");
+    rendered_free(x);
+}
+END_TEST
+
+START_TEST(render_prometheus_port_from_config) {
+    rendered *x = render_yaml(CR("c", "  config:\n    receivers: {}\n    exporters: {}\n    service:\n"
+                                      "      pipelines: {}\n      telemetry: {metrics: {address: '0.0.0.0:9999'}}\n"));
+    json_object *ann;
+    char *s;
+    ck_assert_int_eq(x->rc, 0);
+    ann = reconcile_get_map(reconcile_get_map(reconcile_get_map(reconcile_get_map(find(x, "Deployment"), "spec"),
+                                                                "template"), "metadata"), "annotations");
+    ck_assert_str_eq(reconcile_get_str(ann, "prometheus.io/port"), "9999");
+    s = at(find(x, "Service"), "spec.ports");
+    ck_assert_str_eq(s, "[{\"name\":\"monitoring\",\"port\":9999}]");
+    free(s);
+    rendered_free(x);
+}
+END_TEST
+
+START_TEST(render_odd_shapes) {
+    /* Found by the robustness run: a null entry in a pipeline's receivers. */
+    rendered *x = render_yaml(CR("c", "  config:\n    receivers: {}\n    exporters: {}\n"
+                                      "    service: {pipelines: {p: {receivers: [null, 5, kubeletstats]}}}\n"));
+    ck_assert_int_eq(x->rc, 0);
+    EQ(at(find(x, "Deployment"), "spec.template.spec.containers.0.env.3.name"), "\"K8S_NODE_NAME\"");
+    rendered_free(x);
+}
+END_TEST
+
+START_TEST(render_ipv6_endpoints) {
+    /* spec 7.11: the reference reads port 1 out of "[::1]:4317". The
+     * ConfigMap keeps the addresses as written. */
+    rendered *x = render_yaml(CR("c", "  config:\n    receivers:\n      otlp: {protocols: {grpc: {endpoint: '[::]:4317'},"
+                                      " http: {endpoint: '[fd00::1]:5318'}}}\n      zipkin: {endpoint: '[::1]:9412'}\n"
+                                      "    exporters: {}\n    extensions: {health_check: {endpoint: '[::]:13134'}}\n"
+                                      "    service: {extensions: [health_check], pipelines: {p: {receivers: [otlp, zipkin]}}}\n"));
+    char *s;
+    ck_assert_int_eq(x->rc, 0);
+    EQ(at(find(x, "Deployment"), "spec.template.spec.containers.0.ports"),
+       "[{\"name\":\"health-check\",\"containerPort\":13134,\"protocol\":\"TCP\"},"
+       "{\"name\":\"metrics\",\"containerPort\":8888,\"protocol\":\"TCP\"},"
+       "{\"name\":\"otlp-grpc\",\"containerPort\":4317,\"protocol\":\"TCP\"},"
+       "{\"name\":\"otlp-http\",\"containerPort\":5318,\"protocol\":\"TCP\"},"
+       "{\"name\":\"zipkin\",\"containerPort\":9412,\"protocol\":\"TCP\"}]");
+    EQ(at(find(x, "Deployment"), "spec.template.spec.containers.0.livenessProbe.httpGet.port"), "13134");
+    EQ(at(find(x, "Service"), "spec.ports.2"),
+       "{\"name\":\"zipkin\",\"protocol\":\"TCP\",\"appProtocol\":\"http\",\"port\":9412,\"targetPort\":9412}");
+    s = at(find(x, "ConfigMap"), "data");
+    ck_assert_ptr_nonnull(strstr(s, "[fd00::1]:5318"));
+    free(s);
+    rendered_free(x);
+}
+END_TEST
+
+START_TEST(render_target_allocator_by_label) {
+    /* An existing allocator named by the label: no CR, the receiver points
+     * at that allocator's Service. */
+    rendered *x = render_yaml("apiVersion: opentelemetry.io/v1beta1\nkind: OpenTelemetryCollector\n"
+                              "metadata: {name: c, labels: {opentelemetry.io/target-allocator: shared}}\n"
+                              "spec:\n  mode: daemonset\n  targetAllocator: {enabled: true, mtls: {}}\n"
+                              "  config:\n    receivers: {prometheus: {config: {scrape_configs: []}}}\n"
+                              "    exporters: {debug: {}}\n"
+                              "    service: {pipelines: {m: {receivers: [prometheus], exporters: [debug]}}}\n");
+    char *data;
+    ck_assert_int_eq(x->rc, 0);
+    ck_assert_ptr_null(find(x, "TargetAllocator"));
+    data = at(find(x, "ConfigMap"), "data");
+    ck_assert_ptr_nonnull(strstr(data, "endpoint: http://shared-targetallocator:80"));
+    ck_assert_ptr_null(strstr(data, "scrape_configs"));
+    free(data);
+    ck_assert_uint_eq(x->r.nwarnings, 1);
+    ck_assert_str_eq(x->r.warnings[0], "spec.targetAllocator.mtls: the client certificate mounts are not rendered yet");
+    rendered_free(x);
+}
+END_TEST
+
+START_TEST(stream_one_bad_does_not_hide_others) {
+    const char *text = CR("a", EMPTY_CONFIG) "---\n" CR("b", "  mode: job\n" EMPTY_CONFIG)
+        "---\nkind: [unclosed\n---\n" CR("c", "  mode: sidecar\n" EMPTY_CONFIG);
+    char *out = NULL, *diag = NULL;
+    size_t outn = 0, diagn = 0;
+    FILE *fo = open_memstream(&out, &outn), *fd = open_memstream(&diag, &diagn);
+    reconcile_options opt;
+    reconcile_stream_stats st;
+    reconcile_options_default(&opt);
+    reconcile_render_stream("in.yaml", text, strlen(text), "ns", &opt, fo, fd, &st);
+    fclose(fo);
+    fclose(fd);
+    ck_assert_uint_eq(st.collectors, 2);
+    ck_assert_uint_eq(st.failed, 2);
+    ck_assert_uint_eq(st.objects, 8);
+    ck_assert_str_eq(diag, "in.yaml:12: b: spec.mode: unsupported value \"job\" (deployment, daemonset, statefulset, sidecar)\n"
+                           "in.yaml:24: did not find expected ',' or ']'\n");
+    ck_assert_ptr_nonnull(strstr(out, "name: c-collector-bd40e3c9"));
+    free(out);
+    free(diag);
+}
+END_TEST
+
+static Suite *suite(void) {
+    Suite *s = suite_create("reconcile");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, hash_build_collector_base);
+    tcase_add_test(tc, hash_versioned_configmaps_after_defaults);
+    tcase_add_test(tc, hash_defaulting_is_idempotent);
+    tcase_add_test(tc, go_json_struct_order_and_omission);
+    tcase_add_test(tc, go_json_strings);
+    tcase_add_test(tc, go_json_numbers);
+    tcase_add_test(tc, go_json_non_finite_is_an_error);
+    tcase_add_test(tc, names_table);
+    tcase_add_test(tc, names_truncate_rules);
+    tcase_add_test(tc, names_dns);
+    tcase_add_test(tc, service_ports_multi_protocol);
+    tcase_add_test(tc, service_ports_single_and_generic);
+    tcase_add_test(tc, service_ports_exporters_extensions);
+    tcase_add_test(tc, service_ports_spec_ports_merge);
+    tcase_add_test(tc, render_counts_per_mode);
+    tcase_add_test(tc, render_hpa);
+    tcase_add_test(tc, render_errors);
+    tcase_add_test(tc, render_unmanaged_renders_nothing);
+    tcase_add_test(tc, render_version_label);
+    tcase_add_test(tc, rbac_rules);
+    tcase_add_test(tc, rbac_order_is_stable);
+    tcase_add_test(tc, render_network_policy_keeps_udp);
+    tcase_add_test(tc, render_prometheus_port_from_config);
+    tcase_add_test(tc, render_odd_shapes);
+    tcase_add_test(tc, render_ipv6_endpoints);
+    tcase_add_test(tc, render_target_allocator_by_label);
+    tcase_add_test(tc, stream_one_bad_does_not_hide_others);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) {
+    SRunner *sr = srunner_create(suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
