@@ -127,6 +127,7 @@ bench: deps $(B)/bench/bench_engine $(B)/otel-webhook
 	@sh scripts/deps.sh bench
 	@$(B)/bench/bench_engine tests/bench
 	@/usr/bin/python3 tests/bench/server_bench.py $(B)/otel-webhook
+	@/usr/bin/python3 tests/live_test.py --rss $(B)/otel-webhook
 
 # Fuzzing with clang's libFuzzer: the engine on arbitrary pods (JSON, YAML
 # and annotation/env fields; see tests/fuzz/fuzz_engine.c) under ASan, UBSan
@@ -138,7 +139,8 @@ FUZZ_SECONDS ?= 60
 FUZZ_FLAGS   := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
                 -fno-omit-frame-pointer -D_GNU_SOURCE -I.
 FUZZ_LIB      = $(sort $(wildcard kube/*.c mutate/*.c))
-FUZZ_PKGS     = json-c yaml-0.1
+# kube/ also holds the API client (libcurl, OpenSSL), so those link too.
+FUZZ_PKGS     = json-c yaml-0.1 libcurl openssl
 .PHONY: fuzz
 $(B)/fuzz/fuzz_engine: tests/fuzz/fuzz_engine.c $(FUZZ_LIB) $(wildcard kube/*.h mutate/*.h)
 	@mkdir -p $(dir $@)
@@ -161,3 +163,14 @@ fuzz: $(B)/fuzz/fuzz_engine $(B)/fuzz/fuzz_review
 	  echo "== fuzz_$$name for $(FUZZ_SECONDS) s" && \
 	  ASAN_OPTIONS=detect_leaks=1 $(B)/fuzz/fuzz_$$name -max_total_time=$(FUZZ_SECONDS) \
 	    -artifact_prefix=$(B)/fuzz/artifacts/ $(B)/fuzz/$$name-corpus; done
+
+# make install [DESTDIR=/staging] [PREFIX=/usr/local]: the binaries, nothing
+# else. deploy/Dockerfile copies exactly this tree into the image
+# (tests/deploy checks the layout).
+PREFIX ?= /usr/local
+INSTALL_BINS := otel-webhook $(if $(wildcard reconcile/main.c),otel-reconcile)
+install: $(addprefix $(B)/,$(INSTALL_BINS))
+	install -d $(DESTDIR)$(PREFIX)/bin
+	@set -e; for b in $(INSTALL_BINS); do \
+	  echo "install -m 0755 $(B)/$$b $(DESTDIR)$(PREFIX)/bin/$$b"; \
+	  install -m 0755 $(B)/$$b $(DESTDIR)$(PREFIX)/bin/$$b; done

@@ -3,10 +3,12 @@
  * Change detection is a stat() of every file per poll (device, inode, size,
  * mtime): a ConfigMap mounted by the kubelet changes by an atomic rename of
  * its ..data symlink, which shows up as a new inode through the symlink.
- * Polling costs a few syscalls per file and needs no inotify re-arming. */
+ * Polling costs a few syscalls per file and needs no inotify re-arming.
+ * What each object becomes in the store (trimming, defaults) is
+ * kube/trim.c's, shared with the live cluster source. */
 #include "kube/filesource.h"
 
-#include "kube/defaults.h"
+#include "kube/trim.h"
 #include "kube/yaml.h"
 
 #include <dirent.h>
@@ -36,58 +38,6 @@ struct kube_filesource {
     bool published;
 };
 
-static const char *const owner_kinds[] = {"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "CronJob", NULL};
-
-static bool is_owner_kind(const char *k) {
-    for (int i = 0; owner_kinds[i]; i++)
-        if (!strcmp(k, owner_kinds[i])) return true;
-    return false;
-}
-
-static void copy_key(json_object *from, json_object *to, const char *key) {
-    json_object *v;
-    if (json_object_object_get_ex(from, key, &v) && v) {
-        json_object *c = NULL;
-        json_object_deep_copy(v, &c, NULL);
-        json_object_object_add(to, key, c);
-    }
-}
-
-/* The metadata we keep: enough to find objects and walk owners. */
-static json_object *slim_meta(json_object *meta, const char *ns, bool with_annotations) {
-    json_object *m = json_object_new_object();
-    copy_key(meta, m, "name");
-    if (ns) json_object_object_add(m, "namespace", json_object_new_string(ns));
-    copy_key(meta, m, "uid");
-    copy_key(meta, m, "labels");
-    if (with_annotations) copy_key(meta, m, "annotations");
-    copy_key(meta, m, "ownerReferences");
-    return m;
-}
-
-static json_object *slim(json_object *o, const char *kind, json_object *meta, const char *ns) {
-    json_object *s = json_object_new_object();
-    copy_key(o, s, "apiVersion");
-    json_object_object_add(s, "kind", json_object_new_string(kind));
-    json_object_object_add(s, "metadata", slim_meta(meta, ns, !strcmp(kind, "Namespace")));
-    if (!strcmp(kind, "Secret") || !strcmp(kind, "ConfigMap")) {
-        /* Names of the keys only: values never enter the process's memory
-         * beyond the parse buffer. */
-        json_object *keys = json_object_new_array();
-        const char *fields[] = {"data", "binaryData", "stringData", NULL};
-        for (int i = 0; fields[i]; i++) {
-            json_object *d;
-            if (!json_object_object_get_ex(o, fields[i], &d) || !json_object_is_type(d, json_type_object)) continue;
-            json_object_object_foreach(d, k, v) {
-                (void)v;
-                json_object_array_add(keys, json_object_new_string(k));
-            }
-        }
-        json_object_object_add(s, "keys", keys);
-    }
-    return s;
-}
-
 /* One parsed document (possibly a List) into the kept objects. */
 static void take(json_object *doc, const char *name, int line, const kube_config *cfg, const char *default_ns,
                  const kube_logger *log, json_object ***objs, size_t *n) {
@@ -102,34 +52,10 @@ static void take(json_object *doc, const char *name, int line, const kube_config
         for (size_t i = 0; i < ni; i++) take(json_object_array_get_idx(items, i), name, line, cfg, default_ns, log, objs, n);
         return;
     }
-    json_object *meta = kube_obj_get(doc, "metadata");
-    const char *oname = kube_obj_str(doc, "metadata.name");
-    if (!kind || !oname || !*oname) {
-        kube_logf(log, KUBE_LOG_WARN, "%s:%d: object without kind or metadata.name; skipped", name, line);
-        return;
-    }
-    const char *ns = kube_obj_str(doc, "metadata.namespace");
-    if (!ns || !*ns) ns = default_ns;
-    json_object *keep = NULL;
-    if (!strcmp(kind, "Namespace")) {
-        keep = slim(doc, kind, meta, NULL);
-    } else if (!strcmp(kind, "Secret") || !strcmp(kind, "ConfigMap") || is_owner_kind(kind)) {
-        keep = slim(doc, kind, meta, ns);
-    } else if (!strcmp(kind, "Instrumentation") || !strcmp(kind, "OpenTelemetryCollector")) {
-        if (json_object_deep_copy(doc, &keep, NULL) != 0) return;
-        json_object *km = kube_obj_get(keep, "metadata");
-        json_object_object_add(km, "namespace", json_object_new_string(ns));
-        if (!strcmp(kind, "Instrumentation")) {
-            kube_default_instrumentation(keep, cfg);
-        } else {
-            char err[256];
-            if (kube_default_collector(keep, err, sizeof err) != 0)
-                kube_logf(log, KUBE_LOG_WARN, "%s:%d: OpenTelemetryCollector %s/%s: %s", name, line, ns, oname, err);
-        }
-    } else {
-        kube_logf(log, KUBE_LOG_DEBUG, "%s:%d: kind %s is not used; skipped", name, line, kind);
-        return;
-    }
+    char where[512];
+    snprintf(where, sizeof where, "%s:%d", name, line);
+    json_object *keep = kube_trim_object(doc, cfg, default_ns, where, log);
+    if (!keep) return;
     json_object **v = realloc(*objs, sizeof *v * (*n + 1));
     if (!v) { json_object_put(keep); return; }
     *objs = v;

@@ -43,6 +43,52 @@ void metrics_mutation(const mutate_result *res, int native_sidecar) {
 
 void metrics_error(metrics_err e) { atomic_fetch_add_explicit(&errors[e], 1, memory_order_relaxed); }
 
+/* Series of the live cluster source, only when it runs. */
+static void render_live(FILE *f, const kube_live_stats *l) {
+    fputs("# HELP otel_webhook_watch_synced 1 once the resource was listed from the API server.\n"
+          "# TYPE otel_webhook_watch_synced gauge\n", f);
+    for (int i = 0; i < KUBE_LIVE_NRES; i++)
+        fprintf(f, "otel_webhook_watch_synced{resource=\"%s\"} %d\n", l->res[i].name, l->res[i].synced);
+    fputs("# HELP otel_webhook_watch_restarts_total Watches reopened after an error, a drop or a stall.\n"
+          "# TYPE otel_webhook_watch_restarts_total counter\n", f);
+    for (int i = 0; i < KUBE_LIVE_NRES; i++)
+        fprintf(f, "otel_webhook_watch_restarts_total{resource=\"%s\"} %lu\n", l->res[i].name, l->res[i].restarts);
+    fputs("# HELP otel_webhook_watch_relists_total LISTs after the first (410 Gone, errors).\n"
+          "# TYPE otel_webhook_watch_relists_total counter\n", f);
+    for (int i = 0; i < KUBE_LIVE_NRES; i++)
+        fprintf(f, "otel_webhook_watch_relists_total{resource=\"%s\"} %lu\n", l->res[i].name, l->res[i].relists);
+    fputs("# HELP otel_webhook_watch_last_event_seconds Seconds since the last change seen (list or event); -1 before "
+          "the first.\n# TYPE otel_webhook_watch_last_event_seconds gauge\n", f);
+    for (int i = 0; i < KUBE_LIVE_NRES; i++)
+        fprintf(f, "otel_webhook_watch_last_event_seconds{resource=\"%s\"} %.3f\n", l->res[i].name,
+                l->res[i].since_event);
+    fputs("# HELP otel_webhook_watch_objects Objects held per watched resource.\n"
+          "# TYPE otel_webhook_watch_objects gauge\n", f);
+    for (int i = 0; i < KUBE_LIVE_NRES; i++)
+        fprintf(f, "otel_webhook_watch_objects{resource=\"%s\"} %lu\n", l->res[i].name, l->res[i].objects);
+    fputs("# HELP otel_webhook_owner_lookups_total On-demand lookups (owners, exporter Secrets and ConfigMaps), by "
+          "outcome.\n# TYPE otel_webhook_owner_lookups_total counter\n", f);
+    for (int i = 0; i < KUBE_LOOKUP_NRESULTS; i++)
+        fprintf(f, "otel_webhook_owner_lookups_total{result=\"%s\"} %lu\n", kube_lookup_names[i], l->lookups[i]);
+    fputs("# HELP otel_webhook_owner_lookup_duration_seconds Time of the on-demand GETs sent to the API server.\n"
+          "# TYPE otel_webhook_owner_lookup_duration_seconds histogram\n", f);
+    unsigned long cum = 0;
+    for (int i = 0; i < KUBE_LOOKUP_NBUCKETS; i++) {
+        cum += l->lookup_buckets[i];
+        fprintf(f, "otel_webhook_owner_lookup_duration_seconds_bucket{le=\"%g\"} %lu\n", kube_lookup_bounds[i], cum);
+    }
+    cum += l->lookup_buckets[KUBE_LOOKUP_NBUCKETS];
+    fprintf(f, "otel_webhook_owner_lookup_duration_seconds_bucket{le=\"+Inf\"} %lu\n", cum);
+    fprintf(f, "otel_webhook_owner_lookup_duration_seconds_sum %.6f\n", l->lookup_seconds);
+    fprintf(f, "otel_webhook_owner_lookup_duration_seconds_count %lu\n", cum);
+    fputs("# HELP otel_webhook_live_publishes_total Live-layer snapshots published (bursts coalesced).\n"
+          "# TYPE otel_webhook_live_publishes_total counter\n", f);
+    fprintf(f, "otel_webhook_live_publishes_total %lu\n", l->publishes);
+    fputs("# HELP otel_webhook_native_sidecars 1 when the server's version enables native sidecars, 0 when not, -1 "
+          "not known yet (--native-sidecars auto).\n# TYPE otel_webhook_native_sidecars gauge\n", f);
+    fprintf(f, "otel_webhook_native_sidecars %d\n", l->native_sidecars);
+}
+
 char *metrics_render(const metrics_gauges *g, size_t *len) {
     char *buf = NULL;
     size_t n = 0;
@@ -87,6 +133,7 @@ char *metrics_render(const metrics_gauges *g, size_t *len) {
     fputs("# HELP otel_webhook_ready 1 when the certificate and every source are loaded.\n"
           "# TYPE otel_webhook_ready gauge\n", f);
     fprintf(f, "otel_webhook_ready %d\n", g->ready);
+    if (g->live) render_live(f, g->live);
     fclose(f);
     *len = n;
     return buf;

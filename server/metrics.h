@@ -6,6 +6,7 @@
 #ifndef SERVER_METRICS_H
 #define SERVER_METRICS_H
 
+#include "kube/livesource.h"
 #include "mutate/mutate.h"
 
 #include <stddef.h>
@@ -42,6 +43,8 @@ typedef struct metrics_gauges {
     /* Errors h2o answered itself before the handler ran (body over the
      * cap, broken chunked encoding), added to errors_total. */
     unsigned long h2o_errors[METRICS_NERRORS];
+    /* The live cluster source; NULL when the webhook runs on files only. */
+    const kube_live_stats *live;
 } metrics_gauges;
 
 extern const char *const metrics_kinds[8];

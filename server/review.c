@@ -1,7 +1,9 @@
 /* server/review.c - AdmissionReview admission.k8s.io/v1 in, AdmissionReview out.
  *
  * A pure function of the body, the store snapshot and the options, with no
- * sockets, so it is unit-tested and fuzzed on its own. Policy:
+ * sockets, so it is unit-tested and fuzzed on its own; only with the live
+ * cluster source (env->live) may a lookup leave the process, as a GET
+ * bounded by the admission's budget (kube/livesource.h). Policy:
  *  - a body that is not an AdmissionReview is the caller's bug: HTTP 400
  *    with a one-line JSON error;
  *  - a review for anything but a pod CREATE is allowed untouched;
@@ -11,6 +13,7 @@
  *    without. */
 #include "server/review.h"
 
+#include "kube/livesource.h"
 #include "kube/source.h"
 #include "server/log.h"
 
@@ -167,18 +170,24 @@ void review_handle(const review_env *env, json_tokener *tok, const char *body, s
 
     kube_view view = kube_store_acquire(env->store);
     mutate_source src;
-    kube_source_snapshot(&src, view.snap);
-    mutate_request mreq = {.pod = pod, .namespace = ns, .src = &src, .opt = env->opt};
+    kube_live_req live;
+    const mutate_options *opt = env->opt;
+    if (env->live) {
+        kube_live_begin(&live, env->live, view.snap, &src);
+        if (env->opt_native && kube_livesource_native_sidecars(env->live) == 1) opt = env->opt_native;
+    } else {
+        kube_source_snapshot(&src, view.snap);
+    }
+    mutate_request mreq = {.pod = pod, .namespace = ns, .src = &src, .opt = opt};
     mreq.ns = kube_snapshot_get(view.snap, "Namespace", NULL, ns);
     mutate_result res;
     int rc = mutate_pod(&mreq, &res);
-    kube_store_release(env->store, &view);
 
     out->injected = res.injected;
     out->sidecar = res.sidecar;
     out->skips = res.skips;
     out->nwarnings = res.nwarnings;
-    out->native = env->opt->native_sidecars;
+    out->native = opt->native_sidecars;
     if (res.nwarnings) snprintf(out->first_warning, sizeof out->first_warning, "%s", res.warnings[0]);
     if (rc != 0) {
         /* Fail open: the pod goes ahead untouched, the reason is in the
@@ -203,7 +212,10 @@ void review_handle(const review_env *env, json_tokener *tok, const char *body, s
         free(ptext);
         free(b64);
     }
+    /* The result shares parts of the pod with objects the source lent. */
     mutate_result_free(&res);
+    if (env->live) kube_live_end(&live);
+    kube_store_release(env->store, &view);
 done:
     json_object_put(root);
 }

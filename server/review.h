@@ -10,9 +10,16 @@
 #include <json-c/json.h>
 #include <stdbool.h>
 
+struct kube_livesource;
+
 typedef struct review_env {
     kube_store *store;
     const mutate_options *opt;
+    /* With the live source (NULL without): missing owners, Secrets and
+     * ConfigMaps are fetched within a budget, and with --native-sidecars
+     * auto (opt_native set) the server's version picks the options. */
+    struct kube_livesource *live;
+    const mutate_options *opt_native;
 } review_env;
 
 typedef struct review_out {

@@ -16,6 +16,15 @@
  * store's atomic snapshot swap) and reloading a rotated certificate (handed
  * to new handshakes by the TLS module's certificate callback).
  *
+ * With --kubeconfig or --in-cluster, the live source (kube/livesource.h)
+ * adds its informer, publisher and version threads; the loops only read its
+ * snapshots and, for owners, Secrets and ConfigMaps it does not watch, make
+ * GETs bounded by --lookup-budget. Files and the live source are two layers
+ * of one store; a live object wins over a file's for the same
+ * kind/namespace/name. Both writers hold S.store_mu around their updates,
+ * because the live objects are also in the informers' maps and json-c
+ * reference counts are not atomic.
+ *
  * Shutdown (SIGTERM, SIGINT): keep serving for --shutdown-delay (endpoints
  * are removed asynchronously), stop accepting, let in-flight requests finish
  * (responses then carry Connection: close), close idle keep-alive
@@ -26,6 +35,8 @@
 #include "certs/tls.h"
 #include "kube/config.h"
 #include "kube/filesource.h"
+#include "kube/kubeconfig.h"
+#include "kube/livesource.h"
 #include "server/log.h"
 #include "server/metrics.h"
 #include "server/review.h"
@@ -63,6 +74,15 @@ static const char usage[] =
     "  --native-sidecars MODE    collector sidecar as a native sidecar: on, off, or auto (default; without\n"
     "                            a cluster to ask, auto means off)\n"
     "  --config FILE             settings file (default images, enabled languages, ...)\n"
+    "  --kubeconfig FILE         watch Instrumentations, collectors and namespaces of the cluster in FILE's\n"
+    "                            current context (token, tokenFile or client certificate)\n"
+    "  --context NAME            use this kubeconfig context instead of current-context\n"
+    "  --in-cluster              the same from inside a pod: KUBERNETES_SERVICE_HOST/PORT, service-account token\n"
+    "  --service-account-dir DIR token and ca.crt for --in-cluster\n"
+    "                            (default /var/run/secrets/kubernetes.io/serviceaccount)\n"
+    "  --lookup-budget MS        time an admission may spend on owner/Secret/ConfigMap GETs (default 200)\n"
+    "  --watch-timeout SEC       server-side timeout of each watch request (default 300)\n"
+    "  --watch-idle-timeout SEC  reopen a watch that sent nothing, not even a bookmark, this long (default 120)\n"
     "  --threads N               event loops (default: the number of cores)\n"
     "  --namespace NS            namespace of resource objects that name none (default: default)\n"
     "  --max-body BYTES          largest request body accepted, larger gets 413 (default 6291456)\n"
@@ -90,7 +110,10 @@ static struct {
     tls_server *tls;
     kube_store *store;
     kube_filesource *fs;
+    kube_livesource *live;
+    pthread_mutex_t store_mu; /* every store writer: files and the live source */
     kube_config cfg;
+    mutate_options mopt_native; /* --native-sidecars auto on a 1.29+ cluster */
     review_env env;
     worker *workers;
     int nthreads;
@@ -170,14 +193,20 @@ static void on_mutate(h2o_req_t *req, worker *w) {
     review_out_free(&out);
 }
 
-static void gauges(metrics_gauges *g) {
+static bool is_ready(void) { return atomic_load(&S.ready) && (!S.live || kube_livesource_synced(S.live)); }
+
+static void gauges(metrics_gauges *g, kube_live_stats *live) {
     memset(g, 0, sizeof *g);
+    if (S.live) {
+        kube_livesource_stats(S.live, live);
+        g->live = live;
+    }
     g->cert_not_after = S.tls ? tls_server_not_after(S.tls) : 0;
     kube_view v = kube_store_acquire(S.store);
     for (int k = 0; k < 8; k++) g->objects[k] = kube_snapshot_count(v.snap, metrics_kinds[k]);
     kube_store_release(S.store, &v);
     g->failing_files = atomic_load(&S.failing_files);
-    g->ready = atomic_load(&S.ready);
+    g->ready = is_ready();
     /* Other loops' counters, read without their cooperation: a metric may
      * lag by a request, never tear (aligned 64-bit loads). */
     for (int i = 0; i < S.nthreads; i++) {
@@ -217,11 +246,12 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req) {
     if (healthz) {
         send_body(req, 200, "OK", "text/plain", "ok\n", 3);
     } else if (readyz) {
-        if (atomic_load(&S.ready)) send_body(req, 200, "OK", "text/plain", "ready\n", 6);
+        if (is_ready()) send_body(req, 200, "OK", "text/plain", "ready\n", 6);
         else send_body(req, 503, "Service Unavailable", "text/plain", "not ready\n", 10);
     } else {
         metrics_gauges g;
-        gauges(&g);
+        kube_live_stats live;
+        gauges(&g, &live);
         size_t len;
         char *text = metrics_render(&g, &len);
         send_body(req, 200, "OK", "text/plain; version=0.0.4", text ? text : "", text ? len : 0);
@@ -317,7 +347,10 @@ static void *watcher_main(void *arg) {
         }
         if (S.fs) {
             int failing = 0, before = atomic_load(&S.failing_files);
-            if (kube_filesource_poll(S.fs, &failing) > 0) log_kv(LOG_INFO, "resources reloaded", NULL);
+            pthread_mutex_lock(&S.store_mu);
+            int changed = kube_filesource_poll(S.fs, &failing);
+            pthread_mutex_unlock(&S.store_mu);
+            if (changed > 0) log_kv(LOG_INFO, "resources reloaded", NULL);
             if (failing > before) metrics_error(ERR_SOURCE);
             atomic_store(&S.failing_files, failing);
         }
@@ -392,7 +425,8 @@ static bool parse_seconds(const char *s, double *out) {
 
 int cmd_serve(int argc, char **argv) {
     enum { O_LISTEN = 256, O_CERT, O_KEY, O_RES, O_NATIVE, O_CONFIG, O_THREADS, O_NS, O_MAXBODY, O_RTIMEOUT,
-           O_SDELAY, O_SGRACE, O_TLSMIN, O_HTTP2, O_LOGFMT, O_LOGLVL, O_HELP };
+           O_SDELAY, O_SGRACE, O_TLSMIN, O_HTTP2, O_LOGFMT, O_LOGLVL, O_HELP, O_KUBECONFIG, O_CONTEXT, O_INCLUSTER,
+           O_SADIR, O_BUDGET, O_WTIMEOUT, O_WIDLE };
     static const struct option opts[] = {
         {"listen", required_argument, 0, O_LISTEN},       {"tls-cert", required_argument, 0, O_CERT},
         {"tls-key", required_argument, 0, O_KEY},         {"resources", required_argument, 0, O_RES},
@@ -402,12 +436,18 @@ int cmd_serve(int argc, char **argv) {
         {"shutdown-delay", required_argument, 0, O_SDELAY}, {"shutdown-grace", required_argument, 0, O_SGRACE},
         {"tls-min-version", required_argument, 0, O_TLSMIN}, {"http2", no_argument, 0, O_HTTP2},
         {"log-format", required_argument, 0, O_LOGFMT},   {"log-level", required_argument, 0, O_LOGLVL},
-        {"help", no_argument, 0, O_HELP},                 {0, 0, 0, 0},
+        {"help", no_argument, 0, O_HELP},                 {"kubeconfig", required_argument, 0, O_KUBECONFIG},
+        {"context", required_argument, 0, O_CONTEXT},     {"in-cluster", no_argument, 0, O_INCLUSTER},
+        {"service-account-dir", required_argument, 0, O_SADIR}, {"lookup-budget", required_argument, 0, O_BUDGET},
+        {"watch-timeout", required_argument, 0, O_WTIMEOUT}, {"watch-idle-timeout", required_argument, 0, O_WIDLE},
+        {0, 0, 0, 0},
     };
     const char *listen_addr = NULL, *cert = NULL, *key = NULL, *native = "auto", *config = NULL, *ns = "default";
     const char **dirs = calloc((size_t)argc + 1, sizeof *dirs);
     size_t ndirs = 0, max_body = 6u << 20;
-    double rtimeout = 10;
+    double rtimeout = 10, budget_ms = 200, wtimeout = 300, widle = 120;
+    const char *kubeconfig = NULL, *context = NULL, *sadir = NULL;
+    int incluster = 0;
     int threads = (int)sysconf(_SC_NPROCESSORS_ONLN), http2 = 0, json_logs = 1, level = LOG_INFO, tls13 = 0, c;
     S.grace = 10;
     optind = 1;
@@ -444,11 +484,18 @@ int cmd_serve(int argc, char **argv) {
         case O_LOGLVL:
             if ((level = log_parse_level(optarg)) < 0) goto usage;
             break;
+        case O_KUBECONFIG: kubeconfig = optarg; break;
+        case O_CONTEXT: context = optarg; break;
+        case O_INCLUSTER: incluster = 1; break;
+        case O_SADIR: sadir = optarg; break;
+        case O_BUDGET: if (!parse_seconds(optarg, &budget_ms) || budget_ms < 1) goto usage; break;
+        case O_WTIMEOUT: if (!parse_seconds(optarg, &wtimeout) || wtimeout < 1) goto usage; break;
+        case O_WIDLE: if (!parse_seconds(optarg, &widle) || widle < 1) goto usage; break;
         case O_HELP: fputs(usage, stdout); free(dirs); return 0;
         default: goto usage;
         }
     }
-    if (optind != argc || !listen_addr || !cert || !key ||
+    if (optind != argc || !listen_addr || !cert || !key || (kubeconfig && incluster) || (context && !kubeconfig) ||
         (strcmp(native, "auto") && strcmp(native, "on") && strcmp(native, "off")))
         goto usage;
     log_setup(json_logs, (log_level)level);
@@ -460,9 +507,12 @@ int cmd_serve(int argc, char **argv) {
         return 1;
     }
     if (strcmp(native, "auto")) S.cfg.native_sidecars = !strcmp(native, "on") ? KUBE_ON : KUBE_OFF;
-    /* auto: there is no cluster to ask the version of (the live source
-     * decides when it runs); the plain container works everywhere. */
+    /* auto: without a cluster to ask the version of, the plain container,
+     * which works everywhere; with one, the live source's answer picks
+     * S.mopt_native per request. */
     S.cfg.mopt.native_sidecars = S.cfg.native_sidecars == KUBE_ON;
+    S.mopt_native = S.cfg.mopt;
+    S.mopt_native.native_sidecars = true;
 
     tls_options topt = {.min_tls13 = tls13};
     if (!(S.tls = tls_server_new(cert, key, &topt, err, sizeof err))) {
@@ -482,14 +532,28 @@ int cmd_serve(int argc, char **argv) {
         log_kv(LOG_ERROR, "cannot listen", "error", err, NULL);
         return 1;
     }
+    kube_api *api = NULL;
+    if (kubeconfig) api = kube_api_new_kubeconfig(kubeconfig, context, err, sizeof err);
+    else if (incluster) api = kube_api_new_incluster(sadir, err, sizeof err);
+    if ((kubeconfig || incluster) && !api) {
+        log_kv(LOG_ERROR, "cannot use the cluster", "error", err, NULL);
+        close(fd);
+        tls_server_free(S.tls);
+        kube_config_free(&S.cfg);
+        free(dirs);
+        return 1;
+    }
 
     S.store = kube_store_new();
-    S.env = (review_env){S.store, &S.cfg.mopt};
+    pthread_mutex_init(&S.store_mu, NULL);
+    S.env = (review_env){S.store, &S.cfg.mopt, NULL, NULL};
     if (ndirs) {
         kube_logger lg = log_kube_sink("files");
         S.fs = kube_filesource_new(S.store, &S.cfg, dirs, ndirs, ns, &lg);
         int failing = 0;
+        pthread_mutex_lock(&S.store_mu);
         kube_filesource_poll(S.fs, &failing);
+        pthread_mutex_unlock(&S.store_mu);
         atomic_store(&S.failing_files, failing);
         if (failing) metrics_error(ERR_SOURCE);
     }
@@ -515,6 +579,20 @@ int cmd_serve(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
     pthread_mutex_init(&S.mu, NULL);
     pthread_cond_init(&S.cond, NULL);
+    /* After the signal mask: every thread it starts inherits it. */
+    if (api) {
+        kube_logger lg = log_kube_sink("cluster");
+        kube_live_opts lo = {.watch_timeout_s = (long)wtimeout, .idle_timeout_s = (long)widle,
+                             .lookup_budget_ms = (long)budget_ms, .check_version = S.cfg.native_sidecars == KUBE_AUTO};
+        S.live = kube_livesource_new(S.store, api, &S.cfg, &S.store_mu, &lo, &lg);
+        if (!S.live || kube_livesource_start(S.live) != 0) {
+            log_kv(LOG_ERROR, "cannot start the cluster watches", NULL);
+            return 1;
+        }
+        S.env.live = S.live;
+        if (S.cfg.native_sidecars == KUBE_AUTO) S.env.opt_native = &S.mopt_native;
+        log_kv(LOG_INFO, "watching the cluster", "server", kube_api_server(api), NULL);
+    }
 
     S.nthreads = threads;
     S.workers = calloc((size_t)threads, sizeof *S.workers);
@@ -530,12 +608,13 @@ int cmd_serve(int argc, char **argv) {
     char nthr[16];
     snprintf(nthr, sizeof nthr, "%d", threads);
     log_kv(LOG_INFO, "serving", "listen", listen_addr, "threads", nthr, "http2", http2 ? "on" : "off",
-           "native_sidecars", S.cfg.mopt.native_sidecars ? "on" : "off", NULL);
+           "native_sidecars", S.env.opt_native ? "auto" : S.cfg.mopt.native_sidecars ? "on" : "off", NULL);
 
     for (int i = 0; i < threads; i++) pthread_join(S.workers[i].tid, NULL);
     pthread_join(watcher, NULL);
     pthread_join(sigthr, NULL);
     log_kv(LOG_INFO, "stopped", NULL);
+    kube_livesource_free(S.live);
     kube_filesource_free(S.fs);
     kube_store_free(S.store);
     tls_server_free(S.tls);

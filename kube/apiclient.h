@@ -1,0 +1,66 @@
+/* kube/apiclient.h - HTTPS requests to the Kubernetes API server, on libcurl.
+ *
+ * A kube_api holds where and how to connect (server URL, CA, credentials)
+ * and is shared by every thread; a kube_api_conn is one thread's libcurl
+ * easy handle (with its kept-alive connection) and must stay on that
+ * thread. Everything here blocks: it runs on the informer threads, and on
+ * the admission threads only for on-demand GETs with a hard time budget.
+ *
+ * TLS peer and host verification are always on, except when a kubeconfig
+ * says insecure-skip-tls-verify. Bearer tokens read from a file (the
+ * in-cluster service-account token, a kubeconfig tokenFile) are re-read
+ * when the file changes (bound tokens are rotated by the kubelet) and after
+ * any 401. */
+#ifndef KUBE_APICLIENT_H
+#define KUBE_APICLIENT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct kube_api kube_api;
+typedef struct kube_api_conn kube_api_conn;
+
+/* Connection settings; strings are copied. PEM blobs (the *_data fields)
+ * take precedence over the matching file names. */
+typedef struct kube_api_settings {
+    const char *server;        /* https://host:port */
+    const char *ca_file;
+    const char *ca_data; size_t ca_len;
+    const char *token;         /* a fixed bearer token */
+    const char *token_file;    /* re-read when it changes */
+    const char *cert_file, *key_file;
+    const char *cert_data; size_t cert_len;
+    const char *key_data; size_t key_len;
+    bool insecure;             /* kubeconfig insecure-skip-tls-verify */
+} kube_api_settings;
+
+kube_api *kube_api_new(const kube_api_settings *s, char *err, size_t errlen);
+/* In-cluster: KUBERNETES_SERVICE_HOST/PORT, sa_dir/token and sa_dir/ca.crt
+ * (sa_dir NULL: /var/run/secrets/kubernetes.io/serviceaccount). */
+kube_api *kube_api_new_incluster(const char *sa_dir, char *err, size_t errlen);
+void kube_api_free(kube_api *api);
+const char *kube_api_server(const kube_api *api);
+
+/* A stop flag checked by streaming requests about once a second and by
+ * on-demand requests between phases (may be NULL). */
+kube_api_conn *kube_api_conn_new(kube_api *api, const atomic_bool *stop);
+void kube_api_conn_free(kube_api_conn *c);
+
+/* GET path (with query). accept may be NULL (application/json). The whole
+ * request, connection included, is bounded by timeout_ms. Returns the HTTP
+ * status with the body in *body (malloc'ed, NUL-terminated), or -1 with a
+ * reason in err (then *body is NULL). */
+int kube_api_get(kube_api_conn *c, const char *path, const char *accept, long timeout_ms, char **body, size_t *len,
+                 char *err, size_t errlen);
+
+/* Streaming GET (a watch): on_line is called for every newline-terminated
+ * line as it arrives and stops the stream by returning nonzero. A stream
+ * that sends nothing for idle_s seconds is aborted. Returns the HTTP status
+ * once the stream ends (status 200: the server closed it, or on_line
+ * stopped it), or -1 with a reason in err (stalled, dropped, stopped). For
+ * a status other than 200 the body is collected and handed to on_line
+ * once, whole. */
+int kube_api_stream(kube_api_conn *c, const char *path, const char *accept, long idle_s,
+                    int (*on_line)(void *ud, char *line, size_t len), void *ud, char *err, size_t errlen);
+#endif

@@ -1,0 +1,431 @@
+#!/usr/bin/python3
+"""A fake Kubernetes API server for the live-source tests: TLS on loopback,
+Python's standard library only.
+
+What it serves (JSON only, the way the webhook asks):
+  GET /version
+  GET collection            LIST with limit/continue and a resourceVersion;
+                            PartialObjectMetadataList when the Accept header
+                            asks for it (as=PartialObjectMetadataList)
+  GET collection?watch=1    WATCH from resourceVersion: chunked JSON lines,
+                            BOOKMARK events when allowWatchBookmarks=true,
+                            ends after timeoutSeconds
+  GET collection/NAME       one object (404 Status when absent)
+for the resources in RESOURCES, cluster-wide (/apis/G/V/PLURAL) or in a
+namespace (/apis/G/V/namespaces/NS/PLURAL[/NAME]).
+
+On demand, through the methods of FakeAPI or POST /_control with
+{"op": METHOD, ...keyword arguments} (for tests in other languages):
+  apply(resource, object), delete(resource, name, namespace=None)
+  gone(mode="event"|"status")  compacts history: open watches get an ERROR
+                               410 event, re-watches from an older version
+                               get 410 (as an event or an HTTP status)
+  drop()                       cuts every open watch without a final chunk
+  stall()                      open watches go silent (no events, no
+                               bookmarks) but stay connected
+  set_token(token)             only this bearer token is accepted from now
+                               on: 401 until the client presents it
+  slow(resource, seconds)      single-object GETs of resource answer late
+  set_version(major, minor)
+  hide(resource), unhide(resource)  the resource answers 404, as when its CRD
+                               is not installed
+
+Authentication: a bearer token, or a client certificate signed by
+client_ca. Every request (method, path, query, accept, status) is kept in
+self.requests and, when a log path is given (log_path or $OTEL_FAKEAPI_LOG),
+written as one JSON line each: tests/deploy compares them with the RBAC the
+manifests grant.
+
+Standalone: tests/fakeapi.py --cert C --key K --port P [--token T] [--log F]
+"""
+import json
+import os
+import re
+import socket
+import ssl
+import sys
+import threading
+import time
+import urllib.parse
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+# plural -> (group/version prefix, kind, namespaced)
+RESOURCES = {
+    "namespaces": ("api/v1", "Namespace", False),
+    "secrets": ("api/v1", "Secret", True),
+    "configmaps": ("api/v1", "ConfigMap", True),
+    "replicasets": ("apis/apps/v1", "ReplicaSet", True),
+    "deployments": ("apis/apps/v1", "Deployment", True),
+    "statefulsets": ("apis/apps/v1", "StatefulSet", True),
+    "daemonsets": ("apis/apps/v1", "DaemonSet", True),
+    "jobs": ("apis/batch/v1", "Job", True),
+    "cronjobs": ("apis/batch/v1", "CronJob", True),
+    "instrumentations": ("apis/opentelemetry.io/v1alpha1", "Instrumentation", True),
+    "opentelemetrycollectors": ("apis/opentelemetry.io/v1beta1", "OpenTelemetryCollector", True),
+}
+PATH_RE = re.compile(r"^/(api/v1|apis/[^/]+/[^/]+)(?:/namespaces/([^/]+))?/([^/]+)(?:/([^/]+))?$")
+
+
+def status(code, reason, message):
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": message,
+            "reason": reason, "code": code}
+
+
+class FakeAPI:
+    def __init__(self, certfile, keyfile, token="token-1", client_ca=None, log_path=None, bookmark_interval=0.5,
+                 port=0):
+        self.token = token
+        self.rv = 100
+        self.floor = 0
+        self.objects = {r: {} for r in RESOURCES}
+        self.events = {r: [] for r in RESOURCES}
+        self.cond = threading.Condition()
+        self.drop_gen = self.stall_gen = self.gone_gen = 0
+        self.gone_mode = "event"
+        self.slow_s = {}
+        self.hidden = set()
+        self.version = ("1", "30")
+        self.bookmark_interval = bookmark_interval
+        self.requests = []
+        self.log_path = log_path or os.environ.get("OTEL_FAKEAPI_LOG")
+        self.log_lock = threading.Lock()
+        self.pages = {}
+        self.stopping = False
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(certfile, keyfile)
+        if client_ca:
+            ctx.verify_mode = ssl.CERT_OPTIONAL
+            ctx.load_verify_locations(client_ca)
+        api = self
+
+        class Handler(_Handler):
+            fake = api
+
+        self.httpd = _Server(("127.0.0.1", port), Handler)
+        self.httpd.daemon_threads = True
+        self.httpd.socket = ctx.wrap_socket(self.httpd.socket, server_side=True, do_handshake_on_connect=False)
+        self.port = self.httpd.server_address[1]
+        self.thread = None
+
+    # -- lifecycle
+    def start(self):
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
+        self.thread.start()
+        return self.port
+
+    def stop(self):
+        with self.cond:
+            self.stopping = True
+            self.cond.notify_all()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    # -- state
+    def _next_rv(self):
+        self.rv += 1
+        return self.rv
+
+    def apply(self, resource, obj, record=True):
+        """Creates or replaces obj; returns the stored copy."""
+        _, kind, namespaced = RESOURCES[resource]
+        obj = json.loads(json.dumps(obj))
+        meta = obj.setdefault("metadata", {})
+        if namespaced:
+            meta.setdefault("namespace", "default")
+        else:
+            meta.pop("namespace", None)
+        key = (meta.get("namespace"), meta["name"])
+        with self.cond:
+            old = self.objects[resource].get(key)
+            meta["uid"] = old["metadata"]["uid"] if old else meta.get("uid") or str(uuid.uuid4())
+            meta["resourceVersion"] = str(self._next_rv())
+            meta.setdefault("creationTimestamp", "2026-11-29T00:00:00Z")
+            obj.setdefault("kind", kind)
+            obj.setdefault("apiVersion", RESOURCES[resource][0].replace("apis/", "").replace("api/", ""))
+            self.objects[resource][key] = obj
+            if record:
+                self.events[resource].append((self.rv, "MODIFIED" if old else "ADDED", obj))
+            self.cond.notify_all()
+        return obj
+
+    def delete(self, resource, name, namespace=None):
+        if RESOURCES[resource][2]:
+            namespace = namespace or "default"
+        with self.cond:
+            obj = self.objects[resource].pop((namespace, name), None)
+            if obj is None:
+                return False
+            obj = json.loads(json.dumps(obj))
+            obj["metadata"]["resourceVersion"] = str(self._next_rv())
+            self.events[resource].append((self.rv, "DELETED", obj))
+            self.cond.notify_all()
+        return True
+
+    def gone(self, mode="event"):
+        with self.cond:
+            self.floor = self._next_rv()
+            self.gone_mode = mode
+            self.gone_gen += 1
+            self.cond.notify_all()
+
+    def drop(self):
+        with self.cond:
+            self.drop_gen += 1
+            self.cond.notify_all()
+
+    def stall(self):
+        with self.cond:
+            self.stall_gen += 1
+            self.cond.notify_all()
+
+    def set_token(self, token):
+        with self.cond:
+            self.token = token
+            self.drop_gen += 1  # open watches were authorised with the old one
+            self.cond.notify_all()
+
+    def slow(self, resource, seconds):
+        self.slow_s[resource] = float(seconds)
+
+    def hide(self, resource):
+        self.hidden.add(resource)
+
+    def unhide(self, resource):
+        self.hidden.discard(resource)
+
+    def set_version(self, major, minor):
+        self.version = (str(major), str(minor))
+
+    def count(self, method="GET", path_prefix="", watch=None):
+        n = 0
+        for r in list(self.requests):
+            if r["method"] != method or not r["path"].startswith(path_prefix):
+                continue
+            if watch is not None and ("watch=1" in r["query"]) != watch:
+                continue
+            n += 1
+        return n
+
+    def log(self, entry):
+        with self.log_lock:
+            self.requests.append(entry)
+            if self.log_path:
+                with open(self.log_path, "a") as f:
+                    f.write(json.dumps(entry) + "\n")
+
+
+def partial(obj):
+    return {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": obj["metadata"]}
+
+
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request, client_address):
+        # Refused handshakes (the wrong-CA test) and clients that hang up
+        # are part of the tests, not errors of the fake.
+        pass
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    fake = None
+
+    def setup(self):
+        try:
+            self.request.do_handshake()
+        except (ssl.SSLError, OSError):
+            self.request.close()
+            raise
+        super().setup()
+
+    def handle(self):
+        try:
+            super().handle()
+        except (ssl.SSLError, OSError):
+            pass
+
+    def log_message(self, fmt, *args):
+        pass
+
+    def _send(self, code, obj, record=True):
+        body = json.dumps(obj).encode()
+        if record:
+            self._record(code)  # before answering: a test may look as soon as it has the answer
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _record(self, code):
+        u = urllib.parse.urlsplit(self.path)
+        self.fake.log({"method": self.command, "path": u.path, "query": u.query,
+                       "accept": self.headers.get("Accept", ""), "status": code, "time": time.time()})
+
+    def _authorised(self):
+        if self.request.getpeercert():
+            return True
+        auth = self.headers.get("Authorization", "")
+        return auth == "Bearer %s" % self.fake.token
+
+    def do_POST(self):
+        u = urllib.parse.urlsplit(self.path)
+        if u.path != "/_control":
+            return self._send(405, status(405, "MethodNotAllowed", "read-only fake"))
+        n = int(self.headers.get("Content-Length", "0"))
+        args = json.loads(self.rfile.read(n) or b"{}")
+        op = args.pop("op", "")
+        if op not in ("apply", "delete", "gone", "drop", "stall", "set_token", "slow", "set_version", "hide",
+                      "unhide"):
+            return self._send(400, {"error": "unknown op %r" % op}, record=False)
+        result = getattr(self.fake, op)(**args)
+        self._send(200, {"ok": True, "result": result if isinstance(result, (bool, dict)) else None}, record=False)
+
+    def do_GET(self):
+        fake = self.fake
+        u = urllib.parse.urlsplit(self.path)
+        q = dict(urllib.parse.parse_qsl(u.query, keep_blank_values=True))
+        if not self._authorised():
+            return self._send(401, status(401, "Unauthorized", "Unauthorized"))
+        if u.path == "/version":
+            major, minor = fake.version
+            return self._send(200, {"major": major, "minor": minor, "gitVersion": "v%s.%s.0" % (major, minor)})
+        m = PATH_RE.match(u.path)
+        if (not m or m.group(3) not in RESOURCES or RESOURCES[m.group(3)][0] != m.group(1) or
+                m.group(3) in fake.hidden):
+            return self._send(404, status(404, "NotFound", "the server could not find the requested resource"))
+        _, ns, resource, name = m.groups()
+        accept = self.headers.get("Accept", "")
+        if name:
+            delay = fake.slow_s.get(resource, 0)
+            if delay:
+                time.sleep(delay)
+            key = (ns if RESOURCES[resource][2] else None, name)
+            obj = fake.objects[resource].get(key)
+            if obj is None:
+                return self._send(404, status(404, "NotFound", '%s "%s" not found' % (resource, name)))
+            return self._send(200, partial(obj) if "as=PartialObjectMetadata" in accept else obj)
+        if q.get("watch") in ("1", "true"):
+            return self._watch(resource, ns, q, "as=PartialObjectMetadata" in accept)
+        return self._list(resource, ns, q, "as=PartialObjectMetadataList" in accept)
+
+    def _list(self, resource, ns, q, meta_only):
+        fake = self.fake
+        limit = int(q.get("limit") or 0)
+        token = q.get("continue")
+        with fake.cond:
+            if token:
+                entry = fake.pages.get(token)
+                if entry is None:
+                    return self._send(410, status(410, "Expired", "the continue token expired"))
+                rv, items = entry
+            else:
+                rv = fake.rv
+                items = [o for (n, _), o in sorted(fake.objects[resource].items(), key=lambda kv: (kv[0][0] or "",
+                                                                                                    kv[0][1]))
+                         if ns is None or n == ns]
+        page, rest = (items[:limit], items[limit:]) if limit else (items, [])
+        meta = {"resourceVersion": str(rv)}
+        if rest:
+            nt = uuid.uuid4().hex
+            fake.pages[nt] = (rv, rest)
+            meta["continue"] = nt
+        if meta_only:
+            body = {"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1", "metadata": meta,
+                    "items": [partial(o) for o in page]}
+        else:
+            body = {"kind": RESOURCES[resource][1] + "List", "apiVersion": "v1", "metadata": meta, "items": page}
+        self._send(200, body)
+
+    def _chunk(self, obj):
+        data = (json.dumps(obj) + "\n").encode()
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+
+    def _watch(self, resource, ns, q, meta_only):
+        fake = self.fake
+        rv_param = q.get("resourceVersion") or ""
+        with fake.cond:
+            pos = int(rv_param) if rv_param not in ("", "0") else fake.rv
+            too_old = pos < fake.floor
+            mode = fake.gone_mode
+            gens = (fake.drop_gen, fake.stall_gen, fake.gone_gen)
+        if too_old and mode == "status":
+            return self._send(410, status(410, "Expired", "too old resource version: %s" % rv_param))
+        self._record(200)
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        if too_old:
+            self._chunk({"type": "ERROR", "object": status(410, "Expired", "too old resource version")})
+            self.wfile.write(b"0\r\n\r\n")
+            return
+        deadline = time.monotonic() + float(q.get("timeoutSeconds") or 1800)
+        bookmarks = q.get("allowWatchBookmarks") == "true"
+        last_sent = time.monotonic()
+        stalled = False
+        kind = RESOURCES[resource][1]
+        try:
+            while True:
+                with fake.cond:
+                    if not stalled:
+                        evs = [e for e in fake.events[resource] if e[0] > pos and
+                               (ns is None or e[2]["metadata"].get("namespace") == ns)]
+                    else:
+                        evs = []
+                    if not evs:
+                        fake.cond.wait(0.1)
+                    drop = fake.drop_gen != gens[0] or fake.stopping
+                    stall = fake.stall_gen != gens[1]
+                    gone = fake.gone_gen != gens[2]
+                if drop:
+                    # No final chunk: the client sees the transfer cut short.
+                    self.request.shutdown(socket.SHUT_RDWR)
+                    self.close_connection = True
+                    return
+                if stall:
+                    stalled = True
+                    continue
+                if gone:
+                    self._chunk({"type": "ERROR", "object": status(410, "Expired", "too old resource version")})
+                    self.wfile.write(b"0\r\n\r\n")
+                    return
+                for rv, typ, obj in evs:
+                    self._chunk({"type": typ, "object": partial(obj) if meta_only else obj})
+                    pos = rv
+                    last_sent = time.monotonic()
+                now = time.monotonic()
+                if bookmarks and now - last_sent >= fake.bookmark_interval:
+                    # The last version sent: events that arrived meanwhile
+                    # are still to come on this stream.
+                    self._chunk({"type": "BOOKMARK", "object": {"kind": kind, "apiVersion": "v1",
+                                                                "metadata": {"resourceVersion": str(pos)}}})
+                    last_sent = now
+                if now >= deadline:
+                    self.wfile.write(b"0\r\n\r\n")
+                    return
+        except (OSError, ssl.SSLError):
+            self.close_connection = True
+
+
+def main():
+    import argparse
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--cert", required=True)
+    p.add_argument("--key", required=True)
+    p.add_argument("--port", type=int, default=0)
+    p.add_argument("--token", default="token-1")
+    p.add_argument("--client-ca")
+    p.add_argument("--log")
+    a = p.parse_args()
+    fake = FakeAPI(a.cert, a.key, a.token, a.client_ca, a.log, port=a.port)
+    print("https://127.0.0.1:%d" % fake.start(), flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        fake.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

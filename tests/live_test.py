@@ -1,0 +1,706 @@
+#!/usr/bin/python3
+"""`otel-webhook serve --kubeconfig / --in-cluster` against tests/fakeapi.py.
+
+Usage: tests/live_test.py BINARY [RESULTS_FILE]        (from the repository root)
+       tests/live_test.py --rss BINARY                 (make bench: store memory)
+
+Starts a fake API server (TLS on loopback) and the webhook watching it, then
+creates, changes and deletes Instrumentations, collectors and namespace
+annotations through the fake and checks that the webhook's answers follow
+within a second while admissions keep succeeding on another thread; forces
+410 Gone, dropped and stalled watches, a rotated token (401 until the token
+file changes), slow owner lookups (fallback within the budget), and checks
+readiness, metrics, native-sidecar detection, in-cluster mode, kubeconfig
+errors and TLS verification. Every server must exit 0 on SIGTERM with no
+sanitizer report. Every wait is bounded."""
+import base64
+import copy
+import http.client
+import json
+import os
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import jsonpatch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fakeapi  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LSAN_SUPP = "leak:h2o_mem_alloc_recycle\nleak:h2o_multithread_create_queue\n"
+SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "runtime error", "ERROR: LeakSanitizer")
+passed = failed = 0
+
+
+def check(name, cond, detail=""):
+    global passed, failed
+    if cond:
+        passed += 1
+    else:
+        failed += 1
+        print("FAIL %s %s" % (name, detail))
+        sys.stdout.flush()
+    return cond
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def wait_for(fn, timeout, interval=0.02):
+    """Polls fn until it returns a true value or timeout seconds pass;
+    returns (value, seconds waited)."""
+    t0 = time.monotonic()
+    while True:
+        v = fn()
+        if v or time.monotonic() - t0 >= timeout:
+            return v, time.monotonic() - t0
+        time.sleep(interval)  # poll interval, not synchronisation
+
+
+class Webhook:
+    def __init__(self, name, tmp, certs, args, env=None):
+        self.name, self.tmp, self.args = name, tmp, list(args)
+        self.crt, self.key = os.path.join(certs, "tls.crt"), os.path.join(certs, "tls.key")
+        self.ctx = ssl.create_default_context(cafile=os.path.join(certs, "ca.crt"))
+        self.extra_env = env or {}
+        self.proc = self.port = self.errpath = None
+
+    def start(self):
+        env = dict(os.environ)
+        env.update(self.extra_env)
+        supp = os.path.join(self.tmp, "lsan.supp")
+        with open(supp, "w") as f:
+            f.write(LSAN_SUPP)
+        env["LSAN_OPTIONS"] = ":".join(x for x in (env.get("LSAN_OPTIONS", ""), "suppressions=" + supp,
+                                                   "print_suppressions=0") if x)
+        self.port = free_port()
+        self.errpath = os.path.join(self.tmp, "%s.stderr" % self.name)
+        with open(self.errpath, "wb") as err:
+            self.proc = subprocess.Popen([BIN, "serve", "--listen", "127.0.0.1:%d" % self.port, "--tls-cert", self.crt,
+                                          "--tls-key", self.key, "--threads", "2"] + self.args,
+                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err, env=env)
+        ok, _ = wait_for(lambda: self.proc.poll() is not None or self.get("/healthz")[0] == 200, 20)
+        return check("%s starts" % self.name, ok and self.proc.poll() is None, self.stderr()[-2000:])
+
+    def request(self, method, path, body=None, timeout=10):
+        c = http.client.HTTPSConnection("127.0.0.1", self.port, context=self.ctx, timeout=timeout)
+        c.server_hostname = "localhost"
+        try:
+            c.request(method, path, body=body, headers={"Content-Type": "application/json", "Host": "localhost"})
+            r = c.getresponse()
+            return r.status, r.read()
+        finally:
+            c.close()
+
+    def get(self, path):
+        try:
+            return self.request("GET", path)
+        except (OSError, http.client.HTTPException) as e:
+            return 0, repr(e).encode()
+
+    def ready(self):
+        return self.get("/readyz")[0] == 200
+
+    def wait_ready(self, timeout=15):
+        ok, dt = wait_for(self.ready, timeout)
+        return check("%s becomes ready" % self.name, ok, self.stderr()[-2000:])
+
+    def metrics(self):
+        st, body = self.get("/metrics")
+        m = {}
+        for line in body.decode(errors="replace").splitlines():
+            if line and not line.startswith("#"):
+                k, v = line.rsplit(" ", 1)
+                m[k] = float(v)
+        return m
+
+    def admit(self, pod, uid="u1"):
+        """Returns (status, response dict, patched pod or None, seconds)."""
+        review = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                  "request": {"uid": uid, "kind": {"group": "", "version": "v1", "kind": "Pod"},
+                              "resource": {"group": "", "version": "v1", "resource": "pods"},
+                              "namespace": pod["metadata"].get("namespace", "default"), "operation": "CREATE",
+                              "object": pod}}
+        t0 = time.monotonic()
+        st, body = self.request("POST", "/mutate-v1-pod", json.dumps(review).encode())
+        dt = time.monotonic() - t0
+        if st != 200:
+            return st, {}, None, dt
+        r = json.loads(body)["response"]
+        patched = None
+        if "patch" in r:
+            patched = jsonpatch.apply_patch(pod, json.loads(base64.b64decode(r["patch"])))
+        return st, r, patched, dt
+
+    def stderr(self):
+        try:
+            with open(self.errpath, errors="replace") as f:
+                return f.read()
+        except (OSError, TypeError):
+            return ""
+
+    def stop(self):
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+                return "timeout"
+        return self.proc.returncode
+
+    def final_checks(self):
+        rc = self.stop()
+        check("%s: exit status 0 on SIGTERM" % self.name, rc == 0, "rc=%r %s" % (rc, self.stderr()[-1500:]))
+        bad = [l for l in self.stderr().splitlines() if any(m in l for m in SANITIZER_MARKERS)]
+        check("%s: no sanitizer reports" % self.name, not bad, "\n".join(bad[:5]) + "\n" + self.stderr()[-3000:])
+
+
+# ---------------------------------------------------------------------------
+# Fixtures.
+
+def pod(name, annotations=None, ns="default", owner=None, labels=None, containers=None):
+    p = {"apiVersion": "v1", "kind": "Pod",
+         "metadata": {"name": name, "namespace": ns, "annotations": annotations or {}, "labels": labels or {}},
+         "spec": {"containers": containers or [{"name": "app", "image": "app:1"}]}}
+    if owner:
+        p["metadata"]["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": owner[0], "name": owner[1],
+                                             "uid": "uid-" + owner[1], "controller": True}]
+    return p
+
+
+def env_of(c):
+    return {e["name"]: e.get("value", e.get("valueFrom")) for e in c.get("env", [])}
+
+
+def injected_langs(r, patched):
+    """Which languages an answer injected, from the init containers it added."""
+    if patched is None:
+        return set()
+    names = [c["name"] for c in patched["spec"].get("initContainers", [])]
+    return {n.rsplit("-", 1)[-1] for n in names if n.startswith("opentelemetry-auto-instrumentation-")}
+
+
+def instrumentation(name, endpoint="http://collector:4318", ns="default", tls=None):
+    spec = {"exporter": {"endpoint": endpoint}}
+    if tls:
+        spec["exporter"]["tls"] = tls
+    return {"apiVersion": "opentelemetry.io/v1alpha1", "kind": "Instrumentation",
+            "metadata": {"name": name, "namespace": ns}, "spec": spec}
+
+
+def collector(name, ns="default"):
+    return {"apiVersion": "opentelemetry.io/v1beta1", "kind": "OpenTelemetryCollector",
+            "metadata": {"name": name, "namespace": ns},
+            "spec": {"mode": "sidecar", "config": {"receivers": {"otlp": {"protocols": {"grpc": {}}}},
+                                                   "exporters": {"debug": {}},
+                                                   "service": {"pipelines": {"traces": {"receivers": ["otlp"],
+                                                                                        "exporters": ["debug"]}}}}}}
+
+
+def kubeconfig(path, server, user, cluster_extra=None):
+    cluster = {"server": server}
+    cluster.update(cluster_extra or {})
+    doc = {"apiVersion": "v1", "kind": "Config", "current-context": "test",
+           "contexts": [{"name": "test", "context": {"cluster": "fake", "user": "me"}}],
+           "clusters": [{"name": "fake", "cluster": cluster}], "users": [{"name": "me", "user": user}]}
+    with open(path, "w") as f:
+        json.dump(doc, f)  # JSON is YAML
+    return path
+
+
+def b64file(path):
+    with open(path, "rb") as f:
+        return base64.b64encode(f.read()).decode()
+
+
+CLIENT_CRT = CLIENT_KEY = None
+
+
+def write_atomic(path, text):
+    with open(path + ".tmp", "w") as f:
+        f.write(text)
+    os.replace(path + ".tmp", path)
+
+
+class Admitter(threading.Thread):
+    """Admits a Java pod in a loop; every answer must be a 200 with a patch."""
+
+    def __init__(self, wh):
+        super().__init__(daemon=True)
+        self.wh, self.n, self.bad, self.stop_ev = wh, 0, [], threading.Event()
+
+    def run(self):
+        p = pod("bg", {"instrumentation.opentelemetry.io/inject-java": "java-inst"})
+        while not self.stop_ev.is_set():
+            try:
+                st, r, patched, _ = self.wh.admit(p, uid="bg-%d" % self.n)
+                if st != 200 or patched is None:
+                    self.bad.append((st, r.get("warnings")))
+            except (OSError, http.client.HTTPException, ValueError) as e:
+                self.bad.append(repr(e))
+            self.n += 1
+
+
+# ---------------------------------------------------------------------------
+# The tests.
+
+def within_a_second(name, wh, pod_, pred, limit=1.0, patience=6.0):
+    """Admits pod_ until pred(response, patched) holds; the change must show
+    within `limit` seconds (we keep trying until `patience` to report how
+    late it was)."""
+    last = [None]
+
+    def attempt():
+        st, r, patched, _ = wh.admit(pod_)
+        last[0] = (st, r.get("warnings"))
+        return st == 200 and pred(r, patched)
+
+    ok, dt = wait_for(attempt, patience, interval=0.01)
+    check("%s: seen" % name, ok, repr(last[0]))
+    if ok:
+        check("%s: within %.1f s" % (name, limit), dt <= limit, "took %.2f s" % dt)
+    return ok
+
+
+def test_changes(wh, fake):
+    java_pod = pod("p-java", {"instrumentation.opentelemetry.io/inject-java": "java-inst"})
+    py_pod = pod("p-py", {"instrumentation.opentelemetry.io/inject-python": "python-inst"})
+    plain = pod("p-plain")
+    sc_pod = pod("p-sc", {"sidecar.opentelemetry.io/inject": "true"})
+
+    st, r, patched, _ = wh.admit(py_pod)
+    check("python before: not injected, warned", st == 200 and patched is None and
+          any("python-inst" in w for w in r.get("warnings", [])), r)
+    fake.apply("instrumentations", instrumentation("python-inst"))
+    within_a_second("Instrumentation created", wh, py_pod, lambda r, p: "python" in injected_langs(r, p))
+
+    def endpoint(r, p, want):
+        return p is not None and env_of(p["spec"]["containers"][0]).get("OTEL_EXPORTER_OTLP_ENDPOINT") == want
+    fake.apply("instrumentations", instrumentation("java-inst", endpoint="http://changed:4318"))
+    within_a_second("Instrumentation changed", wh, java_pod, lambda r, p: endpoint(r, p, "http://changed:4318"))
+
+    fake.delete("instrumentations", "python-inst", "default")
+    within_a_second("Instrumentation deleted", wh, py_pod, lambda r, p: p is None)
+
+    fake.apply("namespaces", {"metadata": {"name": "default", "annotations": {
+        "instrumentation.opentelemetry.io/inject-java": "java-inst"}}})
+    within_a_second("namespace annotated", wh, plain, lambda r, p: "java" in injected_langs(r, p))
+    fake.apply("namespaces", {"metadata": {"name": "default", "annotations": {}}})
+    within_a_second("namespace annotation removed", wh, plain, lambda r, p: p is None)
+
+    st, r, patched, _ = wh.admit(sc_pod)
+    check("sidecar before: warned", patched is None and any("sidecar" in w for w in r.get("warnings", [])), r)
+    fake.apply("opentelemetrycollectors", collector("sc"))
+
+    def has_sidecar(r, p):
+        if p is None:
+            return False
+        return any(c["name"] == "otc-container" for c in p["spec"].get("containers", []) +
+                   p["spec"].get("initContainers", []))
+    within_a_second("collector created", wh, sc_pod, has_sidecar)
+    fake.delete("opentelemetrycollectors", "sc", "default")
+    within_a_second("collector deleted", wh, sc_pod, lambda r, p: p is None)
+
+
+def metric_sum(wh, prefix):
+    return sum(v for k, v in wh.metrics().items() if k.startswith(prefix))
+
+
+def test_disruptions(wh, fake):
+    py_pod = pod("p-py2", {"instrumentation.opentelemetry.io/inject-python": "py2"})
+    for mode in ("event", "status"):
+        before = metric_sum(wh, "otel_webhook_watch_relists_total")
+        fake.gone(mode)
+        ok, _ = wait_for(lambda: metric_sum(wh, "otel_webhook_watch_relists_total") >= before + 3, 8)
+        check("410 Gone (%s): every informer relists" % mode, ok,
+              "%s -> %s" % (before, metric_sum(wh, "otel_webhook_watch_relists_total")))
+        fake.apply("instrumentations", instrumentation("py2"))
+        within_a_second("after 410 Gone (%s): create seen" % mode, wh, py_pod,
+                        lambda r, p: "python" in injected_langs(r, p))
+        fake.delete("instrumentations", "py2")
+        within_a_second("after 410 Gone (%s): delete seen" % mode, wh, py_pod, lambda r, p: p is None)
+
+    before = metric_sum(wh, "otel_webhook_watch_restarts_total")
+    fake.drop()
+    fake.apply("instrumentations", instrumentation("py2"))
+    within_a_second("dropped watch: change seen", wh, py_pod, lambda r, p: "python" in injected_langs(r, p))
+    ok, _ = wait_for(lambda: metric_sum(wh, "otel_webhook_watch_restarts_total") >= before + 3, 5)
+    check("dropped watch: restarts counted", ok)
+
+    before = metric_sum(wh, "otel_webhook_watch_restarts_total")
+    fake.stall()
+    fake.delete("instrumentations", "py2")
+    # --watch-idle-timeout 2: a silent watch is reopened after 2 s.
+    within_a_second("stalled watch: change seen after the idle timeout", wh, py_pod, lambda r, p: p is None,
+                    limit=4.0, patience=10)
+    ok, _ = wait_for(lambda: metric_sum(wh, "otel_webhook_watch_restarts_total") >= before + 1, 5)
+    check("stalled watch: restart counted", ok)
+
+
+def test_lookups(wh, fake):
+    java = {"instrumentation.opentelemetry.io/inject-java": "java-inst"}
+    p = pod("my-java-7b5d8f6c9-abcde", java, owner=("ReplicaSet", "my-java-7b5d8f6c9"),
+            labels={"pod-template-hash": "7b5d8f6c9"})
+    n0 = fake.count(path_prefix="/apis/apps/v1/namespaces/default/replicasets/my-java-7b5d8f6c9")
+    st, r, patched, _ = wh.admit(p)
+    svc = patched and env_of(patched["spec"]["containers"][0]).get("OTEL_SERVICE_NAME")
+    check("owner lookup: service name from the Deployment", svc == "my-java", svc)
+    attrs = patched and env_of(patched["spec"]["containers"][0]).get("OTEL_RESOURCE_ATTRIBUTES") or ""
+    check("owner lookup: deployment and replicaset attributes", "k8s.deployment.name=my-java" in attrs and
+          "k8s.replicaset.name=my-java-7b5d8f6c9" in attrs, attrs)
+    check("owner lookup: no warning", not r.get("warnings"), r.get("warnings"))
+    reqs = [x for x in fake.requests if x["path"] == "/apis/apps/v1/namespaces/default/replicasets/my-java-7b5d8f6c9"]
+    check("owner lookup: one GET, metadata only", len(reqs) == n0 + 1 and
+          "as=PartialObjectMetadata" in reqs[-1]["accept"], reqs)
+    # Both loops may need their own copy; after that, the cache answers.
+    for i in range(6):
+        wh.admit(p, uid="again-%d" % i)
+    n = fake.count(path_prefix="/apis/apps/v1/namespaces/default/replicasets/my-java-7b5d8f6c9")
+    check("owner lookup: cached per thread", n <= n0 + 2, "%d GETs" % (n - n0))
+
+    # The API answers a second late: the admission does not wait for it.
+    fake.slow("replicasets", 1.0)
+    p = pod("slow-app-5f6d7c8b9-xyz", java, owner=("ReplicaSet", "slow-app-5f6d7c8b9"),
+            labels={"pod-template-hash": "5f6d7c8b9"})
+    st, r, patched, dt = wh.admit(p)
+    check("slow owner lookup: answered within the budget", st == 200 and dt < 0.7, "%.3f s" % dt)
+    svc = patched and env_of(patched["spec"]["containers"][0]).get("OTEL_SERVICE_NAME")
+    check("slow owner lookup: pod-template-hash fallback", svc == "slow-app", svc)
+    check("slow owner lookup: warning", any("could not be read in time" in w for w in r.get("warnings", [])),
+          r.get("warnings"))
+    fake.slow("replicasets", 0)
+    m = wh.metrics()
+    check("metrics: owner lookup timeout counted", m.get('otel_webhook_owner_lookups_total{result="timeout"}', 0) >= 1,
+          m.get('otel_webhook_owner_lookups_total{result="timeout"}'))
+    check("metrics: owner lookup found and cached",
+          m.get('otel_webhook_owner_lookups_total{result="found"}', 0) >= 1 and
+          m.get('otel_webhook_owner_lookups_total{result="cached"}', 0) >= 1, m)
+    check("metrics: owner lookup latency histogram",
+          m.get("otel_webhook_owner_lookup_duration_seconds_count", 0) >= 2, m)
+
+    # Exporter TLS Secrets: checked with a GET, missing means not injected.
+    fake.apply("instrumentations", instrumentation("tls-ok", "https://c:4318", tls={"secretName": "otel-certs",
+                                                                                 "ca_file": "ca.crt"}))
+    fake.apply("instrumentations", instrumentation("tls-missing", "https://c:4318", tls={"secretName": "nope",
+                                                                                      "ca_file": "ca.crt"}))
+    ok_pod = pod("p-tls", {"instrumentation.opentelemetry.io/inject-java": "tls-ok"})
+    within_a_second("exporter Secret present: injected", wh, ok_pod, lambda r, p: "java" in injected_langs(r, p))
+    bad_pod = pod("p-tls2", {"instrumentation.opentelemetry.io/inject-java": "tls-missing"})
+    within_a_second("exporter Secret missing: not injected, warned", wh, bad_pod, lambda r, p: p is None and any(
+        "nope" in w and "does not exist" in w for w in r.get("warnings", [])))
+    check("Secret lookups are metadata only", all("as=PartialObjectMetadata" in x["accept"] for x in fake.requests
+                                                  if "/secrets/" in x["path"]) and
+          any("/secrets/nope" in x["path"] for x in fake.requests))
+
+
+def test_cli_errors(tmp, certs, server):
+    def run(args, env=None):
+        e = dict(os.environ)
+        e.update(env or {})
+        e["ASAN_OPTIONS"] = "detect_leaks=0"
+        return subprocess.run([BIN, "serve", "--listen", "127.0.0.1:%d" % free_port(), "--tls-cert",
+                               os.path.join(certs, "tls.crt"), "--tls-key", os.path.join(certs, "tls.key")] + args,
+                              capture_output=True, text=True, timeout=30, env=e)
+    ca = os.path.join(certs, "ca.crt")
+    cases = [
+        ("exec plugin", {"exec": {"command": "aws", "apiVersion": "client.authentication.k8s.io/v1"}},
+         "exec credential plugin"),
+        ("auth-provider", {"auth-provider": {"name": "gcp"}}, "auth-provider plugin"),
+        ("basic auth", {"username": "a", "password": "b"}, "basic authentication"),
+        ("certificate without key", {"client-certificate": "x.crt"}, "needs its client key"),
+    ]
+    for name, user, msg in cases:
+        kc = kubeconfig(os.path.join(tmp, "kc-err.yaml"), server, user, {"certificate-authority": ca})
+        p = run(["--kubeconfig", kc])
+        check("kubeconfig %s: exit 1" % name, p.returncode == 1, p.returncode)
+        check("kubeconfig %s: names it" % name, msg in p.stderr, p.stderr[-500:])
+    p = run(["--kubeconfig", os.path.join(tmp, "nope.yaml")])
+    check("missing kubeconfig: exit 1 with the file", p.returncode == 1 and "nope.yaml" in p.stderr, p.stderr[-300:])
+    p = run(["--kubeconfig", kc, "--context", "elsewhere"])
+    check("unknown context: named", p.returncode == 1 and "elsewhere" in p.stderr and "not found" in p.stderr, p.stderr[-300:])
+    p = run(["--kubeconfig", kc, "--in-cluster"])
+    check("--kubeconfig with --in-cluster: usage", p.returncode == 2, p.returncode)
+    env = {k: "" for k in ("KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT")}
+    p = run(["--in-cluster"], env)
+    check("--in-cluster outside a pod: exit 1", p.returncode == 1 and "KUBERNETES_SERVICE_HOST" in p.stderr,
+          p.stderr[-300:])
+
+
+def main():
+    t_start = time.monotonic()
+    tmp = tempfile.mkdtemp(prefix="otel-live-test-")
+    hooks = []
+    fake = None
+    try:
+        certs = os.path.join(tmp, "certs")
+        p = subprocess.run([BIN, "certs", "generate", "--service", "kubernetes", "--namespace", "default", "--out",
+                            certs, "--dev"], capture_output=True, text=True, timeout=60)
+        if not check("certs generate", p.returncode == 0, p.stderr):
+            return
+        # Kept after the run for tests/deploy's RBAC comparison.
+        reqlog = os.environ.get("OTEL_FAKEAPI_LOG") or os.path.join(ROOT, "build", "fakeapi-requests.jsonl")
+        os.makedirs(os.path.dirname(os.path.abspath(reqlog)), exist_ok=True)
+        open(reqlog, "w").close()
+        global CLIENT_CRT, CLIENT_KEY
+        CLIENT_CRT, CLIENT_KEY = os.path.join(tmp, "client.crt"), os.path.join(tmp, "client.key")
+        p = subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+                            "-nodes", "-subj", "/CN=otel-webhook-test", "-days", "1", "-keyout", CLIENT_KEY, "-out",
+                            CLIENT_CRT], capture_output=True, text=True, timeout=60)
+        check("client certificate generated", p.returncode == 0, p.stderr)
+        fake = fakeapi.FakeAPI(os.path.join(certs, "tls.crt"), os.path.join(certs, "tls.key"), token="token-1",
+                               client_ca=CLIENT_CRT, log_path=reqlog, bookmark_interval=0.5)
+        fake.start()
+        server = "https://127.0.0.1:%d" % fake.port
+        fake.apply("namespaces", {"metadata": {"name": "default", "annotations": {"team": "a"}}})
+        fake.apply("namespaces", {"metadata": {"name": "kube-system"}})
+        fake.apply("instrumentations", instrumentation("java-inst"))
+        fake.apply("deployments", {"metadata": {"name": "my-java", "uid": "dep-uid"}})
+        fake.apply("replicasets", {"metadata": {"name": "my-java-7b5d8f6c9", "ownerReferences": [
+            {"apiVersion": "apps/v1", "kind": "Deployment", "name": "my-java", "uid": "dep-uid", "controller": True}]}})
+        fake.apply("secrets", {"metadata": {"name": "otel-certs"}, "data": {"ca.crt": "c2VjcmV0"}})
+
+        # The token file holds an old token: 401 until it is rotated.
+        token = os.path.join(tmp, "token")
+        write_atomic(token, "token-0\n")
+        kc = kubeconfig(os.path.join(tmp, "kubeconfig.yaml"), server, {"tokenFile": "token"},
+                        {"certificate-authority": "certs/ca.crt"})
+        wh = Webhook("live", tmp, certs, ["--kubeconfig", kc, "--watch-idle-timeout", "2", "--watch-timeout", "30"])
+        hooks.append(wh)
+        if not wh.start():
+            return
+        ok, _ = wait_for(lambda: sum(1 for r in fake.requests if r["status"] == 401) >= 3, 10)
+        check("old token: 401s", ok)
+        check("not ready before the informers synced", wh.get("/readyz")[0] == 503)
+        m = wh.metrics()
+        check("metrics: not synced", m.get('otel_webhook_watch_synced{resource="namespaces"}') == 0 and
+              m.get("otel_webhook_ready") == 0, m.get("otel_webhook_ready"))
+        write_atomic(token, "token-1\n")
+        if not wh.wait_ready(timeout=15):
+            return
+        n401 = sum(1 for r in fake.requests if r["status"] == 401)
+
+        # What was asked: lists, then watches with bookmarks and a timeout.
+        reqs = list(fake.requests)
+        ns_list = [r for r in reqs if r["path"] == "/api/v1/namespaces" and "watch=1" not in r["query"]
+                   and r["status"] == 200]
+        check("namespaces listed as PartialObjectMetadata", ns_list and
+              "as=PartialObjectMetadataList" in ns_list[0]["accept"], ns_list[:1])
+        ok, _ = wait_for(lambda: all(any(r["path"] == path and "watch=1" in r["query"] and r["status"] == 200 and
+                                         "allowWatchBookmarks=true" in r["query"] and "timeoutSeconds=30" in r["query"]
+                                         and "resourceVersion=" in r["query"] for r in fake.requests)
+                                     for path in ("/api/v1/namespaces",
+                                                  "/apis/opentelemetry.io/v1alpha1/instrumentations",
+                                                  "/apis/opentelemetry.io/v1beta1/opentelemetrycollectors")), 5)
+        check("each resource watched with bookmarks, a timeout and a resourceVersion", ok)
+        m = wh.metrics()
+        keys = ('otel_webhook_watch_synced{resource="instrumentations"}', 'otel_webhook_watch_objects{resource="namespaces"}',
+                'otel_webhook_store_objects{kind="Instrumentation"}', "otel_webhook_ready")
+        # Namespaces without *opentelemetry.io/ annotations are not kept.
+        check("metrics: synced and counted", [m.get(k) for k in keys] == [1, 0, 1, 1], [m.get(k) for k in keys])
+        # /version was refused with the old token too; it is retried on its own.
+        ok, _ = wait_for(lambda: wh.metrics().get("otel_webhook_native_sidecars") == 1, 5)
+        check("metrics: native sidecars from /version", ok)
+        with open(reqlog) as f:
+            lines = [json.loads(l) for l in f]
+        check("request log: JSON lines with method, path, query",
+              len(lines) >= 6 and all({"method", "path", "query"} <= set(x) for x in lines), len(lines))
+
+        st, r, patched, _ = wh.admit(pod("p1", {"instrumentation.opentelemetry.io/inject-java": "java-inst",
+                                                 "sidecar.opentelemetry.io/inject": "true"}))
+        check("first admission: java injected", "java" in injected_langs(r, patched), r)
+
+        bg = Admitter(wh)
+        bg.start()
+        test_changes(wh, fake)
+        test_disruptions(wh, fake)
+        test_lookups(wh, fake)
+        bg.stop_ev.set()
+        bg.join(15)
+        check("admissions during changes: all answered with a patch", bg.n > 20 and not bg.bad,
+              "%d admissions, bad: %r" % (bg.n, bg.bad[:5]))
+        check("no 401 once the token was rotated",
+              sum(1 for r in fake.requests if r["status"] == 401) == n401)
+
+        # Native sidecars follow the server's version (auto).
+        sc = collector("sc2")
+        fake.apply("opentelemetrycollectors", sc)
+        sc_pod = pod("p-native", {"sidecar.opentelemetry.io/inject": "true"})
+
+        def native(p):
+            return p is not None and any(c["name"] == "otc-container" and c.get("restartPolicy") == "Always"
+                                         for c in p["spec"].get("initContainers", []))
+        within_a_second("native sidecar on 1.30", wh, sc_pod, lambda r, p: native(p))
+        wh.final_checks()
+        print("  (kubeconfig: %.1f s)" % (time.monotonic() - t_start))
+
+        # In-cluster, on a 1.28 server: plain sidecar container.
+        fake.set_version(1, 28)
+        sa = os.path.join(tmp, "sa")
+        os.mkdir(sa)
+        shutil.copy(os.path.join(certs, "ca.crt"), sa)
+        write_atomic(os.path.join(sa, "token"), "token-1\n")
+        ic = Webhook("in-cluster", tmp, certs, ["--in-cluster", "--service-account-dir", sa],
+                     env={"KUBERNETES_SERVICE_HOST": "127.0.0.1", "KUBERNETES_SERVICE_PORT": str(fake.port)})
+        hooks.append(ic)
+        # Without the collector CRD: ready anyway, and the CRD is noticed once installed.
+        fake.hide("opentelemetrycollectors")
+        if ic.start() and ic.wait_ready():
+            ok, _ = wait_for(lambda: ic.metrics().get("otel_webhook_native_sidecars") == 0, 5)
+            check("in-cluster: 1.28 means no native sidecars", ok)
+            st, r, patched, _ = ic.admit(sc_pod)
+            check("in-cluster, no collector CRD: sidecar skipped with a warning", patched is None and
+                  any("sidecar" in w for w in r.get("warnings", [])), r)
+            check("in-cluster, no collector CRD: said in the log", "CRD not installed" in ic.stderr())
+            fake.unhide("opentelemetrycollectors")
+
+            def plain(r, p):
+                return p is not None and not native(p) and any(c["name"] == "otc-container"
+                                                               for c in p["spec"]["containers"])
+            # Listed again after the backoff (0.2 s doubling): well within 3 s here.
+            within_a_second("in-cluster: collector CRD installed later, plain sidecar container", ic, sc_pod, plain,
+                            limit=3.0)
+            # The kubelet rotates the bound token: the next request carries the new one.
+            fake.set_token("token-2")
+            write_atomic(os.path.join(sa, "token"), "token-2\n")
+            fake.apply("instrumentations", instrumentation("after-rotation"))
+            within_a_second("in-cluster: rotated token used", ic,
+                            pod("p-rot", {"instrumentation.opentelemetry.io/inject-java": "after-rotation"}),
+                            lambda r, p: "java" in injected_langs(r, p), limit=2.0)
+            ic.final_checks()
+        fake.set_version(1, 30)
+        print("  (in-cluster: %.1f s)" % (time.monotonic() - t_start))
+
+        # TLS: a CA that did not sign the server's certificate never connects;
+        # insecure-skip-tls-verify does.
+        other = os.path.join(tmp, "other-ca")
+        subprocess.run([BIN, "certs", "generate", "--service", "x", "--namespace", "y", "--out", other, "--dev"],
+                       capture_output=True, timeout=60)
+        bad = Webhook("wrong-ca", tmp, certs, ["--kubeconfig", kubeconfig(
+            os.path.join(tmp, "kc-wrong.yaml"), server, {"token": "token-2"},
+            {"certificate-authority": os.path.join(other, "ca.crt")})])
+        hooks.append(bad)
+        if bad.start():
+            ok, _ = wait_for(lambda: "certificate" in bad.stderr(), 10)
+            check("wrong CA: refused with a certificate error", ok, bad.stderr()[-800:])
+            check("wrong CA: not ready", bad.get("/readyz")[0] == 503)
+            bad.final_checks()
+        ins = Webhook("insecure", tmp, certs, ["--kubeconfig", kubeconfig(
+            os.path.join(tmp, "kc-insecure.yaml"), server, {"token": "token-2"}, {"insecure-skip-tls-verify": True})])
+        hooks.append(ins)
+        if ins.start() and ins.wait_ready():
+            ins.final_checks()
+        # A client certificate and the CA, both inline (the *-data fields), no token.
+        cc = Webhook("client-cert", tmp, certs, ["--kubeconfig", kubeconfig(
+            os.path.join(tmp, "kc-cert.yaml"), server,
+            {"client-certificate-data": b64file(CLIENT_CRT), "client-key-data": b64file(CLIENT_KEY)},
+            {"certificate-authority-data": b64file(os.path.join(certs, "ca.crt"))})])
+        hooks.append(cc)
+        if cc.start() and cc.wait_ready():
+            st, r, patched, _ = cc.admit(pod("p-cc", {"instrumentation.opentelemetry.io/inject-java": "java-inst"}))
+            check("client certificate: admission uses the cluster's objects", "java" in injected_langs(r, patched), r)
+            cc.final_checks()
+        test_cli_errors(tmp, certs, server)
+        print("  (total: %.1f s)" % (time.monotonic() - t_start))
+    finally:
+        for h in hooks:
+            if h.proc is not None and h.proc.poll() is None:
+                h.proc.kill()
+                h.proc.wait(10)
+        if fake:
+            fake.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def rss_bench(binary):
+    """RSS of the webhook holding 10,000 namespaces and 1,000 Instrumentations."""
+    tmp = tempfile.mkdtemp(prefix="otel-live-rss-")
+    procs, fake = [], None
+    try:
+        certs = os.path.join(tmp, "certs")
+        subprocess.run([binary, "certs", "generate", "--service", "k", "--namespace", "d", "--out", certs, "--dev"],
+                       capture_output=True, timeout=60, check=True)
+        fake = fakeapi.FakeAPI(os.path.join(certs, "tls.crt"), os.path.join(certs, "tls.key"), token="t")
+        fake.start()
+        with open(os.path.join(tmp, "token"), "w") as f:
+            f.write("t")
+        kc = kubeconfig(os.path.join(tmp, "kc.yaml"), "https://127.0.0.1:%d" % fake.port, {"tokenFile": "token"},
+                        {"certificate-authority": "certs/ca.crt"})
+
+        def measure(label):
+            port = free_port()
+            p = subprocess.Popen([binary, "serve", "--listen", "127.0.0.1:%d" % port, "--tls-cert",
+                                  os.path.join(certs, "tls.crt"), "--tls-key", os.path.join(certs, "tls.key"),
+                                  "--kubeconfig", kc, "--threads", "2", "--log-level", "warn"],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            procs.append(p)
+            ctx = ssl.create_default_context(cafile=os.path.join(certs, "ca.crt"))
+
+            def ready():
+                try:
+                    c = http.client.HTTPSConnection("127.0.0.1", port, context=ctx, timeout=5)
+                    c.request("GET", "/readyz", headers={"Host": "localhost"})
+                    return c.getresponse().status == 200
+                except (OSError, http.client.HTTPException):
+                    return False
+            ok, dt = wait_for(ready, 120, interval=0.1)
+            time.sleep(0.5)  # let the last coalesced publication land before reading /proc
+            with open("/proc/%d/status" % p.pid) as f:
+                rss = [int(l.split()[1]) for l in f if l.startswith("VmRSS:")][0] / 1024.0
+            p.send_signal(signal.SIGTERM)
+            p.wait(30)
+            print("live store, %s: ready in %.1f s, RSS %.1f MiB" % (label, dt, rss))
+            return rss
+
+        empty = measure("empty cluster")
+        for i in range(10000):
+            fake.apply("namespaces", {"metadata": {"name": "ns-%05d" % i, "labels": {
+                "kubernetes.io/metadata.name": "ns-%05d" % i, "team": "t%d" % (i % 50)}, "annotations": {
+                "instrumentation.opentelemetry.io/inject-java": "java", "owner": "team-%d" % (i % 50)}}},
+                record=False)
+        for i in range(1000):
+            fake.apply("instrumentations", instrumentation("java", ns="ns-%05d" % (i * 10)), record=False)
+        full = measure("10,000 namespaces + 1,000 Instrumentations")
+        print("live store: %.1f MiB for 10,000 namespaces + 1,000 Instrumentations (goal: under 50 MiB)" %
+              (full - empty))
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+        if fake:
+            fake.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 2 and sys.argv[1] == "--rss":
+        rss_bench(os.path.abspath(sys.argv[2]))
+        sys.exit(0)
+    BIN = os.path.abspath(sys.argv[1])
+    RESULTS = sys.argv[2] if len(sys.argv) > 2 else None
+    try:
+        main()
+    except Exception as e:  # noqa: BLE001 - a crash of the test is a failure, with its trace
+        import traceback
+        traceback.print_exc()
+        check("test harness", False, repr(e))
+    print("live: %d passed, %d failed" % (passed, failed))
+    if RESULTS:
+        with open(RESULTS, "a") as f:
+            f.write("%d %d\n" % (passed, failed))
+    sys.exit(1 if failed else 0)
