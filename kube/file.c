@@ -2,6 +2,7 @@
 #include "kube/file.h"
 
 #include <errno.h>
+#include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,5 +29,30 @@ char *kube_read_file(const char *path, size_t *len) {
     return buf;
 err:
     if (f != stdin) fclose(f);
+    return NULL;
+}
+
+json_object *kube_parse_json(const char *text, size_t len, int *line, const char **reason) {
+    json_tokener *tok = json_tokener_new();
+    if (!tok) return NULL;
+    json_object *o = json_tokener_parse_ex(tok, text, (int)len);
+    enum json_tokener_error e = json_tokener_get_error(tok);
+    size_t end = json_tokener_get_parse_end(tok);
+    if (e == json_tokener_continue && !o) {
+        /* A top-level number is open until a delimiter arrives; anything
+         * else still open is cut short, at the end of the text. */
+        o = json_tokener_parse_ex(tok, " ", 1);
+        e = json_tokener_get_error(tok);
+        end = len;
+    }
+    json_tokener_free(tok);
+    while (end < len && (text[end] == ' ' || text[end] == '\n' || text[end] == '\r' || text[end] == '\t')) end++;
+    if (e == json_tokener_success && end == len) return o;
+    json_object_put(o);
+    *reason = e == json_tokener_continue ? "unexpected end of data"
+              : e != json_tokener_success ? json_tokener_error_desc(e)
+                                          : "unexpected data after the JSON value";
+    *line = 1;
+    for (size_t i = 0; i < end && i < len; i++) *line += text[i] == '\n';
     return NULL;
 }

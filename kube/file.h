@@ -7,4 +7,8 @@
 /* The whole file, NUL-terminated (malloc'ed; length in *len), or NULL with
  * errno set. "-" reads standard input. */
 char *kube_read_file(const char *path, size_t *len);
+/* Exactly one JSON value in text (whitespace around it allowed). NULL on
+ * error, with the 1-based line of the problem and a short reason. */
+struct json_object;
+struct json_object *kube_parse_json(const char *text, size_t len, int *line, const char **reason);
 #endif

@@ -8,6 +8,8 @@
  * kube/trim.c's, shared with the live cluster source. */
 #include "kube/filesource.h"
 
+#include "kube/file.h"
+
 #include "kube/trim.h"
 #include "kube/yaml.h"
 
@@ -62,12 +64,6 @@ static void take(json_object *doc, const char *name, int line, const kube_config
     v[(*n)++] = keep;
 }
 
-static int json_line(const char *text, size_t off) {
-    int line = 1;
-    for (size_t i = 0; i < off && text[i]; i++)
-        if (text[i] == '\n') line++;
-    return line;
-}
 
 int kube_manifest_objects(const char *name, const char *text, size_t len, const kube_config *cfg,
                           const char *default_ns, const kube_logger *log, json_object ***objs, size_t *nobjs,
@@ -75,16 +71,11 @@ int kube_manifest_objects(const char *name, const char *text, size_t len, const 
     size_t nl = strlen(name);
     size_t start = *nobjs;
     if (nl > 5 && !strcmp(name + nl - 5, ".json")) {
-        json_tokener *tok = json_tokener_new();
-        json_object *doc = json_tokener_parse_ex(tok, text, (int)len);
-        enum json_tokener_error e = json_tokener_get_error(tok);
-        size_t end = json_tokener_get_parse_end(tok);
-        json_tokener_free(tok);
-        while (end < len && (text[end] == ' ' || text[end] == '\n' || text[end] == '\r' || text[end] == '\t')) end++;
-        if (e != json_tokener_success || end != len) {
-            snprintf(err, errlen, "%s:%d: %s", name, json_line(text, end),
-                     e != json_tokener_success ? json_tokener_error_desc(e) : "unexpected data after the JSON value");
-            json_object_put(doc);
+        int line;
+        const char *reason;
+        json_object *doc = kube_parse_json(text, len, &line, &reason);
+        if (!doc) {
+            snprintf(err, errlen, "%s:%d: %s", name, line, reason);
             return -1;
         }
         take(doc, name, 1, cfg, default_ns, log, objs, nobjs);
@@ -237,7 +228,7 @@ int kube_filesource_poll(kube_filesource *fs, int *failing) {
     if (failing) *failing = nfail;
     if (!changed) return 0;
 
-    qsort(fs->files, fs->nfiles, sizeof *fs->files, cmp_path);
+    if (fs->nfiles) qsort(fs->files, fs->nfiles, sizeof *fs->files, cmp_path);
     size_t total = 0;
     for (size_t i = 0; i < fs->nfiles; i++) total += fs->files[i].nobjs;
     json_object **all = malloc(sizeof *all * (total ? total : 1));

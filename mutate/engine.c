@@ -219,9 +219,14 @@ int mutate_pod(const mutate_request *req, mutate_result *res) {
     sidecar_run(&m);
     optin_instrumentation(&m);
 
-    /* A metadata we created for a pod without one must not show up as a
-     * change unless something was put into it. */
-    if (!meta && json_object_object_length(m.meta) == 0) json_object_object_del(m.pod, "metadata");
+    /* A metadata we created for a pod without one (absent, or null) must
+     * not show up as a change unless something was put into it. */
+    if (!meta && json_object_object_length(m.meta) == 0) {
+        json_object *orig;
+        if (json_object_object_get_ex(req->pod, "metadata", &orig))
+            json_object_object_add(m.pod, "metadata", json_object_get(orig));
+        else json_object_object_del(m.pod, "metadata");
+    }
     mutate_patch_diff(req->pod, m.pod, res->patch);
     res->pod = m.pod;
     free(m.owner_fallback_rs);

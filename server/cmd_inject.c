@@ -55,18 +55,11 @@ static int read_docs(const char *name, const char *text, size_t len, doc **docs,
     const char *p = text;
     while (p < text + len && (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')) p++;
     if (p < text + len && (*p == '{' || *p == '[')) {
-        json_tokener *tok = json_tokener_new();
-        json_object *o = json_tokener_parse_ex(tok, text, (int)len);
-        enum json_tokener_error e = json_tokener_get_error(tok);
-        size_t end = json_tokener_get_parse_end(tok);
-        json_tokener_free(tok);
-        while (end < len && (text[end] == ' ' || text[end] == '\n' || text[end] == '\t' || text[end] == '\r')) end++;
-        if (e != json_tokener_success || end != len) {
-            int line = 1;
-            for (size_t i = 0; i < end && i < len; i++) line += text[i] == '\n';
-            fprintf(stderr, "%s:%d: %s\n", name, line,
-                    e != json_tokener_success ? json_tokener_error_desc(e) : "unexpected data after the JSON value");
-            json_object_put(o);
+        int line;
+        const char *reason;
+        json_object *o = kube_parse_json(text, len, &line, &reason);
+        if (!o) {
+            fprintf(stderr, "%s:%d: %s\n", name, line, reason);
             return -1;
         }
         *docs = calloc(1, sizeof **docs);

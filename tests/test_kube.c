@@ -1,0 +1,1361 @@
+/* tests/test_kube.c - kube/: the layered snapshot store, manifest folders,
+ * the settings file and CR defaulting.
+ *
+ * Expectations are exact texts (stored objects as compact JSON, log lines,
+ * error messages). Store objects are printed with mutate_json_text, which,
+ * unlike json_object_to_json_string, writes nothing into the object. */
+#include "kube/config.h"
+#include "kube/defaults.h"
+#include "kube/filesource.h"
+#include "kube/log.h"
+#include "kube/store.h"
+#include "kube/yaml.h"
+#include "mutate/mutate.h"
+#include "tests/util.h"
+
+#include <check.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define EQ(got_expr, want)                                                                                             \
+    do {                                                                                                               \
+        char *got_ = (got_expr);                                                                                       \
+        ck_assert_str_eq(got_, want);                                                                                  \
+        free(got_);                                                                                                    \
+    } while (0)
+
+/* Compact JSON of a (possibly shared) object without touching it. */
+static char *js(json_object *o) { return mutate_json_text(o, NULL); }
+
+/* ---- store helpers ------------------------------------------------------ */
+
+/* {"kind":K,"metadata":{"name":N,"namespace":NS,"labels":{"src":L}}} */
+static json_object *mk(const char *kind, const char *ns, const char *name, const char *label) {
+    json_object *o = json_object_new_object(), *m = json_object_new_object();
+    json_object_object_add(o, "kind", json_object_new_string(kind));
+    json_object_object_add(m, "name", json_object_new_string(name));
+    if (ns) json_object_object_add(m, "namespace", json_object_new_string(ns));
+    if (label) {
+        json_object *l = json_object_new_object();
+        json_object_object_add(l, "src", json_object_new_string(label));
+        json_object_object_add(m, "labels", l);
+    }
+    json_object_object_add(o, "metadata", m);
+    return o;
+}
+
+static json_object **arr(size_t n, ...) {
+    va_list ap;
+    json_object **a = calloc(n ? n : 1, sizeof *a);
+    va_start(ap, n);
+    for (size_t i = 0; i < n; i++) a[i] = va_arg(ap, json_object *);
+    va_end(ap);
+    return a;
+}
+
+static const char *src_of(json_object *o) { return kube_obj_str(o, "metadata.labels.src"); }
+
+/* kube_snapshot_each collector: "ns/name=src," for every object. */
+typedef struct listing {
+    char buf[1024];
+} listing;
+
+static void add_listing(void *arg, json_object *o) {
+    listing *l = arg;
+    const char *ns = kube_obj_str(o, "metadata.namespace"), *src = src_of(o);
+    size_t n = strlen(l->buf);
+    snprintf(l->buf + n, sizeof l->buf - n, "%s/%s=%s,", ns ? ns : "", kube_obj_str(o, "metadata.name"),
+             src ? src : "");
+}
+
+static char *each_text(const kube_snapshot *s, const char *kind, const char *ns) {
+    listing l = {""};
+    kube_snapshot_each(s, kind, ns, add_listing, &l);
+    return strdup(l.buf);
+}
+
+/* ---- store -------------------------------------------------------------- */
+
+START_TEST(store_layers_get_each_count) {
+    kube_store *st = kube_store_new();
+    kube_store_set_layer(st, KUBE_LAYER_FILES,
+                         arr(7, mk("Instrumentation", "b", "x", "files"), mk("Instrumentation", "a", "z", "files"),
+                             mk("Instrumentation", "a", "y", "files"), mk("Instrumentation", "c", "a", "files"),
+                             mk("Namespace", NULL, "a", "files"), mk("OpenTelemetryCollector", "a", "y", "files"),
+                             mk("Secret", "a", "s", "files")),
+                         7);
+    kube_store_set_layer(st, KUBE_LAYER_LIVE,
+                         arr(3, mk("Instrumentation", "a", "z", "live"), mk("Namespace", NULL, "a", "live"),
+                             mk("Instrumentation", "a", "w", "live")),
+                         3);
+    kube_store_set_layer(st, KUBE_LAYER_INPUT, arr(1, mk("Instrumentation", "a", "z", "input")), 1);
+    kube_view v = kube_store_acquire(st);
+    ck_assert_int_ge(v.slot, 0);
+    /* The highest layer wins for the same kind/namespace/name. */
+    ck_assert_str_eq(src_of(kube_snapshot_get(v.snap, "Instrumentation", "a", "z")), "input");
+    ck_assert_str_eq(src_of(kube_snapshot_get(v.snap, "Instrumentation", "a", "y")), "files");
+    ck_assert_str_eq(src_of(kube_snapshot_get(v.snap, "Instrumentation", "a", "w")), "live");
+    /* Same name, different kind or namespace: different objects. */
+    ck_assert_str_eq(src_of(kube_snapshot_get(v.snap, "OpenTelemetryCollector", "a", "y")), "files");
+    ck_assert_ptr_null(kube_snapshot_get(v.snap, "Instrumentation", "b", "y"));
+    ck_assert_ptr_null(kube_snapshot_get(v.snap, "Instrumentation", "a", "nope"));
+    ck_assert_ptr_null(kube_snapshot_get(v.snap, "Nope", "a", "y"));
+    ck_assert_ptr_null(kube_snapshot_get(v.snap, NULL, "a", "y"));
+    ck_assert_ptr_null(kube_snapshot_get(v.snap, "Instrumentation", "a", NULL));
+    /* Cluster-scoped kinds are looked up with ns NULL. */
+    ck_assert_str_eq(src_of(kube_snapshot_get(v.snap, "Namespace", NULL, "a")), "live");
+    ck_assert_ptr_null(kube_snapshot_get(v.snap, "Namespace", NULL, "b"));
+    /* Sorted by namespace, then name; merged across layers. */
+    EQ(each_text(v.snap, "Instrumentation", NULL), "a/w=live,a/y=files,a/z=input,b/x=files,c/a=files,");
+    EQ(each_text(v.snap, "Instrumentation", "a"), "a/w=live,a/y=files,a/z=input,");
+    EQ(each_text(v.snap, "Instrumentation", "c"), "c/a=files,");
+    EQ(each_text(v.snap, "Instrumentation", "aa"), "");
+    EQ(each_text(v.snap, "Instrumentation", ""), "");
+    EQ(each_text(v.snap, "Namespace", NULL), "/a=live,");
+    EQ(each_text(v.snap, "OpenTelemetryCollector", NULL), "a/y=files,");
+    EQ(each_text(v.snap, "ConfigMap", NULL), "");
+    EQ(each_text(v.snap, "Z", NULL), "");
+    ck_assert_uint_eq(kube_snapshot_count(v.snap, "Instrumentation"), 5);
+    ck_assert_uint_eq(kube_snapshot_count(v.snap, "Namespace"), 1);
+    ck_assert_uint_eq(kube_snapshot_count(v.snap, "Secret"), 1);
+    ck_assert_uint_eq(kube_snapshot_count(v.snap, "ConfigMap"), 0);
+    ck_assert_uint_eq(kube_snapshot_size(v.snap), 8);
+    kube_store_release(st, &v);
+    ck_assert_int_eq(v.slot, -1);
+    ck_assert_ptr_null(v.snap);
+    kube_store_release(st, &v); /* a second release is a no-op */
+
+    /* Emptying the higher layers brings the lower layer's objects back. */
+    kube_store_set_layer(st, KUBE_LAYER_INPUT, NULL, 0);
+    kube_store_set_layer(st, KUBE_LAYER_LIVE, NULL, 0);
+    v = kube_store_acquire(st);
+    ck_assert_str_eq(src_of(kube_snapshot_get(v.snap, "Instrumentation", "a", "z")), "files");
+    ck_assert_str_eq(src_of(kube_snapshot_get(v.snap, "Namespace", NULL, "a")), "files");
+    ck_assert_ptr_null(kube_snapshot_get(v.snap, "Instrumentation", "a", "w"));
+    ck_assert_uint_eq(kube_snapshot_size(v.snap), 7);
+    kube_store_release(st, &v);
+    kube_store_free(st);
+}
+END_TEST
+
+START_TEST(store_skips_objects_without_kind_or_name) {
+    kube_store *st = kube_store_new();
+    json_object *nokind = mk("X", "a", "n", NULL), *noname = mk("ConfigMap", "a", "n", NULL);
+    json_object_object_del(nokind, "kind");
+    json_object_object_del(json_object_object_get(noname, "metadata"), "name");
+    kube_store_set_layer(st, KUBE_LAYER_FILES, arr(3, nokind, noname, mk("ConfigMap", "a", "ok", "f")), 3);
+    kube_view v = kube_store_acquire(st);
+    ck_assert_uint_eq(kube_snapshot_size(v.snap), 1);
+    EQ(each_text(v.snap, "ConfigMap", NULL), "a/ok=f,");
+    kube_store_release(st, &v);
+    kube_store_free(st);
+}
+END_TEST
+
+START_TEST(store_generation_and_loaded) {
+    kube_store *st = kube_store_new();
+    kube_view v = kube_store_acquire(st);
+    uint64_t g0 = kube_snapshot_generation(v.snap);
+    ck_assert_uint_eq(kube_snapshot_size(v.snap), 0);
+    kube_store_release(st, &v);
+    for (int l = 0; l < KUBE_NLAYERS; l++) ck_assert_int_eq(kube_store_layer_loaded(st, l), 0);
+
+    kube_store_set_layer(st, KUBE_LAYER_FILES, arr(1, mk("ConfigMap", "a", "b", NULL)), 1);
+    ck_assert_int_eq(kube_store_layer_loaded(st, KUBE_LAYER_FILES), 1);
+    ck_assert_int_eq(kube_store_layer_loaded(st, KUBE_LAYER_LIVE), 0);
+    v = kube_store_acquire(st);
+    ck_assert_uint_eq(kube_snapshot_generation(v.snap), g0 + 1);
+    kube_store_release(st, &v);
+
+    /* An empty layer still counts as loaded and still makes a generation. */
+    kube_store_set_layer(st, KUBE_LAYER_LIVE, NULL, 0);
+    ck_assert_int_eq(kube_store_layer_loaded(st, KUBE_LAYER_LIVE), 1);
+    ck_assert_int_eq(kube_store_layer_loaded(st, KUBE_LAYER_INPUT), 0);
+    v = kube_store_acquire(st);
+    ck_assert_uint_eq(kube_snapshot_generation(v.snap), g0 + 2);
+    kube_store_release(st, &v);
+
+    /* Same content again: still a new generation. */
+    kube_store_set_layer(st, KUBE_LAYER_FILES, arr(1, mk("ConfigMap", "a", "b", NULL)), 1);
+    v = kube_store_acquire(st);
+    ck_assert_uint_eq(kube_snapshot_generation(v.snap), g0 + 3);
+    kube_store_release(st, &v);
+    kube_store_free(st);
+}
+END_TEST
+
+/* Counts frees of objects tagged with count_frees(). */
+static int freed;
+static void on_free(json_object *o, void *ud) {
+    (void)o;
+    (void)ud;
+    freed++;
+}
+static json_object *count_frees(json_object *o) {
+    json_object_set_userdata(o, NULL, on_free);
+    return o;
+}
+
+START_TEST(store_snapshot_isolation) {
+    kube_store *st = kube_store_new();
+    freed = 0;
+    kube_store_set_layer(st, KUBE_LAYER_FILES,
+                         arr(2, count_frees(mk("ConfigMap", "a", "one", "old")), mk("ConfigMap", "a", "two", "old")), 2);
+    kube_view old = kube_store_acquire(st);
+    uint64_t gold = kube_snapshot_generation(old.snap);
+    json_object *o1 = kube_snapshot_get(old.snap, "ConfigMap", "a", "one");
+
+    kube_store_set_layer(st, KUBE_LAYER_FILES, arr(1, mk("ConfigMap", "a", "three", "new")), 1);
+    ck_assert_int_eq(freed, 0); /* pinned by the old view */
+    /* The old view still sees the old objects, intact (ASan checks the reads). */
+    ck_assert_ptr_eq(kube_snapshot_get(old.snap, "ConfigMap", "a", "one"), o1);
+    ck_assert_str_eq(src_of(o1), "old");
+    EQ(each_text(old.snap, "ConfigMap", NULL), "a/one=old,a/two=old,");
+    ck_assert_ptr_null(kube_snapshot_get(old.snap, "ConfigMap", "a", "three"));
+    ck_assert_uint_eq(kube_snapshot_generation(old.snap), gold);
+
+    kube_view cur = kube_store_acquire(st);
+    ck_assert_int_ne(cur.slot, old.slot);
+    ck_assert_uint_eq(kube_snapshot_generation(cur.snap), gold + 1);
+    EQ(each_text(cur.snap, "ConfigMap", NULL), "a/three=new,");
+    ck_assert_ptr_null(kube_snapshot_get(cur.snap, "ConfigMap", "a", "one"));
+    kube_store_release(st, &cur);
+
+    /* Released, but reclamation is the writer's job: freed on its next update. */
+    EQ(each_text(old.snap, "ConfigMap", "a"), "a/one=old,a/two=old,");
+    kube_store_release(st, &old);
+    ck_assert_int_eq(freed, 0);
+    kube_store_set_layer(st, KUBE_LAYER_FILES, arr(1, mk("ConfigMap", "a", "four", "newer")), 1);
+    ck_assert_int_eq(freed, 1);
+
+    /* Unpinned snapshots go at once. */
+    kube_store_set_layer(st, KUBE_LAYER_FILES, arr(1, count_frees(mk("ConfigMap", "a", "five", NULL))), 1);
+    ck_assert_int_eq(freed, 1);
+    kube_store_set_layer(st, KUBE_LAYER_FILES, NULL, 0);
+    ck_assert_int_eq(freed, 2);
+
+    /* A snapshot still pinned when the store goes is freed with it (LSan). */
+    kube_store_set_layer(st, KUBE_LAYER_FILES, arr(1, count_frees(mk("ConfigMap", "a", "six", NULL))), 1);
+    kube_view pinned = kube_store_acquire(st);
+    kube_store_set_layer(st, KUBE_LAYER_FILES, NULL, 0);
+    ck_assert_int_eq(freed, 2);
+    kube_store_release(st, &pinned);
+    kube_store_free(st);
+    ck_assert_int_eq(freed, 3);
+}
+END_TEST
+
+/* Many views at once: every one gets its own slot and its own snapshot. */
+START_TEST(store_many_views) {
+    kube_store *st = kube_store_new();
+    kube_view v[64];
+    char name[16];
+    for (int i = 0; i < 64; i++) {
+        snprintf(name, sizeof name, "g%d", i);
+        kube_store_set_layer(st, KUBE_LAYER_FILES, arr(1, mk("ConfigMap", "a", "c", name)), 1);
+        v[i] = kube_store_acquire(st);
+        for (int j = 0; j < i; j++) ck_assert_int_ne(v[i].slot, v[j].slot);
+    }
+    for (int i = 0; i < 64; i++) {
+        snprintf(name, sizeof name, "g%d", i);
+        ck_assert_str_eq(src_of(kube_snapshot_get(v[i].snap, "ConfigMap", "a", "c")), name);
+    }
+    for (int i = 0; i < 64; i += 2) kube_store_release(st, &v[i]);
+    kube_store_set_layer(st, KUBE_LAYER_FILES, NULL, 0);
+    for (int i = 1; i < 64; i += 2) {
+        snprintf(name, sizeof name, "g%d", i);
+        ck_assert_str_eq(src_of(kube_snapshot_get(v[i].snap, "ConfigMap", "a", "c")), name);
+        kube_store_release(st, &v[i]);
+    }
+    kube_store_free(st);
+}
+END_TEST
+
+/* ---- store concurrency -------------------------------------------------- */
+
+#define CC_READERS 4
+#define CC_UPDATES 2000
+#define CC_OBJS 8
+
+typedef struct cc_shared {
+    kube_store *st;
+    atomic_bool stop;
+    atomic_int ready;
+    atomic_long reads, mixed, short_sets, went_back;
+} cc_shared;
+
+typedef struct cc_seen {
+    const char *gen;
+    int n, bad;
+} cc_seen;
+
+static void cc_check(void *arg, json_object *o) {
+    cc_seen *s = arg;
+    const char *g = kube_obj_str(o, "metadata.labels.gen");
+    if (!g) { s->bad++; return; }
+    if (!s->gen) s->gen = g;
+    else if (strcmp(s->gen, g) != 0) s->bad++;
+    s->n++;
+}
+
+static void *cc_reader(void *arg) {
+    cc_shared *sh = arg;
+    uint64_t last_gen = 0;
+    bool announced = false;
+    for (;;) {
+        bool stopping = atomic_load(&sh->stop);
+        kube_view v = kube_store_acquire(sh->st);
+        uint64_t g = kube_snapshot_generation(v.snap);
+        if (g < last_gen) atomic_fetch_add(&sh->went_back, 1);
+        last_gen = g;
+        cc_seen s = {NULL, 0, 0};
+        kube_snapshot_each(v.snap, "ConfigMap", "default", cc_check, &s);
+        /* The first snapshot may be the empty initial one. */
+        if (s.n != 0 && s.n != CC_OBJS) atomic_fetch_add(&sh->short_sets, 1);
+        if (s.bad) atomic_fetch_add(&sh->mixed, 1);
+        /* Point lookups agree with the listing of the same view. */
+        for (int i = 0; s.n && i < CC_OBJS; i++) {
+            char name[16];
+            snprintf(name, sizeof name, "c%d", i);
+            json_object *o = kube_snapshot_get(v.snap, "ConfigMap", "default", name);
+            const char *gl = o ? kube_obj_str(o, "metadata.labels.gen") : NULL;
+            if (!gl || strcmp(gl, s.gen) != 0) atomic_fetch_add(&sh->mixed, 1);
+        }
+        if (s.n && kube_snapshot_size(v.snap) != CC_OBJS + 1) atomic_fetch_add(&sh->short_sets, 1);
+        kube_store_release(sh->st, &v);
+        atomic_fetch_add(&sh->reads, 1);
+        if (!announced) {
+            announced = true;
+            atomic_fetch_add(&sh->ready, 1);
+        }
+        if (stopping) break; /* one full pass after the last update */
+    }
+    return NULL;
+}
+
+START_TEST(store_concurrent_readers) {
+    cc_shared sh = {.st = kube_store_new()};
+    pthread_t th[CC_READERS];
+    for (int i = 0; i < CC_READERS; i++) ck_assert_int_eq(pthread_create(&th[i], NULL, cc_reader, &sh), 0);
+    while (atomic_load(&sh.ready) < CC_READERS) sched_yield();
+    char gen[16], name[16];
+    for (int u = 1; u <= CC_UPDATES; u++) {
+        snprintf(gen, sizeof gen, "%d", u);
+        json_object **objs = calloc(CC_OBJS + 1, sizeof *objs);
+        /* Written in reverse so the store has to sort. */
+        for (int i = 0; i < CC_OBJS; i++) {
+            snprintf(name, sizeof name, "c%d", CC_OBJS - 1 - i);
+            json_object *o = mk("ConfigMap", "default", name, NULL);
+            json_object *l = json_object_new_object();
+            json_object_object_add(l, "gen", json_object_new_string(gen));
+            json_object_object_add(json_object_object_get(o, "metadata"), "labels", l);
+            objs[i] = o;
+        }
+        objs[CC_OBJS] = mk("Namespace", NULL, "default", NULL);
+        /* Alternate layers: the merge must stay consistent too. */
+        kube_store_set_layer(sh.st, u % 2 ? KUBE_LAYER_FILES : KUBE_LAYER_LIVE, objs, CC_OBJS + 1);
+    }
+    atomic_store(&sh.stop, true);
+    for (int i = 0; i < CC_READERS; i++) pthread_join(th[i], NULL);
+    ck_assert_int_eq(atomic_load(&sh.mixed), 0);
+    ck_assert_int_eq(atomic_load(&sh.short_sets), 0);
+    ck_assert_int_eq(atomic_load(&sh.went_back), 0);
+    ck_assert_int_ge(atomic_load(&sh.reads), 2 * CC_READERS);
+    kube_view v = kube_store_acquire(sh.st);
+    ck_assert_uint_eq(kube_snapshot_size(v.snap), CC_OBJS + 1);
+    /* The live layer (even updates) wins over files. */
+    ck_assert_str_eq(kube_obj_str(kube_snapshot_get(v.snap, "ConfigMap", "default", "c0"), "metadata.labels.gen"),
+                     "2000");
+    kube_store_release(sh.st, &v);
+    kube_store_free(sh.st);
+}
+END_TEST
+
+/* ---- filesource helpers ------------------------------------------------- */
+
+typedef struct logcap {
+    int n;
+    kube_log_level level[64];
+    char *msg[64];
+} logcap;
+
+static void cap_fn(void *ud, kube_log_level level, const char *msg) {
+    logcap *c = ud;
+    if (c->n >= 64) return;
+    c->level[c->n] = level;
+    c->msg[c->n++] = strdup(msg);
+}
+
+static void cap_clear(logcap *c) {
+    for (int i = 0; i < c->n; i++) free(c->msg[i]);
+    c->n = 0;
+}
+
+/* Messages at level >= min joined by "\n". */
+static char *cap_text(logcap *c, kube_log_level min) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    int k = 0;
+    for (int i = 0; i < c->n; i++)
+        if (c->level[i] >= min) fprintf(f, "%s%s", k++ ? "\n" : "", c->msg[i]);
+    fclose(f);
+    return buf;
+}
+
+static char *tmpdir(void) {
+    char *d = strdup("/tmp/test-kube-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(d));
+    return d;
+}
+
+static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw) {
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    return remove(p);
+}
+
+static void rmtree(char *d) {
+    nftw(d, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+    free(d);
+}
+
+static char *pjoin(const char *dir, const char *name) {
+    char *p = NULL;
+    ck_assert_int_ge(asprintf(&p, "%s/%s", dir, name), 0);
+    return p;
+}
+
+/* Writes name in dir and sets its mtime to the given second (explicit, so
+ * two writes within one clock tick still look different). */
+static void put(const char *dir, const char *name, const char *text, time_t mtime) {
+    char *p = pjoin(dir, name);
+    FILE *f = fopen(p, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+    struct timespec ts[2] = {{mtime, 0}, {mtime, 0}};
+    ck_assert_int_eq(utimensat(AT_FDCWD, p, ts, 0), 0);
+    free(p);
+}
+
+typedef struct fsfx {
+    char *dir;
+    kube_config cfg;
+    kube_store *st;
+    kube_filesource *fs;
+    logcap log;
+    kube_logger lg;
+    kube_view v;
+} fsfx;
+
+static void fs_open(fsfx *x, const char *default_ns) {
+    memset(x, 0, sizeof *x);
+    x->dir = tmpdir();
+    kube_config_init(&x->cfg);
+    x->st = kube_store_new();
+    x->lg = (kube_logger){cap_fn, &x->log};
+    const char *dirs[] = {x->dir};
+    x->fs = kube_filesource_new(x->st, &x->cfg, dirs, 1, default_ns, &x->lg);
+    x->v.slot = -1;
+}
+
+/* Polls, then pins the current snapshot in x->v. */
+static int fs_poll(fsfx *x, int *failing) {
+    kube_store_release(x->st, &x->v);
+    int rc = kube_filesource_poll(x->fs, failing);
+    x->v = kube_store_acquire(x->st);
+    return rc;
+}
+
+static json_object *fs_get(fsfx *x, const char *kind, const char *ns, const char *name) {
+    return kube_snapshot_get(x->v.snap, kind, ns, name);
+}
+
+static void fs_close(fsfx *x) {
+    kube_store_release(x->st, &x->v);
+    kube_filesource_free(x->fs);
+    kube_store_free(x->st);
+    kube_config_free(&x->cfg);
+    cap_clear(&x->log);
+    rmtree(x->dir);
+}
+
+#define INST(name) "apiVersion: opentelemetry.io/v1alpha1\nkind: Instrumentation\nmetadata: {name: " name "}\nspec: {}\n"
+#define CM(name, ns) "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " name ", namespace: " ns "}\ndata: {k: v}\n"
+
+/* ---- filesource --------------------------------------------------------- */
+
+START_TEST(fs_file_selection) {
+    fsfx x;
+    fs_open(&x, NULL);
+    put(x.dir, "a.yaml", INST("a"), 1000);
+    put(x.dir, "b.yml", INST("b"), 1000);
+    put(x.dir, "c.json", "{\"apiVersion\":\"opentelemetry.io/v1alpha1\",\"kind\":\"Instrumentation\","
+                         "\"metadata\":{\"name\":\"c\"},\"spec\":{}}\n", 1000);
+    put(x.dir, "d.txt", INST("d"), 1000);
+    put(x.dir, "e.yaml.bak", INST("e"), 1000);
+    put(x.dir, "f.YAML", INST("f"), 1000);
+    put(x.dir, ".g.yaml", INST("g"), 1000);
+    put(x.dir, "..h.yaml", INST("h"), 1000);
+    put(x.dir, "yaml", INST("i"), 1000);
+    put(x.dir, ".yaml", INST("j"), 1000);
+    /* A folder with a manifest-like name and the kubelet's ..data. */
+    char *sub = pjoin(x.dir, "k.yaml");
+    ck_assert_int_eq(mkdir(sub, 0700), 0);
+    put(sub, "l.yaml", INST("l"), 1000);
+    free(sub);
+    char *data = pjoin(x.dir, "..data");
+    ck_assert_int_eq(mkdir(data, 0700), 0);
+    put(data, "m.yaml", INST("m"), 1000);
+    free(data);
+    int failing = -1;
+    ck_assert_int_eq(fs_poll(&x, &failing), 1);
+    ck_assert_int_eq(failing, 0);
+    EQ(each_text(x.v.snap, "Instrumentation", NULL), "default/a=,default/b=,default/c=,");
+    ck_assert_uint_eq(kube_snapshot_size(x.v.snap), 3);
+    EQ(cap_text(&x.log, KUBE_LOG_INFO), "");
+    ck_assert_int_eq(kube_store_layer_loaded(x.st, KUBE_LAYER_FILES), 1);
+    fs_close(&x);
+}
+END_TEST
+
+START_TEST(fs_multi_document_list_and_unknown_kinds) {
+    fsfx x;
+    fs_open(&x, NULL);
+    put(x.dir, "all.yaml",
+        "apiVersion: v1\nkind: Namespace\nmetadata: {name: team, annotations: {a: b}}\n"   /* line 1 */
+        "---\n"
+        "apiVersion: v1\nkind: List\nitems:\n"                                             /* line 5 */
+        "- {apiVersion: v1, kind: ConfigMap, metadata: {name: cm, namespace: team}, data: {x: y}}\n"
+        "- {apiVersion: v1, kind: Service, metadata: {name: svc, namespace: team}}\n"
+        "- {apiVersion: v1, kind: List, items: [{kind: ConfigMap, metadata: {name: nested}}]}\n"
+        "---\n"
+        "---\n"
+        "# only a comment\n"
+        "---\n"
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: cr}\n" /* line 15 */
+        "---\n"
+        "kind: ConfigMap\nmetadata: {namespace: team}\n"                                   /* line 19 */
+        "---\n"
+        "- not an object\n"                                                                /* line 22 */
+        "---\n" INST("last"),
+        1000);
+    int failing = -1;
+    ck_assert_int_eq(fs_poll(&x, &failing), 1);
+    ck_assert_int_eq(failing, 0);
+    EQ(each_text(x.v.snap, "ConfigMap", NULL), "default/nested=,team/cm=,");
+    EQ(each_text(x.v.snap, "Instrumentation", NULL), "default/last=,");
+    ck_assert_ptr_nonnull(fs_get(&x, "Namespace", NULL, "team"));
+    ck_assert_uint_eq(kube_snapshot_size(x.v.snap), 4);
+    /* Namespaces keep their annotations (namespace-level opt-in). */
+    EQ(js(fs_get(&x, "Namespace", NULL, "team")),
+       "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"team\",\"annotations\":{\"a\":\"b\"}}}");
+    char *p = pjoin(x.dir, "all.yaml"), want[2048];
+    snprintf(want, sizeof want,
+             "%s:5: kind Service is not used; skipped\n"
+             "%s:15: kind ClusterRole is not used; skipped\n"
+             "%s:19: object without kind or metadata.name; skipped\n"
+             "%s:22: not an object; skipped",
+             p, p, p, p);
+    EQ(cap_text(&x.log, KUBE_LOG_DEBUG), want);
+    free(p);
+    fs_close(&x);
+}
+END_TEST
+
+START_TEST(fs_secret_and_configmap_keep_keys_only) {
+    fsfx x;
+    fs_open(&x, NULL);
+    put(x.dir, "s.yaml",
+        "apiVersion: v1\nkind: Secret\n"
+        "metadata:\n"
+        "  name: creds\n"
+        "  uid: s-uid\n"
+        "  labels: {app: web}\n"
+        "  annotations:\n"
+        "    kubectl.kubernetes.io/last-applied-configuration: '{\"data\":{\"password\":\"c3VwZXJzZWNyZXQ=\"}}'\n"
+        "type: Opaque\n"
+        "data: {password: c3VwZXJzZWNyZXQ=, ca.crt: Q0VSVA==}\n"
+        "stringData: {token: plain-text-token-value}\n"
+        "---\n"
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg, namespace: other}\n"
+        "data: {app.properties: 'secret=cm-value-1'}\n"
+        "binaryData: {blob: YmxvYg==}\n",
+        1000);
+    ck_assert_int_eq(fs_poll(&x, NULL), 1);
+    char *s = js(fs_get(&x, "Secret", "default", "creds"));
+    ck_assert_ptr_null(strstr(s, "c3VwZXJzZWNyZXQ="));
+    ck_assert_ptr_null(strstr(s, "Q0VSVA=="));
+    ck_assert_ptr_null(strstr(s, "plain-text-token-value"));
+    ck_assert_str_eq(s, "{\"apiVersion\":\"v1\",\"kind\":\"Secret\","
+                        "\"metadata\":{\"name\":\"creds\",\"namespace\":\"default\",\"uid\":\"s-uid\","
+                        "\"labels\":{\"app\":\"web\"}},"
+                        "\"keys\":[\"password\",\"ca.crt\",\"token\"]}");
+    free(s);
+    s = js(fs_get(&x, "ConfigMap", "other", "cfg"));
+    ck_assert_ptr_null(strstr(s, "cm-value-1"));
+    ck_assert_ptr_null(strstr(s, "YmxvYg=="));
+    ck_assert_str_eq(s, "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\","
+                        "\"metadata\":{\"name\":\"cfg\",\"namespace\":\"other\"},"
+                        "\"keys\":[\"app.properties\",\"blob\"]}");
+    free(s);
+    fs_close(&x);
+}
+END_TEST
+
+START_TEST(fs_owner_kinds_keep_metadata_only) {
+    fsfx x;
+    fs_open(&x, NULL);
+    put(x.dir, "owners.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\n"
+        "metadata:\n"
+        "  name: web\n"
+        "  namespace: shop\n"
+        "  uid: d-uid\n"
+        "  labels: {app: web}\n"
+        "  annotations: {deployment.kubernetes.io/revision: '3'}\n"
+        "  generation: 7\n"
+        "spec:\n"
+        "  replicas: 2\n"
+        "  template: {spec: {containers: [{name: c, image: i, env: [{name: PASSWORD, value: hunter2}]}]}}\n"
+        "status: {replicas: 2}\n"
+        "---\n"
+        "apiVersion: apps/v1\nkind: ReplicaSet\n"
+        "metadata:\n"
+        "  name: web-5d8f\n"
+        "  namespace: shop\n"
+        "  ownerReferences: [{apiVersion: apps/v1, kind: Deployment, name: web, uid: d-uid, controller: true}]\n"
+        "spec: {replicas: 2}\n"
+        "---\n"
+        "{apiVersion: apps/v1, kind: StatefulSet, metadata: {name: ss}, spec: {}}\n"
+        "---\n"
+        "{apiVersion: apps/v1, kind: DaemonSet, metadata: {name: ds}, spec: {}}\n"
+        "---\n"
+        "{apiVersion: batch/v1, kind: Job, metadata: {name: job}, spec: {}}\n"
+        "---\n"
+        "{apiVersion: batch/v1, kind: CronJob, metadata: {name: cj}, spec: {}}\n",
+        1000);
+    ck_assert_int_eq(fs_poll(&x, NULL), 1);
+    EQ(js(fs_get(&x, "Deployment", "shop", "web")),
+       "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"web\",\"namespace\":\"shop\","
+       "\"uid\":\"d-uid\",\"labels\":{\"app\":\"web\"}}}");
+    EQ(js(fs_get(&x, "ReplicaSet", "shop", "web-5d8f")),
+       "{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"metadata\":{\"name\":\"web-5d8f\",\"namespace\":\"shop\","
+       "\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"name\":\"web\",\"uid\":\"d-uid\","
+       "\"controller\":true}]}}");
+    EQ(js(fs_get(&x, "StatefulSet", "default", "ss")),
+       "{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"metadata\":{\"name\":\"ss\",\"namespace\":\"default\"}}");
+    ck_assert_ptr_nonnull(fs_get(&x, "DaemonSet", "default", "ds"));
+    ck_assert_ptr_nonnull(fs_get(&x, "Job", "default", "job"));
+    ck_assert_ptr_nonnull(fs_get(&x, "CronJob", "default", "cj"));
+    ck_assert_uint_eq(kube_snapshot_size(x.v.snap), 6);
+    fs_close(&x);
+}
+END_TEST
+
+START_TEST(fs_default_namespace) {
+    fsfx x;
+    fs_open(&x, "team-a");
+    put(x.dir, "r.yaml",
+        INST("i1") "---\n" CM("c1", "''") "---\n"
+        "{apiVersion: apps/v1, kind: ReplicaSet, metadata: {name: rs}}\n"
+        "---\n{apiVersion: v1, kind: Secret, metadata: {name: s, namespace: explicit}}\n"
+        "---\n{apiVersion: v1, kind: Namespace, metadata: {name: team-a}}\n"
+        "---\n{apiVersion: opentelemetry.io/v1beta1, kind: OpenTelemetryCollector, metadata: {name: col},"
+        " spec: {config: {receivers: {otlp: {protocols: {grpc: {}}}}, exporters: {debug: {}},"
+        " service: {pipelines: {traces: {receivers: [otlp], exporters: [debug]}}}}}}\n",
+        1000);
+    ck_assert_int_eq(fs_poll(&x, NULL), 1);
+    ck_assert_str_eq(kube_obj_str(fs_get(&x, "Instrumentation", "team-a", "i1"), "metadata.namespace"), "team-a");
+    ck_assert_str_eq(kube_obj_str(fs_get(&x, "ConfigMap", "team-a", "c1"), "metadata.namespace"), "team-a");
+    ck_assert_str_eq(kube_obj_str(fs_get(&x, "ReplicaSet", "team-a", "rs"), "metadata.namespace"), "team-a");
+    ck_assert_str_eq(kube_obj_str(fs_get(&x, "OpenTelemetryCollector", "team-a", "col"), "metadata.namespace"),
+                     "team-a");
+    ck_assert_ptr_nonnull(fs_get(&x, "Secret", "explicit", "s"));
+    /* Cluster-scoped: no namespace added. */
+    EQ(js(fs_get(&x, "Namespace", NULL, "team-a")),
+       "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"team-a\"}}");
+    ck_assert_uint_eq(kube_snapshot_size(x.v.snap), 6);
+    fs_close(&x);
+}
+END_TEST
+
+START_TEST(fs_instrumentation_defaulted) {
+    fsfx x;
+    fs_open(&x, NULL);
+    put(x.dir, "i.yaml",
+        "apiVersion: opentelemetry.io/v1alpha1\nkind: Instrumentation\n"
+        "metadata: {name: inst, namespace: apps}\n"
+        "spec:\n"
+        "  exporter: {endpoint: 'http://collector:4318'}\n"
+        "  python: {image: my/python:1}\n",
+        1000);
+    ck_assert_int_eq(fs_poll(&x, NULL), 1);
+    json_object *o = fs_get(&x, "Instrumentation", "apps", "inst");
+    ck_assert_ptr_nonnull(o);
+    ck_assert_str_eq(kube_obj_str(o, "spec.java.image"),
+                     "ghcr.io/open-telemetry/opentelemetry-operator/autoinstrumentation-java:2.30.0");
+    EQ(js(kube_obj_get(o, "spec.java.resources")),
+       "{\"limits\":{\"cpu\":\"500m\",\"memory\":\"256Mi\"},\"requests\":{\"cpu\":\"50m\",\"memory\":\"64Mi\"}}");
+    ck_assert_str_eq(kube_obj_str(o, "spec.python.image"), "my/python:1");
+    ck_assert_str_eq(kube_obj_str(o, "spec.exporter.endpoint"), "http://collector:4318");
+    ck_assert_str_eq(kube_obj_str(o, "spec.nginx.configFile"), "/etc/nginx/nginx.conf");
+    fs_close(&x);
+}
+END_TEST
+
+START_TEST(fs_instrumentation_defaults_follow_config) {
+    fsfx x;
+    fs_open(&x, NULL);
+    free(x.cfg.images[MUTATE_JAVA]);
+    x.cfg.images[MUTATE_JAVA] = strdup("registry.local/java:9");
+    put(x.dir, "i.yaml", INST("inst"), 1000);
+    ck_assert_int_eq(fs_poll(&x, NULL), 1);
+    ck_assert_str_eq(kube_obj_str(fs_get(&x, "Instrumentation", "default", "inst"), "spec.java.image"),
+                     "registry.local/java:9");
+    fs_close(&x);
+}
+END_TEST
+
+START_TEST(fs_v1alpha1_collector_converted_and_defaulted) {
+    fsfx x;
+    fs_open(&x, NULL);
+    put(x.dir, "col.yaml",
+        "apiVersion: opentelemetry.io/v1alpha1\nkind: OpenTelemetryCollector\n"
+        "metadata: {name: side, namespace: apps}\n"
+        "spec:\n"
+        "  mode: sidecar\n"
+        "  config: |\n"
+        "    receivers:\n"
+        "      otlp:\n"
+        "        protocols:\n"
+        "          grpc:\n"
+        "    exporters:\n"
+        "      debug: {}\n"
+        "    service:\n"
+        "      pipelines:\n"
+        "        traces: {receivers: [otlp], exporters: [debug]}\n"
+        "---\n"
+        "apiVersion: opentelemetry.io/v1alpha1\nkind: OpenTelemetryCollector\n"
+        "metadata: {name: broken, namespace: apps}\n"
+        "spec:\n"
+        "  config: 'a: [1'\n",
+        1000);
+    ck_assert_int_eq(fs_poll(&x, NULL), 1);
+    json_object *o = fs_get(&x, "OpenTelemetryCollector", "apps", "side");
+    ck_assert_ptr_nonnull(o);
+    EQ(js(kube_obj_get(o, "spec.config")),
+       "{\"receivers\":{\"otlp\":{\"protocols\":{\"grpc\":{\"endpoint\":\"0.0.0.0:4317\"}}}},"
+       "\"exporters\":{\"debug\":{}},"
+       "\"service\":{\"pipelines\":{\"traces\":{\"receivers\":[\"otlp\"],\"exporters\":[\"debug\"]}},"
+       "\"telemetry\":{\"metrics\":{\"readers\":[{\"pull\":{\"exporter\":{\"prometheus\":"
+       "{\"host\":\"0.0.0.0\",\"port\":8888}}}}]}}}}");
+    EQ(js(json_object_object_get(o, "@containerPorts")),
+       "[{\"name\":\"metrics\",\"containerPort\":8888,\"protocol\":\"TCP\"},"
+       "{\"name\":\"otlp-grpc\",\"containerPort\":4317,\"protocol\":\"TCP\"}]");
+    ck_assert_ptr_nonnull(json_object_object_get(o, "@configYaml"));
+    /* A collector whose config cannot be read is kept as written, with a warning. */
+    json_object *b = fs_get(&x, "OpenTelemetryCollector", "apps", "broken");
+    ck_assert_ptr_nonnull(b);
+    ck_assert_str_eq(kube_obj_str(b, "spec.config"), "a: [1");
+    char *p = pjoin(x.dir, "col.yaml"), want[1024];
+    /* libyaml places an unexpected end of input on the line after the text. */
+    snprintf(want, sizeof want,
+             "%s:17: OpenTelemetryCollector apps/broken: spec.config line 2: did not find expected ',' or ']'", p);
+    char *w = cap_text(&x.log, KUBE_LOG_WARN);
+    ck_assert_str_eq(w, want);
+    free(p);
+    free(w);
+    fs_close(&x);
+}
+END_TEST
+
+START_TEST(fs_poll_change_detection) {
+    fsfx x;
+    fs_open(&x, NULL);
+    put(x.dir, "a.yaml", CM("a", "ns1"), 1000);
+    put(x.dir, "b.yaml", CM("b", "ns1"), 1000);
+    int failing = -1;
+    ck_assert_int_eq(fs_poll(&x, &failing), 1);
+    uint64_t g = kube_snapshot_generation(x.v.snap);
+    ck_assert_int_eq(fs_poll(&x, &failing), 0);
+    ck_assert_int_eq(fs_poll(&x, &failing), 0);
+    ck_assert_int_eq(failing, 0);
+    ck_assert_uint_eq(kube_snapshot_generation(x.v.snap), g);
+    /* Same size, same content, new mtime: re-read and republished. */
+    put(x.dir, "a.yaml", CM("a", "ns1"), 1001);
+    ck_assert_int_eq(fs_poll(&x, &failing), 1);
+    ck_assert_uint_eq(kube_snapshot_generation(x.v.snap), g + 1);
+    /* Same size, same mtime, different content: the stat cannot tell. */
+    put(x.dir, "a.yaml", CM("z", "ns1"), 1001);
+    ck_assert_int_eq(fs_poll(&x, &failing), 0);
+    /* Changed content and mtime. */
+    put(x.dir, "a.yaml", CM("c", "ns1"), 1002);
+    ck_assert_int_eq(fs_poll(&x, &failing), 1);
+    EQ(each_text(x.v.snap, "ConfigMap", NULL), "ns1/b=,ns1/c=,");
+    /* A new file. */
+    put(x.dir, "d.yml", CM("d", "ns1"), 1000);
+    ck_assert_int_eq(fs_poll(&x, &failing), 1);
+    EQ(each_text(x.v.snap, "ConfigMap", NULL), "ns1/b=,ns1/c=,ns1/d=,");
+    /* A removed file drops its objects. */
+    char *p = pjoin(x.dir, "b.yaml");
+    ck_assert_int_eq(unlink(p), 0);
+    free(p);
+    ck_assert_int_eq(fs_poll(&x, &failing), 1);
+    EQ(each_text(x.v.snap, "ConfigMap", NULL), "ns1/c=,ns1/d=,");
+    ck_assert_int_eq(fs_poll(&x, &failing), 0);
+    ck_assert_int_eq(failing, 0);
+    EQ(cap_text(&x.log, KUBE_LOG_DEBUG), "");
+    fs_close(&x);
+}
+END_TEST
+
+START_TEST(fs_broken_file_keeps_last_good) {
+    fsfx x;
+    fs_open(&x, NULL);
+    put(x.dir, "a.yaml", CM("a", "ns1") "---\n" CM("a2", "ns1"), 1000);
+    put(x.dir, "j.json", "{\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"j\",\"namespace\":\"ns1\"}}", 1000);
+    int failing = -1;
+    ck_assert_int_eq(fs_poll(&x, &failing), 1);
+    ck_assert_int_eq(failing, 0);
+
+    put(x.dir, "a.yaml", CM("b", "ns1") "---\nkind: ConfigMap\nmetadata: [unclosed\n", 1001);
+    ck_assert_int_eq(fs_poll(&x, &failing), 0);
+    ck_assert_int_eq(failing, 1);
+    EQ(each_text(x.v.snap, "ConfigMap", NULL), "ns1/a=,ns1/a2=,ns1/j=,");
+    char *p = pjoin(x.dir, "a.yaml"), want[1024];
+    snprintf(want, sizeof want,
+             "%s:8: did not find expected ',' or ']' (the last good content stays in service)", p);
+    EQ(cap_text(&x.log, KUBE_LOG_ERROR), want);
+    cap_clear(&x.log);
+    /* Still failing, unchanged: nothing new, no repeated message. */
+    ck_assert_int_eq(fs_poll(&x, &failing), 0);
+    ck_assert_int_eq(failing, 1);
+    EQ(cap_text(&x.log, KUBE_LOG_DEBUG), "");
+
+    /* Another file breaks: JSON errors carry a line too. */
+    put(x.dir, "j.json", "{\"kind\": \"ConfigMap\",\n \"metadata\": {\"name\": \"j\"}\n} trailing\n", 1001);
+    ck_assert_int_eq(fs_poll(&x, &failing), 0);
+    ck_assert_int_eq(failing, 2);
+    char *pj = pjoin(x.dir, "j.json");
+    snprintf(want, sizeof want,
+             "%s:3: unexpected data after the JSON value (the last good content stays in service)", pj);
+    EQ(cap_text(&x.log, KUBE_LOG_ERROR), want);
+    cap_clear(&x.log);
+    put(x.dir, "j.json", "{\"kind\": \"ConfigMap\",\n \"metadata\": {\"name\": \"j\"}\n", 1002);
+    ck_assert_int_eq(fs_poll(&x, &failing), 0); /* truncated: see fs_truncated_json_message */
+    ck_assert_int_eq(failing, 2);
+    cap_clear(&x.log);
+    free(pj);
+
+    /* Other files' changes are still published while one fails. */
+    put(x.dir, "c.yaml", CM("c", "ns1"), 1000);
+    ck_assert_int_eq(fs_poll(&x, &failing), 1);
+    ck_assert_int_eq(failing, 2);
+    EQ(each_text(x.v.snap, "ConfigMap", NULL), "ns1/a=,ns1/a2=,ns1/c=,ns1/j=,");
+
+    /* Fixed: the new content replaces the last good one. */
+    put(x.dir, "a.yaml", CM("fixed", "ns1"), 1003);
+    put(x.dir, "j.json", "{\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"j2\",\"namespace\":\"ns1\"}}", 1003);
+    ck_assert_int_eq(fs_poll(&x, &failing), 1);
+    ck_assert_int_eq(failing, 0);
+    EQ(each_text(x.v.snap, "ConfigMap", NULL), "ns1/c=,ns1/fixed=,ns1/j2=,");
+
+    /* A file that never parsed contributes nothing and is counted. */
+    put(x.dir, "new.yaml", "a: b: c\n", 1000);
+    ck_assert_int_eq(fs_poll(&x, &failing), 0);
+    ck_assert_int_eq(failing, 1);
+    /* Removing a failing file clears its failure. */
+    char *pn = pjoin(x.dir, "new.yaml");
+    ck_assert_int_eq(unlink(pn), 0);
+    free(pn);
+    ck_assert_int_eq(fs_poll(&x, &failing), 1);
+    ck_assert_int_eq(failing, 0);
+    free(p);
+    fs_close(&x);
+}
+END_TEST
+
+START_TEST(fs_missing_folder) {
+    fsfx x;
+    fs_open(&x, NULL);
+    kube_filesource_free(x.fs);
+    put(x.dir, "a.yaml", CM("a", "ns1"), 1000);
+    char *gone = pjoin(x.dir, "nope");
+    const char *dirs[] = {gone, x.dir};
+    x.fs = kube_filesource_new(x.st, &x.cfg, dirs, 2, NULL, &x.lg);
+    int failing = -1;
+    ck_assert_int_eq(fs_poll(&x, &failing), 1);
+    ck_assert_int_eq(failing, 0);
+    EQ(each_text(x.v.snap, "ConfigMap", NULL), "ns1/a=,");
+    char want[1024];
+    snprintf(want, sizeof want, "%s: cannot read the folder: No such file or directory", gone);
+    EQ(cap_text(&x.log, KUBE_LOG_ERROR), want);
+    /* Reported on every poll, nothing else changes. */
+    cap_clear(&x.log);
+    ck_assert_int_eq(fs_poll(&x, &failing), 0);
+    EQ(cap_text(&x.log, KUBE_LOG_ERROR), want);
+    free(gone);
+    fs_close(&x);
+}
+END_TEST
+
+/* KNOWN BUG (kube/filesource.c, kube_filesource_poll): with no manifest file
+ * at all (an empty or missing folder, the usual first start), the poll calls
+ * qsort(fs->files = NULL, 0, ...), which is undefined behaviour; under the
+ * UBSan build (`make test`, halt_on_error=1) the process dies with
+ * "kube/filesource.c:LINE:5: runtime error: null pointer passed as argument 1,
+ * which is declared to never be null" (LINE: the qsort of the files). This
+ * also killed the sanitized server started on an empty --resources folder. */
+START_TEST(fs_empty_folder_publishes_once) {
+    fsfx x;
+    fs_open(&x, NULL);
+    ck_assert_int_eq(kube_store_layer_loaded(x.st, KUBE_LAYER_FILES), 0);
+    int failing = -1;
+    ck_assert_int_eq(fs_poll(&x, &failing), 1);
+    ck_assert_int_eq(failing, 0);
+    ck_assert_int_eq(kube_store_layer_loaded(x.st, KUBE_LAYER_FILES), 1);
+    ck_assert_int_eq(fs_poll(&x, NULL), 0);
+    fs_close(&x);
+}
+END_TEST
+
+/* KNOWN BUG (kube/filesource.c, kube_manifest_objects): a truncated or empty
+ * .json file is reported with json-c's state name as the reason, e.g.
+ * "/path/j.json:3: continue (the last good content stays in service)",
+ * because json_tokener_parse_ex() returns json_tokener_continue for input
+ * that ends early and its description is the word "continue". */
+START_TEST(fs_truncated_json_message) {
+    fsfx x;
+    fs_open(&x, NULL);
+    put(x.dir, "j.json", "{\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"j\",\"namespace\":\"ns1\"}}", 1000);
+    put(x.dir, "empty.json", "", 1000);
+    int failing = -1;
+    ck_assert_int_eq(fs_poll(&x, &failing), 1);
+    ck_assert_int_eq(failing, 1);
+    char *pe = pjoin(x.dir, "empty.json"), *pj = pjoin(x.dir, "j.json"), want[1024];
+    snprintf(want, sizeof want, "%s:1: unexpected end of data (the last good content stays in service)", pe);
+    EQ(cap_text(&x.log, KUBE_LOG_ERROR), want);
+    cap_clear(&x.log);
+    put(x.dir, "j.json", "{\"kind\": \"ConfigMap\",\n \"metadata\": {\"name\": \"j\"\n", 1001);
+    ck_assert_int_eq(fs_poll(&x, &failing), 0);
+    snprintf(want, sizeof want, "%s:3: unexpected end of data (the last good content stays in service)", pj);
+    EQ(cap_text(&x.log, KUBE_LOG_ERROR), want);
+    free(pe);
+    free(pj);
+    fs_close(&x);
+}
+END_TEST
+
+/* The kubelet's ConfigMap volume: NAME -> ..data/NAME, ..data -> ..TIMESTAMP,
+ * updated by writing a new timestamped folder and renaming a new ..data
+ * symlink over the old one. */
+static void kubelet_publish(const char *dir, const char *ts, const char *name, const char *text) {
+    char *tsdir = pjoin(dir, ts);
+    ck_assert_int_eq(mkdir(tsdir, 0700), 0);
+    put(tsdir, name, text, 1000); /* same mtime every time on purpose */
+    free(tsdir);
+    char *tmp = pjoin(dir, "..data_tmp"), *data = pjoin(dir, "..data");
+    ck_assert_int_eq(symlink(ts, tmp), 0);
+    ck_assert_int_eq(rename(tmp, data), 0);
+    free(tmp);
+    free(data);
+}
+
+START_TEST(fs_kubelet_rotation) {
+    fsfx x;
+    fs_open(&x, NULL);
+    kubelet_publish(x.dir, "..2024_01_01_00_00_00.1", "inst.yaml", INST("one"));
+    char *link = pjoin(x.dir, "inst.yaml");
+    ck_assert_int_eq(symlink("..data/inst.yaml", link), 0);
+    free(link);
+    int failing = -1;
+    ck_assert_int_eq(fs_poll(&x, &failing), 1);
+    EQ(each_text(x.v.snap, "Instrumentation", NULL), "default/one=,");
+    ck_assert_int_eq(fs_poll(&x, &failing), 0);
+
+    kubelet_publish(x.dir, "..2024_01_01_00_01_00.2", "inst.yaml", INST("two"));
+    ck_assert_int_eq(fs_poll(&x, &failing), 1);
+    ck_assert_int_eq(failing, 0);
+    EQ(each_text(x.v.snap, "Instrumentation", NULL), "default/two=,");
+    ck_assert_int_eq(fs_poll(&x, &failing), 0);
+    /* The kubelet then deletes the old folder; nothing changes for us. */
+    char *old = pjoin(x.dir, "..2024_01_01_00_00_00.1/inst.yaml");
+    ck_assert_int_eq(unlink(old), 0);
+    old[strlen(old) - strlen("/inst.yaml")] = 0;
+    ck_assert_int_eq(rmdir(old), 0);
+    free(old);
+    ck_assert_int_eq(fs_poll(&x, &failing), 0);
+    EQ(each_text(x.v.snap, "Instrumentation", NULL), "default/two=,");
+    EQ(cap_text(&x.log, KUBE_LOG_DEBUG), "");
+    fs_close(&x);
+}
+END_TEST
+
+/* kube_manifest_objects directly: what `inject` uses. */
+START_TEST(manifest_objects_errors_append_nothing) {
+    kube_config cfg;
+    kube_config_init(&cfg);
+    json_object **objs = NULL;
+    size_t n = 0;
+    char err[512] = "";
+    const char *good = CM("a", "ns1");
+    ck_assert_int_eq(kube_manifest_objects("x.yaml", good, strlen(good), &cfg, "d", NULL, &objs, &n, err, sizeof err), 0);
+    ck_assert_uint_eq(n, 1);
+    const char *bad = CM("b", "ns1") "---\n" "a: [\n";
+    ck_assert_int_eq(kube_manifest_objects("y.yaml", bad, strlen(bad), &cfg, "d", NULL, &objs, &n, err, sizeof err), -1);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_str_eq(err, "y.yaml:7: did not find expected node content"); /* libyaml: the end of input */
+    const char *badj = "[1,\n2,,]";
+    ck_assert_int_eq(kube_manifest_objects("z.json", badj, strlen(badj), &cfg, "d", NULL, &objs, &n, err, sizeof err), -1);
+    ck_assert_str_eq(err, "z.json:2: unexpected character");
+    ck_assert_uint_eq(n, 1);
+    json_object_put(objs[0]);
+    free(objs);
+    kube_config_free(&cfg);
+}
+END_TEST
+
+/* ---- config ------------------------------------------------------------- */
+
+typedef struct cfgfx {
+    char *dir, *path;
+    kube_config c;
+    char err[512];
+} cfgfx;
+
+static int cfg_load(cfgfx *x, const char *text) {
+    x->dir = tmpdir();
+    x->path = pjoin(x->dir, "config.yaml");
+    put(x->dir, "config.yaml", text, 1000);
+    kube_config_init(&x->c);
+    x->err[0] = 0;
+    return kube_config_load(&x->c, x->path, x->err, sizeof x->err);
+}
+
+static void cfg_done(cfgfx *x) {
+    kube_config_free(&x->c);
+    free(x->path);
+    rmtree(x->dir);
+}
+
+static void cfg_error(const char *text, const char *want_fmt) {
+    cfgfx x;
+    ck_assert_int_eq(cfg_load(&x, text), -1);
+    char want[1024];
+    snprintf(want, sizeof want, want_fmt, x.path);
+    ck_assert_str_eq(x.err, want);
+    cfg_done(&x);
+}
+
+#define ALL_LANGS_BUT_GO (~0u & ~MUTATE_BIT(MUTATE_GO))
+
+START_TEST(config_defaults_and_empty_file) {
+    kube_config c;
+    kube_config_init(&c);
+    ck_assert_uint_eq(c.mopt.enabled, ALL_LANGS_BUT_GO);
+    ck_assert(c.mopt.multi_instrumentation);
+    ck_assert(!c.mopt.native_sidecars);
+    ck_assert_int_eq(c.native_sidecars, KUBE_AUTO);
+    ck_assert_int_eq(c.mopt.python_mode, MUTATE_PYTHON_PYTHONPATH);
+    ck_assert_str_eq(c.collector_image,
+                     "ghcr.io/open-telemetry/opentelemetry-collector-releases/opentelemetry-collector:0.158.0");
+    ck_assert_ptr_eq(c.mopt.collector_image, c.collector_image);
+    ck_assert_str_eq(c.images[MUTATE_JAVA], "ghcr.io/open-telemetry/opentelemetry-operator/autoinstrumentation-java:2.30.0");
+    ck_assert_str_eq(c.images[MUTATE_NGINX],
+                     "ghcr.io/open-telemetry/opentelemetry-operator/autoinstrumentation-apache-httpd:1.0.4");
+    ck_assert_ptr_null(c.images[MUTATE_SDK]);
+    kube_config_free(&c);
+
+    const char *empties[] = {"", "\n", "# nothing but a comment\n", "---\n"};
+    for (size_t i = 0; i < sizeof empties / sizeof *empties; i++) {
+        cfgfx x;
+        ck_assert_msg(cfg_load(&x, empties[i]) == 0, "%zu: %s", i, x.err);
+        ck_assert_uint_eq(x.c.mopt.enabled, ALL_LANGS_BUT_GO);
+        ck_assert_int_eq(x.c.native_sidecars, KUBE_AUTO);
+        ck_assert_str_eq(x.c.images[MUTATE_PYTHON],
+                         "ghcr.io/open-telemetry/opentelemetry-operator/autoinstrumentation-python:0.64b0");
+        cfg_done(&x);
+    }
+}
+END_TEST
+
+START_TEST(config_operator_keys) {
+    cfgfx x;
+    int rc = cfg_load(&x,
+                      "# operator config\n"
+                      "enable-java-auto-instrumentation: false\n"
+                      "enable-go-auto-instrumentation: true\n"
+                      "enable-apache-httpd-instrumentation: 'false'\n"
+                      "enable-nginx-auto-instrumentation: \"false\"\n"
+                      "auto-instrumentation-java-image: registry.local/java:1\n"
+                      "auto-instrumentation-node-js-image: registry.local/node:2\n"
+                      "auto-instrumentation-dot-net-image: registry.local/dotnet:3\n"
+                      "collector-image: registry.local/collector:4\n"
+                      "enable-multi-instrumentation: false\n"
+                      "native-sidecars: on\n"
+                      "python-mode: entrypoint\n");
+    ck_assert_msg(rc == 0, "%s", x.err);
+    ck_assert_uint_eq(x.c.mopt.enabled, (ALL_LANGS_BUT_GO & ~MUTATE_BIT(MUTATE_JAVA) & ~MUTATE_BIT(MUTATE_APACHE) &
+                                         ~MUTATE_BIT(MUTATE_NGINX)) | MUTATE_BIT(MUTATE_GO));
+    ck_assert_str_eq(x.c.images[MUTATE_JAVA], "registry.local/java:1");
+    ck_assert_str_eq(x.c.images[MUTATE_NODEJS], "registry.local/node:2");
+    ck_assert_str_eq(x.c.images[MUTATE_DOTNET], "registry.local/dotnet:3");
+    ck_assert_str_eq(x.c.images[MUTATE_PYTHON],
+                     "ghcr.io/open-telemetry/opentelemetry-operator/autoinstrumentation-python:0.64b0");
+    ck_assert_str_eq(x.c.collector_image, "registry.local/collector:4");
+    ck_assert_ptr_eq(x.c.mopt.collector_image, x.c.collector_image);
+    ck_assert(!x.c.mopt.multi_instrumentation);
+    ck_assert_int_eq(x.c.native_sidecars, KUBE_ON);
+    ck_assert_int_eq(x.c.mopt.python_mode, MUTATE_PYTHON_ENTRYPOINT);
+    cfg_done(&x);
+}
+END_TEST
+
+START_TEST(config_native_sidecars_values) {
+    static const struct {
+        const char *text;
+        kube_tristate want;
+    } cases[] = {
+        {"native-sidecars: on\n", KUBE_ON},        {"native-sidecars: off\n", KUBE_OFF},
+        {"native-sidecars: 'on'\n", KUBE_ON},      {"native-sidecars: \"off\"\n", KUBE_OFF},
+        {"native-sidecars: auto\n", KUBE_AUTO},    {"native-sidecars: true\n", KUBE_ON},
+        {"native-sidecars: false\n", KUBE_OFF},    {"native-sidecars: on\nnative-sidecars: auto\n", KUBE_AUTO},
+        {"python-mode: pythonpath\nnative-sidecars: off\n", KUBE_OFF},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        cfgfx x;
+        ck_assert_msg(cfg_load(&x, cases[i].text) == 0, "%s: %s", cases[i].text, x.err);
+        ck_assert_msg(x.c.native_sidecars == cases[i].want, "%s: got %d", cases[i].text, x.c.native_sidecars);
+        cfg_done(&x);
+    }
+}
+END_TEST
+
+START_TEST(config_errors) {
+    cfg_error("collector-image: x\nx: 1\n", "%s:2: unknown setting \"x\"");
+    cfg_error("# c\n\nenable-java-auto-instrumentation: maybe\n", "%s:3: enable-java-auto-instrumentation: expected true or false");
+    cfg_error("enable-multi-instrumentation: 1\n", "%s:1: enable-multi-instrumentation: expected true or false");
+    cfg_error("enable-nodejs-auto-instrumentation: true\n", "%s:1: unknown setting \"enable-nodejs-auto-instrumentation\"");
+    cfg_error("python-mode: pythonpath\nnative-sidecars: sometimes\n", "%s:2: native-sidecars: expected auto, on or off");
+    cfg_error("native-sidecars: 1\n", "%s:1: native-sidecars: expected auto, on or off");
+    cfg_error("python-mode: venv\n", "%s:1: python-mode: expected pythonpath or entrypoint");
+    cfg_error("collector-image: ''\n", "%s:1: collector-image: expected an image reference");
+    cfg_error("auto-instrumentation-java-image: [a]\n", "%s:1: auto-instrumentation-java-image: expected an image reference");
+    cfg_error("auto-instrumentation-sdk-image: x\n", "%s:1: unknown setting \"auto-instrumentation-sdk-image\"");
+    cfg_error("- a\n- b\n", "%s:1: expected a map of settings");
+    cfg_error("a: [\n", "%s:2: did not find expected node content");
+    cfg_error("collector-image: a\n---\ncollector-image: b\n", "%s:3: expected one document");
+
+    cfgfx x;
+    kube_config_init(&x.c);
+    ck_assert_int_eq(kube_config_load(&x.c, "/nonexistent/otel-config.yaml", x.err, sizeof x.err), -1);
+    ck_assert_str_eq(x.err, "/nonexistent/otel-config.yaml: cannot read: No such file or directory");
+    kube_config_free(&x.c);
+}
+END_TEST
+
+/* ---- defaults ----------------------------------------------------------- */
+
+#define IMG "ghcr.io/open-telemetry/opentelemetry-operator/autoinstrumentation-"
+/* The resources field is created before the image is set, so it comes first. */
+#define RES(field, req_cpu, req_mem)                                                                                   \
+    "\"" field "\":{\"limits\":{\"cpu\":\"500m\",\"memory\":\"256Mi\"},\"requests\":{\"cpu\":\"" req_cpu              \
+    "\",\"memory\":\"" req_mem "\"}}"
+
+START_TEST(defaults_empty_instrumentation) {
+    kube_config cfg;
+    kube_config_init(&cfg);
+    json_object *o = tu_json("{\"apiVersion\":\"opentelemetry.io/v1alpha1\",\"kind\":\"Instrumentation\","
+                             "\"metadata\":{\"name\":\"i\"},\"spec\":{}}");
+    kube_default_instrumentation(o, &cfg);
+    EQ(js(o),
+       "{\"apiVersion\":\"opentelemetry.io/v1alpha1\",\"kind\":\"Instrumentation\",\"metadata\":{\"name\":\"i\"},"
+       "\"spec\":{"
+       "\"java\":{" RES("resources", "50m", "64Mi") ",\"image\":\"" IMG "java:2.30.0\"},"
+       "\"nodejs\":{" RES("resourceRequirements", "50m", "128Mi") ",\"image\":\"" IMG "nodejs:0.78.0\"},"
+       "\"python\":{" RES("resourceRequirements", "50m", "64Mi") ",\"image\":\"" IMG "python:0.64b0\"},"
+       "\"dotnet\":{" RES("resourceRequirements", "50m", "128Mi") ",\"image\":\"" IMG "dotnet:1.16.0\"},"
+       "\"go\":{" RES("resourceRequirements", "50m", "64Mi") ","
+       "\"image\":\"ghcr.io/open-telemetry/opentelemetry-go-instrumentation/autoinstrumentation-go:v0.24.0\"},"
+       "\"apacheHttpd\":{" RES("resourceRequirements", "1m", "128Mi") ",\"image\":\"" IMG "apache-httpd:1.0.4\","
+       "\"version\":\"2.4\",\"configPath\":\"/usr/local/apache2/conf\"},"
+       "\"nginx\":{" RES("resourceRequirements", "1m", "128Mi") ",\"image\":\"" IMG "apache-httpd:1.0.4\","
+       "\"configFile\":\"/etc/nginx/nginx.conf\"}}}");
+    /* Idempotent. */
+    char *once = js(o);
+    kube_default_instrumentation(o, &cfg);
+    EQ(js(o), once);
+    free(once);
+    json_object_put(o);
+
+    /* No spec at all, or a spec that is not a map: the same defaults. */
+    json_object *a = tu_json("{\"kind\":\"Instrumentation\"}"), *b = tu_json("{\"kind\":\"Instrumentation\",\"spec\":null}");
+    kube_default_instrumentation(a, &cfg);
+    kube_default_instrumentation(b, &cfg);
+    char *sa = js(json_object_object_get(a, "spec")), *sb = js(json_object_object_get(b, "spec"));
+    ck_assert_str_eq(sa, sb);
+    ck_assert_ptr_nonnull(strstr(sa, "\"image\":\"" IMG "apache-httpd:1.0.4\",\"configFile\":\"/etc/nginx/nginx.conf\"}}"));
+    free(sa);
+    free(sb);
+    json_object_put(a);
+    json_object_put(b);
+    /* Not an object: left alone. */
+    json_object *s = json_object_new_string("x");
+    kube_default_instrumentation(s, &cfg);
+    ck_assert_str_eq(json_object_get_string(s), "x");
+    json_object_put(s);
+    kube_config_free(&cfg);
+}
+END_TEST
+
+START_TEST(defaults_keep_user_values) {
+    kube_config cfg;
+    kube_config_init(&cfg);
+    json_object *o = tu_json(
+        "{\"kind\":\"Instrumentation\",\"spec\":{"
+        "\"java\":{\"image\":\"my/java:1\",\"resources\":{\"limits\":{\"cpu\":\"2\"}},\"env\":[{\"name\":\"A\",\"value\":\"b\"}]},"
+        "\"nodejs\":{\"resourceRequirements\":{\"requests\":{\"memory\":\"1Gi\"}}},"
+        "\"python\":{\"image\":\"\",\"resourceRequirements\":{\"limits\":{},\"requests\":null}},"
+        "\"dotnet\":{\"resources\":{\"limits\":{\"cpu\":\"9\"}}},"
+        "\"apacheHttpd\":{\"version\":\"2.2\",\"configPath\":\"\"},"
+        "\"nginx\":{\"configFile\":\"/opt/nginx.conf\",\"image\":\"my/nginx\"}}}");
+    kube_default_instrumentation(o, &cfg);
+    /* Set fields stay; absent (or null) siblings are filled; an empty image is defaulted. */
+    EQ(js(kube_obj_get(o, "spec.java")),
+       "{\"image\":\"my/java:1\",\"resources\":{\"limits\":{\"cpu\":\"2\"},\"requests\":{\"cpu\":\"50m\",\"memory\":\"64Mi\"}},"
+       "\"env\":[{\"name\":\"A\",\"value\":\"b\"}]}");
+    EQ(js(kube_obj_get(o, "spec.nodejs")),
+       "{\"resourceRequirements\":{\"requests\":{\"memory\":\"1Gi\"},\"limits\":{\"cpu\":\"500m\",\"memory\":\"256Mi\"}},"
+       "\"image\":\"" IMG "nodejs:0.78.0\"}");
+    EQ(js(kube_obj_get(o, "spec.python")),
+       "{\"image\":\"" IMG "python:0.64b0\",\"resourceRequirements\":{\"limits\":{},"
+       "\"requests\":{\"cpu\":\"50m\",\"memory\":\"64Mi\"}}}");
+    /* .NET reads resourceRequirements: a "resources" field is not its resources. */
+    EQ(js(kube_obj_get(o, "spec.dotnet")),
+       "{\"resources\":{\"limits\":{\"cpu\":\"9\"}}," RES("resourceRequirements", "50m", "128Mi") ","
+       "\"image\":\"" IMG "dotnet:1.16.0\"}");
+    EQ(js(kube_obj_get(o, "spec.apacheHttpd")),
+       "{\"version\":\"2.2\",\"configPath\":\"/usr/local/apache2/conf\","
+       RES("resourceRequirements", "1m", "128Mi") ",\"image\":\"" IMG "apache-httpd:1.0.4\"}");
+    EQ(js(kube_obj_get(o, "spec.nginx")),
+       "{\"configFile\":\"/opt/nginx.conf\",\"image\":\"my/nginx\"," RES("resourceRequirements", "1m", "128Mi") "}");
+    json_object_put(o);
+    kube_config_free(&cfg);
+}
+END_TEST
+
+START_TEST(defaults_collector) {
+    char err[256] = "";
+    json_object *o = tu_json("{\"kind\":\"OpenTelemetryCollector\",\"spec\":{\"config\":"
+                             "\"receivers:\\n  zipkin:\\nexporters:\\n  debug:\\n"
+                             "service:\\n  pipelines:\\n    traces: {receivers: [zipkin], exporters: [debug]}\\n\"}}");
+    ck_assert_int_eq(kube_default_collector(o, err, sizeof err), 0);
+    EQ(js(kube_obj_get(o, "spec.config.receivers")), "{\"zipkin\":{\"endpoint\":\"0.0.0.0:9411\"}}");
+    EQ(js(json_object_object_get(o, "@containerPorts")),
+       "[{\"name\":\"metrics\",\"containerPort\":8888,\"protocol\":\"TCP\"},"
+       "{\"name\":\"zipkin\",\"containerPort\":9411,\"protocol\":\"TCP\"}]");
+    json_object_put(o);
+
+    static const struct {
+        const char *json, *err;
+    } bad[] = {
+        {"{\"kind\":\"OpenTelemetryCollector\"}", "spec is missing"},
+        {"{\"spec\":{}}", "spec.config is missing"},
+        {"{\"spec\":{\"config\":null}}", "spec.config is missing"},
+        {"{\"spec\":{\"config\":[1]}}", "spec.config is not a map"},
+        {"{\"spec\":{\"config\":\"- a\\n\"}}", "spec.config is not a map"},
+        {"{\"spec\":{\"config\":\"a: [\\n\"}}", "spec.config line 2: did not find expected node content"},
+        {"{\"spec\":{\"config\":{\"receivers\":{\"otlp\":{\"protocols\":{\"bogus\":{}}}},"
+         "\"service\":{\"pipelines\":{\"t\":{\"receivers\":[\"otlp\"]}}}}}}",
+         "unknown protocol set: bogus"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        json_object *b = tu_json(bad[i].json);
+        err[0] = 0;
+        ck_assert_int_eq(kube_default_collector(b, err, sizeof err), -1);
+        ck_assert_str_eq(err, bad[i].err);
+        json_object_put(b);
+    }
+}
+END_TEST
+
+/* KNOWN BUG (kube/defaults.c, kube_default_collector): defaults.h promises
+ * that on failure "the object is then left as it was", but a v1alpha1 config
+ * string is replaced by its parsed value before the checks that can still
+ * fail ("spec.config is not a map", "unknown protocol set: ..."), so the
+ * failed object keeps a half-converted spec.config. */
+START_TEST(defaults_collector_failure_leaves_object) {
+    static const char *const cases[] = {
+        "{\"spec\":{\"config\":\"- a\\n\"}}",
+        "{\"spec\":{\"config\":\"receivers:\\n  otlp:\\n    protocols:\\n      bogus: {}\\n"
+        "service:\\n  pipelines:\\n    traces:\\n      receivers: [otlp]\\n\"}}",
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        json_object *o = tu_json(cases[i]);
+        char *before = js(o), err[256];
+        ck_assert_int_eq(kube_default_collector(o, err, sizeof err), -1);
+        EQ(js(o), before);
+        free(before);
+        json_object_put(o);
+    }
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("kube");
+    TCase *tc = tcase_create("store");
+    tcase_add_test(tc, store_layers_get_each_count);
+    tcase_add_test(tc, store_skips_objects_without_kind_or_name);
+    tcase_add_test(tc, store_generation_and_loaded);
+    tcase_add_test(tc, store_snapshot_isolation);
+    tcase_add_test(tc, store_many_views);
+    tcase_add_test(tc, store_concurrent_readers);
+    tcase_set_timeout(tc, 60);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("filesource");
+    tcase_add_test(tc, fs_file_selection);
+    tcase_add_test(tc, fs_empty_folder_publishes_once);
+    tcase_add_test(tc, fs_truncated_json_message);
+    tcase_add_test(tc, fs_multi_document_list_and_unknown_kinds);
+    tcase_add_test(tc, fs_secret_and_configmap_keep_keys_only);
+    tcase_add_test(tc, fs_owner_kinds_keep_metadata_only);
+    tcase_add_test(tc, fs_default_namespace);
+    tcase_add_test(tc, fs_instrumentation_defaulted);
+    tcase_add_test(tc, fs_instrumentation_defaults_follow_config);
+    tcase_add_test(tc, fs_v1alpha1_collector_converted_and_defaulted);
+    tcase_add_test(tc, fs_poll_change_detection);
+    tcase_add_test(tc, fs_broken_file_keeps_last_good);
+    tcase_add_test(tc, fs_missing_folder);
+    tcase_add_test(tc, fs_kubelet_rotation);
+    tcase_add_test(tc, manifest_objects_errors_append_nothing);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("config");
+    tcase_add_test(tc, config_defaults_and_empty_file);
+    tcase_add_test(tc, config_operator_keys);
+    tcase_add_test(tc, config_native_sidecars_values);
+    tcase_add_test(tc, config_errors);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("defaults");
+    tcase_add_test(tc, defaults_empty_instrumentation);
+    tcase_add_test(tc, defaults_keep_user_values);
+    tcase_add_test(tc, defaults_collector);
+    tcase_add_test(tc, defaults_collector_failure_leaves_object);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
