@@ -17,6 +17,7 @@
 #include "kube/source.h"
 #include "server/log.h"
 
+#include <ctype.h>
 #include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,6 +91,128 @@ static char *base64(const char *in, size_t len) {
     return out;
 }
 
+/* ------------------------------------------------------------------------
+ * managedFields skimming. A pod's metadata.managedFields is often half of
+ * its JSON, the engine never reads it and the patch never touches it, and
+ * json-c parsing is the largest cost per request. So before parsing, a
+ * cheap structural scan (strings and nesting only, no values built) finds
+ * request.object.metadata.managedFields and the parser gets a copy of the
+ * body in which that value is null. Anything unexpected (malformed JSON,
+ * escaped keys) makes the scan give up and the body is parsed as it came.
+ * The skipped value is validated as strict JSON and the body is parsed
+ * strictly, so the copy parses exactly when the original would. */
+
+static const char *skip_ws(const char *p, const char *end) {
+    while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) p++;
+    return p;
+}
+
+/* Past the string starting at p (on the opening quote), or NULL when it
+ * is not a valid JSON string. */
+static const char *skip_string(const char *p, const char *end) {
+    for (p++; p < end; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (c == '"') return p + 1;
+        if (c < 0x20) return NULL;
+        if (c != '\\') continue;
+        if (++p >= end) return NULL;
+        if (*p == 'u') {
+            for (int i = 0; i < 4; i++)
+                if (++p >= end || !isxdigit((unsigned char)*p)) return NULL;
+        } else if (!strchr("\"\\/bfnrt", *p) || !*p) return NULL;
+    }
+    return NULL;
+}
+
+static const char *skip_digits(const char *p, const char *end) {
+    const char *q = p;
+    while (q < end && isdigit((unsigned char)*q)) q++;
+    return q > p ? q : NULL;
+}
+
+/* Past the value starting at p, or NULL when it is not valid strict JSON
+ * (the copy must parse exactly when the original does). */
+static const char *skip_value(const char *p, const char *end, int depth) {
+    if (p >= end || depth > 512) return NULL;
+    switch (*p) {
+    case '"': return skip_string(p, end);
+    case 't': return end - p >= 4 && !memcmp(p, "true", 4) ? p + 4 : NULL;
+    case 'f': return end - p >= 5 && !memcmp(p, "false", 5) ? p + 5 : NULL;
+    case 'n': return end - p >= 4 && !memcmp(p, "null", 4) ? p + 4 : NULL;
+    case '[':
+    case '{': {
+        char close = *p == '[' ? ']' : '}';
+        p = skip_ws(p + 1, end);
+        if (p < end && *p == close) return p + 1;
+        for (;;) {
+            if (close == '}') {
+                if (p >= end || *p != '"' || !(p = skip_string(p, end))) return NULL;
+                p = skip_ws(p, end);
+                if (p >= end || *p != ':') return NULL;
+                p = skip_ws(p + 1, end);
+            }
+            if (!(p = skip_value(p, end, depth + 1))) return NULL;
+            p = skip_ws(p, end);
+            if (p < end && *p == close) return p + 1;
+            if (p >= end || *p != ',') return NULL;
+            p = skip_ws(p + 1, end);
+        }
+    }
+    default: /* a number: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
+        if (*p == '-') p++;
+        if (p < end && *p == '0') p++;
+        else if (!(p = skip_digits(p, end))) return NULL;
+        if (p < end && *p == '.' && !(p = skip_digits(p + 1, end))) return NULL;
+        if (p < end && (*p == 'e' || *p == 'E')) {
+            p++;
+            if (p < end && (*p == '+' || *p == '-')) p++;
+            if (!(p = skip_digits(p, end))) return NULL;
+        }
+        return p;
+    }
+}
+
+/* The value of key in the object starting at p, as [*vstart, *vend). */
+static bool find_key(const char *p, const char *end, const char *key, const char **vstart, const char **vend) {
+    size_t kl = strlen(key);
+    p = skip_ws(p, end);
+    if (p >= end || *p != '{') return false;
+    for (p++;;) {
+        p = skip_ws(p, end);
+        if (p >= end || *p != '"') return false;
+        const char *k = p + 1, *ke = skip_string(p, end);
+        if (!ke) return false;
+        p = skip_ws(ke, end);
+        if (p >= end || *p != ':') return false;
+        const char *v = skip_ws(p + 1, end), *ve = skip_value(v, end, 0);
+        if (!ve) return false;
+        if ((size_t)(ke - 1 - k) == kl && !memcmp(k, key, kl)) {
+            *vstart = v;
+            *vend = ve;
+            return true;
+        }
+        p = skip_ws(ve, end);
+        if (p >= end || *p != ',') return false;
+        p++;
+    }
+}
+
+/* A copy of body with managedFields nulled, or NULL to parse body as is. */
+static char *without_managed_fields(const char *body, size_t len, size_t *outlen) {
+    const char *end = body + len, *a, *b;
+    if (!find_key(body, end, "request", &a, &b) || !find_key(a, b, "object", &a, &b) ||
+        !find_key(a, b, "metadata", &a, &b) || !find_key(a, b, "managedFields", &a, &b) || b - a < 64)
+        return NULL;
+    size_t head = (size_t)(a - body), tail = (size_t)(end - b);
+    char *copy = malloc(head + 4 + tail);
+    if (!copy) return NULL;
+    memcpy(copy, body, head);
+    memcpy(copy + head, "null", 4);
+    memcpy(copy + head + 4, b, tail);
+    *outlen = head + 4 + tail;
+    return copy;
+}
+
 void review_handle(const review_env *env, json_tokener *tok, const char *body, size_t len, review_out *out) {
     memset(out, 0, sizeof *out);
     json_object *root = NULL;
@@ -97,7 +220,11 @@ void review_handle(const review_env *env, json_tokener *tok, const char *body, s
         reject(out, "empty request body%s", NULL);
         return;
     }
+    size_t slen = 0;
+    char *skimmed = without_managed_fields(body, len, &slen);
+    if (skimmed) body = skimmed, len = slen;
     json_tokener_reset(tok);
+    json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_ALLOW_TRAILING_CHARS);
     root = json_tokener_parse_ex(tok, body, (int)len);
     enum json_tokener_error jerr = json_tokener_get_error(tok);
     if (jerr == json_tokener_continue && !root) {
@@ -218,6 +345,7 @@ void review_handle(const review_env *env, json_tokener *tok, const char *body, s
     kube_store_release(env->store, &view);
 done:
     json_object_put(root);
+    free(skimmed);
 }
 
 void review_out_free(review_out *out) {

@@ -95,7 +95,7 @@ static void bench(const char *label, json_object *pod, const mutate_source *src,
 /* The whole admission handler minus HTTP and TLS: parse, mutate, respond. */
 static void bench_review(const char *label, const char *body, size_t len, kube_store *store, const mutate_options *opt) {
     if (only && !strstr(label, only)) return;
-    review_env env = {store, opt};
+    review_env env = {.store = store, .opt = opt};
     json_tokener *tok = json_tokener_new();
     long n = 0;
     double t0 = now(), t1;
