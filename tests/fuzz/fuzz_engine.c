@@ -1,0 +1,833 @@
+/* tests/fuzz/fuzz_engine.c - libFuzzer target for the mutation engine.
+ *
+ * The first input byte b picks how the rest becomes pods:
+ *   b % 3 == 0  the rest is JSON (json_tokener), used as the pod;
+ *   b % 3 == 1  the rest is split on '\n' into fields that fill a pod of a
+ *               fixed shape (annotations, containers, env, images; see
+ *               shaped_pod below);
+ *   b % 3 == 2  the rest is YAML (kube_yaml_parse, handed exactly the input
+ *               bytes so overreads show), every document used as a pod.
+ * (b / 3) % 3 picks the request namespace (default, other, void) and
+ * (b / 9) % 2 the Python mode.
+ *
+ * Every pod is mutated with multi-instrumentation and native sidecars both
+ * on and off, against a fixed store built once from RESOURCES, and these
+ * must hold (abort() otherwise):
+ *   - the patch is an array of {op: add|remove|replace, path: "/..."} with
+ *     a value for add/replace, no path equal to /spec or /metadata;
+ *   - mutate_json_text(patch) parses back to an object equal to the patch;
+ *   - applying the patch to the input pod (an independent RFC 6902 applier
+ *     below) yields the result pod;
+ *   - mutating the result pod again gives an empty patch (idempotency).
+ *
+ * Inputs whose pod holds a NaN are skipped: NaN is not JSON, the API server
+ * never sends it, and it is unequal to itself, which would fail every
+ * equality above for reasons that are not the engine's. Strings that are not
+ * valid UTF-8 are kept (the engine must cope with them), but since
+ * mutate_json_text writes such bytes as U+FFFD on purpose, the text check
+ * applies only to patches that are valid UTF-8. Strings that are not
+ * valid UTF-8 are kept (the engine must cope), but mutate_json_text writes
+ * such bytes as U+FFFD on purpose, so the text-equality check only applies
+ * to patches that are valid UTF-8.
+ *
+ * Findings already reported (inputs in tests/fuzz/crashes/) are let through
+ * so that a run can look past them; FUZZ_ENGINE_STRICT=1 in the environment
+ * turns them back into failures, e.g. to replay a saved crash:
+ *   FUZZ_ENGINE_STRICT=1 build/fuzz/fuzz_engine tests/fuzz/crashes/<file>
+ *   1. "metadata": null in the pod: nothing is injected, yet the patch is
+ *      [{"op":"remove","path":"/metadata"}] (the engine treats a null
+ *      metadata as absent and the result pod loses the key).
+ *   2. a pod with no metadata at all that gets the sidecar (namespace-level
+ *      sidecar.opentelemetry.io/inject): the label comes as "add /metadata".
+ *      Valid JSON Patch, and admission requests always carry metadata, so
+ *      this one is expected rather than a bug. */
+#include "kube/config.h"
+#include "kube/filesource.h"
+#include "kube/source.h"
+#include "kube/store.h"
+#include "kube/yaml.h"
+#include "mutate/mutate.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char RESOURCES[] =
+    "apiVersion: v1\nkind: Namespace\n"
+    "metadata:\n"
+    "  name: other\n"
+    "  annotations:\n"
+    "    instrumentation.opentelemetry.io/inject-python: 'true'\n"
+    "    instrumentation.opentelemetry.io/container-names: app\n"
+    "    sidecar.opentelemetry.io/inject: side-other\n"
+    "---\n"
+    "apiVersion: v1\nkind: Namespace\nmetadata: {name: default}\n"
+    "---\n"
+    "apiVersion: opentelemetry.io/v1alpha1\n"
+    "kind: Instrumentation\n"
+    "metadata: {name: inst, namespace: default}\n"
+    "spec:\n"
+    "  exporter:\n"
+    "    endpoint: https://otel-collector.default.svc:4317\n"
+    "    tls:\n"
+    "      secretName: otel-tls\n"
+    "      configMapName: otel-ca\n"
+    "      ca_file: ca.crt\n"
+    "      cert_file: tls.crt\n"
+    "      key_file: tls.key\n"
+    "  propagators: [tracecontext, baggage, b3, xray]\n"
+    "  sampler: {type: parentbased_traceidratio, argument: '0.25'}\n"
+    "  resource:\n"
+    "    addK8sUIDAttributes: true\n"
+    "    resourceAttributes: {environment: dev, team: core, service.namespace: shop}\n"
+    "  defaults: {useLabelsForResourceAttributes: true}\n"
+    "  imagePullPolicy: IfNotPresent\n"
+    "  initContainerSecurityContext: {runAsNonRoot: true, allowPrivilegeEscalation: false}\n"
+    "  env:\n"
+    "  - {name: OTEL_EXPORTER_OTLP_TIMEOUT, value: '20'}\n"
+    "  - name: OTEL_SECRET_TOKEN\n"
+    "    valueFrom: {secretKeyRef: {name: token, key: value}}\n"
+    "  java:\n"
+    "    env: [{name: OTEL_JAVAAGENT_DEBUG, value: 'true'}]\n"
+    "    extensions:\n"
+    "    - {image: 'example.com/ext-one:1.0', dir: /ext}\n"
+    "    - {image: 'example.com/ext-two:2.0', dir: /extensions}\n"
+    "    volumeClaimTemplate:\n"
+    "      metadata: {labels: {purpose: agent}}\n"
+    "      spec:\n"
+    "        accessModes: [ReadWriteOnce]\n"
+    "        resources: {requests: {storage: 1Gi}}\n"
+    "  nodejs:\n"
+    "    volumeLimitSize: 500Mi\n"
+    "    env: [{name: NODE_OPTIONS, value: --max-old-space-size=512}]\n"
+    "  python:\n"
+    "    env:\n"
+    "    - {name: OTEL_PYTHON_LOG_CORRELATION, value: 'true'}\n"
+    "    - {name: PYTHONPATH, value: /opt/custom}\n"
+    "  dotnet: {env: [{name: OTEL_DOTNET_AUTO_TRACES_ENABLED, value: 'true'}]}\n"
+    "  go: {securityContext: {privileged: true, runAsUser: 0}}\n"
+    "  apacheHttpd: {attrs: [{name: ApacheModuleOtelMaxQueueSize, value: '4096'}]}\n"
+    "  nginx: {attrs: [{name: NginxModuleOtelMaxQueueSize, value: '4096'}]}\n"
+    "---\n"
+    "apiVersion: opentelemetry.io/v1alpha1\n"
+    "kind: Instrumentation\n"
+    "metadata: {name: second, namespace: default}\n"
+    "spec:\n"
+    "  exporter: {endpoint: 'http://otel-collector:4318'}\n"
+    "  propagators: [jaeger]\n"
+    "  sampler: {type: always_on}\n"
+    "---\n"
+    "apiVersion: opentelemetry.io/v1alpha1\n"
+    "kind: Instrumentation\n"
+    "metadata: {name: inst-other, namespace: other}\n"
+    "spec:\n"
+    "  exporter: {endpoint: 'http://collector.other:4318'}\n"
+    "  resource: {resourceAttributes: {k8s.cluster.name: fuzz}}\n"
+    "  python: {image: 'example.com/python-agent:9'}\n"
+    "  java: {volumeLimitSize: 300Mi}\n"
+    "---\n"
+    "apiVersion: v1\nkind: Secret\n"
+    "metadata: {name: otel-tls, namespace: default}\n"
+    "data: {tls.crt: Y2VydA==, tls.key: a2V5}\n"
+    "---\n"
+    "apiVersion: v1\nkind: ConfigMap\n"
+    "metadata: {name: otel-ca, namespace: default}\n"
+    "data: {ca.crt: ca}\n"
+    "---\n"
+    "apiVersion: opentelemetry.io/v1beta1\n"
+    "kind: OpenTelemetryCollector\n"
+    "metadata: {name: sidecar, namespace: default}\n"
+    "spec:\n"
+    "  mode: sidecar\n"
+    "  image: 'example.com/collector:1'\n"
+    "  env: [{name: GOGC, value: '80'}]\n"
+    "  resources: {limits: {cpu: 200m, memory: 128Mi}}\n"
+    "  ports: [{name: custom, port: 9999}]\n"
+    "  volumeMounts: [{name: extra-vol, mountPath: /extra}]\n"
+    "  volumes: [{name: extra-vol, emptyDir: {}}]\n"
+    "  configmaps: [{name: collector-extra, mountpath: /etc/extra}]\n"
+    "  livenessProbe: {initialDelaySeconds: 5}\n"
+    "  config:\n"
+    "    receivers:\n"
+    "      otlp: {protocols: {grpc: {}, http: {}}}\n"
+    "      jaeger: {protocols: {thrift_compact: {}}}\n"
+    "    processors: {batch: {}}\n"
+    "    exporters: {debug: {}, otlp: {endpoint: 'tempo:4317'}}\n"
+    "    extensions: {health_check: {}, pprof: {}}\n"
+    "    service:\n"
+    "      extensions: [health_check, pprof]\n"
+    "      pipelines:\n"
+    "        traces: {receivers: [otlp, jaeger], processors: [batch], exporters: [debug, otlp]}\n"
+    "---\n"
+    "apiVersion: opentelemetry.io/v1beta1\n"
+    "kind: OpenTelemetryCollector\n"
+    "metadata: {name: deploy, namespace: default}\n"
+    "spec:\n"
+    "  mode: deployment\n"
+    "  config:\n"
+    "    receivers: {otlp: {protocols: {grpc: {}}}}\n"
+    "    exporters: {debug: {}}\n"
+    "    service: {pipelines: {traces: {receivers: [otlp], exporters: [debug]}}}\n"
+    "---\n"
+    "apiVersion: opentelemetry.io/v1alpha1\n"
+    "kind: OpenTelemetryCollector\n"
+    "metadata: {name: side-other, namespace: other}\n"
+    "spec:\n"
+    "  mode: sidecar\n"
+    "  config: |\n"
+    "    receivers:\n"
+    "      zipkin:\n"
+    "    exporters:\n"
+    "      debug:\n"
+    "    service:\n"
+    "      pipelines:\n"
+    "        traces: {receivers: [zipkin], exporters: [debug]}\n"
+    "---\n"
+    "apiVersion: apps/v1\nkind: ReplicaSet\n"
+    "metadata:\n"
+    "  name: web-7b5d8f6c9\n"
+    "  namespace: default\n"
+    "  uid: rs-uid\n"
+    "  ownerReferences: [{apiVersion: apps/v1, kind: Deployment, name: web, uid: dep-uid, controller: true}]\n"
+    "---\n"
+    "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: default, uid: dep-uid}\n"
+    "---\n"
+    "apiVersion: batch/v1\nkind: Job\n"
+    "metadata:\n"
+    "  name: nightly-28000000\n"
+    "  namespace: other\n"
+    "  uid: job-uid\n"
+    "  ownerReferences: [{apiVersion: batch/v1, kind: CronJob, name: nightly, uid: cj-uid}]\n"
+    "---\n"
+    "apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: nightly, namespace: other, uid: cj-uid}\n";
+
+static kube_store *store;
+static kube_config cfg;
+static bool strict; /* FUZZ_ENGINE_STRICT=1: known findings fail too */
+
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+    (void)argc;
+    (void)argv;
+    const char *st = getenv("FUZZ_ENGINE_STRICT");
+    strict = st && *st && strcmp(st, "0") != 0;
+    kube_config_init(&cfg);
+    store = kube_store_new();
+    json_object **objs = NULL;
+    size_t n = 0;
+    char err[512];
+    if (kube_manifest_objects("fuzz-resources.yaml", RESOURCES, strlen(RESOURCES), &cfg, "default", NULL, &objs, &n,
+                              err, sizeof err) != 0) {
+        fprintf(stderr, "fuzz_engine: resources: %s\n", err);
+        abort();
+    }
+    kube_store_set_layer(store, KUBE_LAYER_FILES, objs, n);
+    return 0;
+}
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static json_object *get(json_object *o, const char *k) {
+    json_object *v = NULL;
+    return json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, k, &v) ? v : NULL;
+}
+
+static bool has_nan(json_object *v, int depth) {
+    if (depth > 2000) return false;
+    switch (json_object_get_type(v)) {
+    case json_type_double: return isnan(json_object_get_double(v));
+    case json_type_array:
+        for (size_t i = 0; i < json_object_array_length(v); i++)
+            if (has_nan(json_object_array_get_idx(v, i), depth + 1)) return true;
+        return false;
+    case json_type_object: {
+        json_object_object_foreach(v, k, val) {
+            (void)k;
+            if (has_nan(val, depth + 1)) return true;
+        }
+        return false;
+    }
+    default: return false;
+    }
+}
+
+/* True when every string and key in v is valid UTF-8 (no overlong forms,
+ * no surrogates, nothing above U+10FFFF); written independently of
+ * mutate_utf8_len on purpose. */
+static bool utf8_ok(const char *p, size_t n) {
+    static const uint32_t min[] = {0, 0, 0x80, 0x800, 0x10000};
+    for (size_t i = 0; i < n;) {
+        unsigned char c = (unsigned char)p[i];
+        if (c < 0x80) { i++; continue; }
+        size_t len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 0;
+        if (!len || len > n - i) return false;
+        uint32_t cp = c & (0xFF >> (len + 1));
+        for (size_t k = 1; k < len; k++) {
+            if (((unsigned char)p[i + k] & 0xC0) != 0x80) return false;
+            cp = (cp << 6) | ((unsigned char)p[i + k] & 0x3F);
+        }
+        if (cp < min[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+        i += len;
+    }
+    return true;
+}
+
+static bool all_utf8(json_object *v, int depth) {
+    if (depth > 2000) return true;
+    switch (json_object_get_type(v)) {
+    case json_type_string: return utf8_ok(json_object_get_string(v), (size_t)json_object_get_string_len(v));
+    case json_type_array:
+        for (size_t i = 0; i < json_object_array_length(v); i++)
+            if (!all_utf8(json_object_array_get_idx(v, i), depth + 1)) return false;
+        return true;
+    case json_type_object: {
+        json_object_object_foreach(v, k, val) {
+            if (!utf8_ok(k, strlen(k)) || !all_utf8(val, depth + 1)) return false;
+        }
+        return true;
+    }
+    default: return true;
+    }
+}
+
+static const char *context_pod;
+static const char *context_what;
+
+__attribute__((noreturn)) static void violation(const char *what, json_object *patch, const char *detail) {
+    fprintf(stderr, "\nfuzz_engine: invariant violated: %s (%s)\n", what, context_what);
+    if (detail) fprintf(stderr, "detail: %s\n", detail);
+    if (context_pod) fprintf(stderr, "pod: %s\n", context_pod);
+    if (patch) {
+        char *t = mutate_json_text(patch, NULL);
+        fprintf(stderr, "patch: %s\n", t);
+        free(t);
+    }
+    abort();
+}
+
+/* ---- an independent RFC 6902 applier (add, remove, replace) -------------- */
+
+/* Next reference token of ptr (after its leading '/'), unescaped into tok. */
+static const char *next_token(const char *p, char *tok, size_t cap) {
+    size_t n = 0;
+    p++; /* '/' */
+    while (*p && *p != '/') {
+        char c = *p++;
+        if (c == '~') {
+            if (*p == '0') c = '~';
+            else if (*p == '1') c = '/';
+            else return NULL;
+            p++;
+        }
+        if (n + 1 >= cap) return NULL;
+        tok[n++] = c;
+    }
+    tok[n] = 0;
+    return p;
+}
+
+static bool parse_index(const char *tok, size_t *out) {
+    if (!*tok || (tok[0] == '0' && tok[1])) return false;
+    size_t v = 0;
+    for (const char *p = tok; *p; p++) {
+        if (*p < '0' || *p > '9') return false;
+        v = v * 10 + (size_t)(*p - '0');
+        if (v > (1u << 30)) return false;
+    }
+    *out = v;
+    return true;
+}
+
+static void array_insert(json_object *arr, size_t idx, json_object *v) {
+    size_t n = json_object_array_length(arr);
+    json_object *tmp = json_object_new_array();
+    for (size_t i = idx; i < n; i++) json_object_array_add(tmp, json_object_get(json_object_array_get_idx(arr, i)));
+    if (idx < n) json_object_array_del_idx(arr, idx, n - idx);
+    json_object_array_add(arr, v);
+    for (size_t i = 0; i < n - idx; i++) json_object_array_add(arr, json_object_get(json_object_array_get_idx(tmp, i)));
+    json_object_put(tmp);
+}
+
+/* Applies one op to *doc; returns false when the op does not apply. */
+static bool apply_op(json_object **doc, const char *op, const char *path, json_object *value) {
+    char tok[4096];
+    json_object *parent = NULL, *cur = *doc;
+    const char *p = path;
+    if (!*p) return false; /* whole-document ops are not expected */
+    /* Walk to the parent of the last token. */
+    for (;;) {
+        const char *nx = next_token(p, tok, sizeof tok);
+        if (!nx) return false;
+        if (!*nx) break;
+        json_object *child = NULL;
+        if (json_object_is_type(cur, json_type_object)) {
+            if (!json_object_object_get_ex(cur, tok, &child)) return false;
+        } else if (json_object_is_type(cur, json_type_array)) {
+            size_t i;
+            if (!parse_index(tok, &i) || i >= json_object_array_length(cur)) return false;
+            child = json_object_array_get_idx(cur, i);
+        } else {
+            return false;
+        }
+        cur = child;
+        p = nx;
+    }
+    parent = cur;
+    json_object *copy = NULL;
+    if (value && json_object_deep_copy(value, &copy, NULL) != 0) abort();
+    bool add = !strcmp(op, "add"), rem = !strcmp(op, "remove"), rep = !strcmp(op, "replace");
+    if (json_object_is_type(parent, json_type_object)) {
+        bool exists = json_object_object_get_ex(parent, tok, NULL);
+        if ((rem || rep) && !exists) goto fail;
+        if (rem) json_object_object_del(parent, tok);
+        else json_object_object_add(parent, tok, copy);
+        return true;
+    }
+    if (json_object_is_type(parent, json_type_array)) {
+        size_t n = json_object_array_length(parent), i;
+        if (add && !strcmp(tok, "-")) {
+            json_object_array_add(parent, copy);
+            return true;
+        }
+        if (!parse_index(tok, &i)) goto fail;
+        if (add) {
+            if (i > n) goto fail;
+            array_insert(parent, i, copy);
+            return true;
+        }
+        if (i >= n) goto fail;
+        if (rem) {
+            json_object_array_del_idx(parent, i, 1);
+            return true;
+        }
+        json_object_array_put_idx(parent, i, copy);
+        return true;
+    }
+fail:
+    json_object_put(copy);
+    return false;
+}
+
+/* ---- invariants ---------------------------------------------------------- */
+
+static void check_patch(json_object *pod_in, const mutate_result *res) {
+    json_object *patch = res->patch;
+    if (!json_object_is_type(patch, json_type_array)) violation("patch is not an array", NULL, NULL);
+    size_t n = json_object_array_length(patch);
+    for (size_t i = 0; i < n; i++) {
+        json_object *o = json_object_array_get_idx(patch, i);
+        if (!json_object_is_type(o, json_type_object)) violation("patch op is not an object", patch, NULL);
+        json_object *op = get(o, "op"), *path = get(o, "path");
+        if (!json_object_is_type(op, json_type_string) || !json_object_is_type(path, json_type_string))
+            violation("patch op without op or path", patch, NULL);
+        const char *ops = json_object_get_string(op), *ps = json_object_get_string(path);
+        if (strcmp(ops, "add") && strcmp(ops, "remove") && strcmp(ops, "replace"))
+            violation("patch op is not add/remove/replace", patch, ops);
+        if (ps[0] != '/') violation("patch path does not start with /", patch, ps);
+        bool known2 = !strict && !strcmp(ops, "add") && !strcmp(ps, "/metadata") && !get(pod_in, "metadata");
+        if (!strcmp(ps, "/spec") || (!strcmp(ps, "/metadata") && !known2))
+            violation("patch path is /spec or /metadata", patch, ps);
+        if (strcmp(ops, "remove") && !json_object_object_get_ex(o, "value", NULL))
+            violation("add/replace without a value", patch, ps);
+    }
+    /* Our serialisation reads back as the same patch. */
+    size_t len = 0;
+    char *text = mutate_json_text(patch, &len);
+    if (strlen(text) != len) violation("mutate_json_text length mismatch", patch, NULL);
+    json_tokener *tok = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH * 8);
+    json_object *back = json_tokener_parse_ex(tok, text, (int)len);
+    enum json_tokener_error e = json_tokener_get_error(tok);
+    size_t end = json_tokener_get_parse_end(tok);
+    json_tokener_free(tok);
+    if (e != json_tokener_success || end != len) violation("patch text does not parse", patch, text);
+    /* Bytes that are not UTF-8 are written as U+FFFD on purpose (the output
+     * must be valid JSON whatever came in); only then may the text differ. */
+    if (!json_object_equal(back, patch) && all_utf8(patch, 0))
+        violation("patch text parses to a different patch", patch, text);
+    json_object_put(back);
+    free(text);
+
+    /* Applying the patch to the request pod gives the result pod. */
+    json_object *doc = NULL;
+    if (json_object_deep_copy(pod_in, &doc, NULL) != 0) abort();
+    for (size_t i = 0; i < n; i++) {
+        json_object *o = json_object_array_get_idx(patch, i);
+        json_object *v = NULL;
+        json_object_object_get_ex(o, "value", &v);
+        if (!apply_op(&doc, json_object_get_string(get(o, "op")), json_object_get_string(get(o, "path")), v)) {
+            char d[64];
+            snprintf(d, sizeof d, "op #%zu does not apply", i);
+            json_object_put(doc);
+            violation("patch does not apply to the pod", patch, d);
+        }
+    }
+    if (!json_object_equal(doc, res->pod)) {
+        char *got = mutate_json_text(doc, NULL), *want = mutate_json_text(res->pod, NULL);
+        fprintf(stderr, "applied: %s\nresult:  %s\n", got, want);
+        free(got);
+        free(want);
+        violation("patched pod differs from the result pod", patch, NULL);
+    }
+    json_object_put(doc);
+}
+
+static const char *const NAMESPACES[] = {"default", "other", "void"};
+
+static void run_pod(json_object *pod, uint8_t sel) {
+    if (has_nan(pod, 0)) return;
+    json_object *meta = NULL;
+    /* Known finding 1 (see the top of the file). */
+    if (!strict && json_object_is_type(pod, json_type_object) && json_object_object_get_ex(pod, "metadata", &meta) &&
+        !meta)
+        return;
+    char *podtext = mutate_json_text(pod, NULL);
+    context_pod = podtext;
+    const char *ns = NAMESPACES[(sel / 3) % 3];
+    kube_view v = kube_store_acquire(store);
+    mutate_source src;
+    kube_source_snapshot(&src, v.snap);
+    for (int variant = 0; variant < 4; variant++) {
+        mutate_options opt = cfg.mopt;
+        opt.multi_instrumentation = variant & 1;
+        opt.native_sidecars = (variant >> 1) & 1;
+        opt.python_mode = (sel / 9) % 2 ? MUTATE_PYTHON_ENTRYPOINT : MUTATE_PYTHON_PYTHONPATH;
+        static char what[128];
+        snprintf(what, sizeof what, "ns=%s multi=%d native=%d python_mode=%d", ns, opt.multi_instrumentation,
+                 opt.native_sidecars, (int)opt.python_mode);
+        context_what = what;
+        mutate_request req = {.pod = pod, .namespace = ns, .src = &src, .opt = &opt};
+        req.ns = kube_snapshot_get(v.snap, "Namespace", NULL, ns);
+        mutate_result res;
+        int rc = mutate_pod(&req, &res);
+        if (rc != 0) {
+            if (!json_object_is_type(res.patch, json_type_array) || json_object_array_length(res.patch) != 0)
+                violation("a rejected pod has a non-empty patch", res.patch, NULL);
+            if (res.nwarnings == 0) violation("a rejected pod has no warning", NULL, NULL);
+            mutate_result_free(&res);
+            continue;
+        }
+        if (!res.pod) violation("no result pod", NULL, NULL);
+#ifdef FUZZ_ENGINE_DEBUG /* -DFUZZ_ENGINE_DEBUG: what each run did, for checking seeds */
+        fprintf(stderr, "[%s] injected=%#x sidecar=%d ops=%zu\n", what, res.injected, res.sidecar,
+                json_object_array_length(res.patch));
+        for (size_t w = 0; w < res.nwarnings; w++) fprintf(stderr, "  warning: %s\n", res.warnings[w]);
+#endif
+        check_patch(pod, &res);
+        /* Idempotency: the API server may call the webhook again. */
+        mutate_result again;
+        req.pod = res.pod;
+        int rc2 = mutate_pod(&req, &again);
+        if (rc2 != 0) violation("the result pod is rejected", NULL, NULL);
+        if (json_object_array_length(again.patch) != 0) {
+            char *first = mutate_json_text(res.patch, NULL);
+            fprintf(stderr, "first patch: %s\n", first);
+            free(first);
+            violation("not idempotent: the second patch is not empty", again.patch, NULL);
+        }
+        mutate_result_free(&again);
+        mutate_result_free(&res);
+    }
+    kube_store_release(store, &v);
+    context_pod = NULL;
+    free(podtext);
+}
+
+/* ---- mode (b): a pod of fixed shape from '\n'-separated fields ----------- */
+
+static const char *const ANN_KEYS[] = {
+    "instrumentation.opentelemetry.io/inject-java",
+    "instrumentation.opentelemetry.io/inject-nodejs",
+    "instrumentation.opentelemetry.io/inject-python",
+    "instrumentation.opentelemetry.io/inject-dotnet",
+    "instrumentation.opentelemetry.io/inject-go",
+    "instrumentation.opentelemetry.io/inject-apache-httpd",
+    "instrumentation.opentelemetry.io/inject-nginx",
+    "instrumentation.opentelemetry.io/inject-sdk",
+    "instrumentation.opentelemetry.io/container-names",
+    "instrumentation.opentelemetry.io/java-container-names",
+    "instrumentation.opentelemetry.io/nodejs-container-names",
+    "instrumentation.opentelemetry.io/python-container-names",
+    "instrumentation.opentelemetry.io/dotnet-container-names",
+    "instrumentation.opentelemetry.io/go-container-names",
+    "instrumentation.opentelemetry.io/apache-httpd-container-names",
+    "instrumentation.opentelemetry.io/inject-nginx-container-names",
+    "instrumentation.opentelemetry.io/sdk-container-names",
+    "instrumentation.opentelemetry.io/otel-python-platform",
+    "instrumentation.opentelemetry.io/python-mode",
+    "instrumentation.opentelemetry.io/otel-dotnet-auto-runtime",
+    "instrumentation.opentelemetry.io/otel-go-auto-target-exe",
+    "sidecar.opentelemetry.io/inject",
+    "resource.opentelemetry.io/service.name",
+    "resource.opentelemetry.io/service.version",
+    "resource.opentelemetry.io/service.namespace",
+    "resource.opentelemetry.io/service.instance.id",
+    "resource.opentelemetry.io/team",
+};
+#define NANN (sizeof ANN_KEYS / sizeof *ANN_KEYS)
+
+/* A one-character field stands for a value the resources make interesting. */
+static const char *const VALUES[] = {
+    "true", "false", "inst", "second", "other/inst-other", "sidecar", "deploy", "other/side-other",
+    "app", "app,worker", "musl", "entrypoint", "default/inst", "missing", "glibc", "linux-musl-x64",
+};
+static const char *const ENV_NAMES[] = {
+    "JAVA_TOOL_OPTIONS", "PYTHONPATH", "OTEL_RESOURCE_ATTRIBUTES", "NODE_OPTIONS",
+    "OTEL_SERVICE_NAME", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_RESOURCE_ATTRIBUTES_POD_NAME",
+    "OTEL_RESOURCE_ATTRIBUTES_NODE_NAME", "OTEL_PROPAGATORS", "OTEL_TRACES_SAMPLER",
+    "CORECLR_ENABLE_PROFILING", "DOTNET_STARTUP_HOOKS", "OTEL_EXPORTER_OTLP_CERTIFICATE",
+    "OTEL_METRICS_EXPORTER", "OTEL_NODE_IP", "OTEL_POD_IP",
+};
+
+static char *field_value(const char *f) {
+    if (f[0] && !f[1] && ((f[0] >= '0' && f[0] <= '9') || (f[0] >= 'a' && f[0] <= 'f'))) {
+        int i = f[0] <= '9' ? f[0] - '0' : f[0] - 'a' + 10;
+        return strdup(VALUES[i]);
+    }
+    return strdup(f);
+}
+
+static json_object *jstrn(const char *s) { return json_object_new_string(s); }
+
+/* "name[:image],..." into an array of containers. */
+static json_object *container_list(const char *spec, bool dflt) {
+    json_object *arr = json_object_new_array();
+    if (!*spec) {
+        if (dflt) {
+            json_object *c = json_object_new_object();
+            json_object_object_add(c, "name", jstrn("app"));
+            json_object_object_add(c, "image", jstrn("example.com/shop/app:1.4.2"));
+            json_object_array_add(arr, c);
+        }
+        return arr;
+    }
+    char *dup = strdup(spec), *save = NULL;
+    for (char *item = strtok_r(dup, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+        json_object *c = json_object_new_object();
+        char *colon = strchr(item, ':');
+        if (colon) *colon = 0;
+        char *name = field_value(item);
+        json_object_object_add(c, "name", jstrn(name));
+        free(name);
+        if (colon) json_object_object_add(c, "image", jstrn(colon + 1));
+        json_object_array_add(arr, c);
+    }
+    free(dup);
+    return arr;
+}
+
+/* Env entry spec: "NAME=value" (value), "NAME<path" (fieldRef),
+ * "NAME^res" (resourceFieldRef), "NAME" (secretKeyRef); a one-digit or
+ * one-hex NAME is taken from ENV_NAMES. */
+static json_object *env_entry(const char *spec) {
+    size_t k = strcspn(spec, "=<^");
+    char *name = strndup(spec, k);
+    json_object *e = json_object_new_object();
+    if (k == 1 && ((name[0] >= '0' && name[0] <= '9') || (name[0] >= 'a' && name[0] <= 'f')))
+        json_object_object_add(e, "name", jstrn(ENV_NAMES[name[0] <= '9' ? name[0] - '0' : name[0] - 'a' + 10]));
+    else
+        json_object_object_add(e, "name", jstrn(name));
+    free(name);
+    json_object *vf = NULL, *ref;
+    switch (spec[k]) {
+    case '=': json_object_object_add(e, "value", jstrn(spec + k + 1)); break;
+    case '<':
+        vf = json_object_new_object();
+        ref = json_object_new_object();
+        json_object_object_add(ref, "fieldPath", jstrn(spec + k + 1));
+        json_object_object_add(vf, "fieldRef", ref);
+        break;
+    case '^':
+        vf = json_object_new_object();
+        ref = json_object_new_object();
+        json_object_object_add(ref, "resource", jstrn(spec + k + 1));
+        json_object_object_add(vf, "resourceFieldRef", ref);
+        break;
+    default:
+        vf = json_object_new_object();
+        ref = json_object_new_object();
+        json_object_object_add(ref, "name", jstrn("app-secret"));
+        json_object_object_add(ref, "key", jstrn("value"));
+        json_object_object_add(vf, "secretKeyRef", ref);
+    }
+    if (vf) json_object_object_add(e, "valueFrom", vf);
+    return e;
+}
+
+/* Field layout (missing trailing fields are empty; an empty annotation
+ * field means the annotation is absent, a lone '-' an empty value):
+ *   [0, NANN)   annotation values, ANN_KEYS order
+ *   NANN+0      label app.kubernetes.io/name ("" none)
+ *   NANN+1      pod-template-hash; non-empty adds a ReplicaSet owner
+ *               (web-<hash>) and generateName, "j" a Job owner instead
+ *   NANN+2      containers  "name[:image],..." ("" one default container)
+ *   NANN+3      initContainers, same form
+ *   NANN+4      volumes "name[@mountPath],..." (mounted in the first container)
+ *   NANN+5      command of the first container, space separated
+ *   NANN+6...   env entries "<digit container index><entry>" (see env_entry) */
+static json_object *shaped_pod(char **f, size_t nf) {
+#define F(i) ((i) < nf ? f[i] : "")
+    json_object *pod = json_object_new_object(), *meta = json_object_new_object(), *spec = json_object_new_object();
+    json_object_object_add(pod, "apiVersion", jstrn("v1"));
+    json_object_object_add(pod, "kind", jstrn("Pod"));
+    json_object *ann = json_object_new_object();
+    for (size_t i = 0; i < NANN; i++) {
+        const char *fv = F(i);
+        if (!*fv) continue;
+        char *val = !strcmp(fv, "-") ? strdup("") : field_value(fv);
+        json_object_object_add(ann, ANN_KEYS[i], jstrn(val));
+        free(val);
+    }
+    json_object *labels = json_object_new_object();
+    if (*F(NANN)) json_object_object_add(labels, "app.kubernetes.io/name", jstrn(F(NANN)));
+    json_object_object_add(labels, "app.kubernetes.io/version", jstrn("1.4.2"));
+    const char *hash = F(NANN + 1);
+    if (!strcmp(hash, "j")) {
+        json_object_object_add(meta, "generateName", jstrn("nightly-28000000-"));
+        json_object *refs = json_object_new_array(), *r = json_object_new_object();
+        json_object_object_add(r, "apiVersion", jstrn("batch/v1"));
+        json_object_object_add(r, "kind", jstrn("Job"));
+        json_object_object_add(r, "name", jstrn("nightly-28000000"));
+        json_object_object_add(r, "uid", jstrn("job-uid"));
+        json_object_array_add(refs, r);
+        json_object_object_add(meta, "ownerReferences", refs);
+    } else if (*hash) {
+        char *gn = NULL, *rs = NULL;
+        if (asprintf(&gn, "web-%s-", hash) < 0 || asprintf(&rs, "web-%s", hash) < 0) abort();
+        json_object_object_add(meta, "generateName", jstrn(gn));
+        json_object_object_add(labels, "pod-template-hash", jstrn(hash));
+        json_object *refs = json_object_new_array(), *r = json_object_new_object();
+        json_object_object_add(r, "apiVersion", jstrn("apps/v1"));
+        json_object_object_add(r, "kind", jstrn("ReplicaSet"));
+        json_object_object_add(r, "name", jstrn(rs));
+        json_object_object_add(r, "uid", jstrn("rs-uid"));
+        json_object_object_add(r, "controller", json_object_new_boolean(1));
+        json_object_array_add(refs, r);
+        json_object_object_add(meta, "ownerReferences", refs);
+        free(gn);
+        free(rs);
+    } else {
+        json_object_object_add(meta, "name", jstrn("shop-app"));
+        json_object_object_add(meta, "uid", jstrn("pod-uid"));
+    }
+    json_object_object_add(meta, "labels", labels);
+    json_object_object_add(meta, "annotations", ann);
+    json_object_object_add(pod, "metadata", meta);
+
+    json_object *cs = container_list(F(NANN + 2), true), *ics = container_list(F(NANN + 3), false);
+    size_t nc = json_object_array_length(cs);
+    if (*F(NANN + 4)) {
+        json_object *vols = json_object_new_array(), *mounts = json_object_new_array();
+        char *dup = strdup(F(NANN + 4)), *save = NULL;
+        for (char *item = strtok_r(dup, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+            char *at = strchr(item, '@');
+            if (at) *at = 0;
+            json_object *v = json_object_new_object();
+            json_object_object_add(v, "name", jstrn(item));
+            json_object_object_add(v, "emptyDir", json_object_new_object());
+            json_object_array_add(vols, v);
+            if (at) {
+                json_object *m = json_object_new_object();
+                json_object_object_add(m, "name", jstrn(item));
+                json_object_object_add(m, "mountPath", jstrn(at + 1));
+                json_object_array_add(mounts, m);
+            }
+        }
+        free(dup);
+        json_object_object_add(spec, "volumes", vols);
+        if (nc && json_object_array_length(mounts))
+            json_object_object_add(json_object_array_get_idx(cs, 0), "volumeMounts", mounts);
+        else json_object_put(mounts);
+    }
+    if (*F(NANN + 5) && nc) {
+        json_object *cmd = json_object_new_array();
+        char *dup = strdup(F(NANN + 5)), *save = NULL;
+        for (char *w = strtok_r(dup, " ", &save); w; w = strtok_r(NULL, " ", &save)) json_object_array_add(cmd, jstrn(w));
+        free(dup);
+        json_object_object_add(json_object_array_get_idx(cs, 0), "command", cmd);
+    }
+    size_t nic = json_object_array_length(ics);
+    for (size_t i = NANN + 6; i < nf; i++) {
+        if (!f[i][0] || !(nc + nic)) continue;
+        size_t ci = (unsigned char)f[i][0] % (nc + nic);
+        json_object *c = ci < nc ? json_object_array_get_idx(cs, ci) : json_object_array_get_idx(ics, ci - nc);
+        json_object *env = get(c, "env");
+        if (!env) {
+            env = json_object_new_array();
+            json_object_object_add(c, "env", env);
+        }
+        json_object_array_add(env, env_entry(f[i] + 1));
+    }
+    json_object_object_add(spec, "containers", cs);
+    if (nic) json_object_object_add(spec, "initContainers", ics);
+    else json_object_put(ics);
+    json_object_object_add(spec, "nodeName", jstrn("node-1"));
+    json_object_object_add(pod, "spec", spec);
+    return pod;
+#undef F
+}
+
+static void mode_fields(const uint8_t *data, size_t size, uint8_t sel) {
+    char *buf = malloc(size + 1);
+    if (!buf) return;
+    memcpy(buf, data, size);
+    buf[size] = 0;
+    size_t nf = 1;
+    for (size_t i = 0; i < size; i++) nf += buf[i] == '\n';
+    char **f = malloc(sizeof *f * nf);
+    size_t k = 0;
+    f[k++] = buf;
+    for (size_t i = 0; i < size; i++)
+        if (buf[i] == '\n') {
+            buf[i] = 0;
+            f[k++] = buf + i + 1;
+        }
+    /* Embedded NULs end a field early; that is fine. */
+    json_object *pod = shaped_pod(f, nf);
+    run_pod(pod, sel);
+    json_object_put(pod);
+    free(f);
+    free(buf);
+}
+
+static void mode_json(const uint8_t *data, size_t size, uint8_t sel) {
+    if (size > (1u << 20)) return;
+    char *buf = malloc(size + 1);
+    if (!buf) return;
+    memcpy(buf, data, size);
+    buf[size] = 0;
+    json_tokener *tok = json_tokener_new();
+    json_object *pod = json_tokener_parse_ex(tok, buf, (int)size);
+    if (json_tokener_get_error(tok) == json_tokener_success) run_pod(pod, sel);
+    json_object_put(pod);
+    json_tokener_free(tok);
+    free(buf);
+}
+
+static void mode_yaml(const uint8_t *data, size_t size, uint8_t sel) {
+    /* Exactly size bytes, no terminator: the reader must not look past. */
+    char *buf = malloc(size ? size : 1);
+    if (!buf) return;
+    memcpy(buf, data, size);
+    kube_yaml_doc *docs = NULL;
+    size_t n = 0;
+    kube_yaml_error err;
+    if (kube_yaml_parse(buf, size, &docs, &n, &err) == 0) {
+        for (size_t i = 0; i < n; i++)
+            if (docs[i].obj) run_pod(docs[i].obj, sel);
+        kube_yaml_docs_free(docs, n);
+    }
+    free(buf);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    if (size < 1) return 0;
+    uint8_t sel = data[0];
+    switch (sel % 3) {
+    case 0: mode_json(data + 1, size - 1, sel); break;
+    case 1: mode_fields(data + 1, size - 1, sel); break;
+    default: mode_yaml(data + 1, size - 1, sel); break;
+    }
+    return 0;
+}
