@@ -1,0 +1,47 @@
+#!/bin/sh
+# Runs in the otel-webhook image (init container of the otel-webhook-certs
+# Job): new CA and serving certificate, then the two manifests the kubectl
+# container applies server-side, in this order (file names sort):
+#   /work/apply/1-webhook.yaml  the caBundle: the new CA, then the previous one
+#                               (read from the mounted current Secret, if any)
+#   /work/apply/2-secret.yaml   the Secret otel-webhook-tls (tls.crt, tls.key, ca.crt)
+# The caBundle goes first: the API server trusts both CAs before the pods
+# serve the new certificate, so a renewal never breaks a TLS handshake.
+set -eu
+SERVICE=${SERVICE:-otel-webhook}
+NAMESPACE=${NAMESPACE:-otel-webhook-system}
+WEBHOOK=${WEBHOOK:-otel-webhook}
+DAYS=${DAYS:-90}
+WORK=${WORK:-/work}          # an emptyDir (medium Memory)
+CURRENT=${CURRENT:-/current} # the current Secret, mounted (optional)
+out=$WORK/certs
+mkdir -p "$out" "$WORK/apply"
+otel-webhook certs generate --service "$SERVICE" --namespace "$NAMESPACE" --out "$out" --days "$DAYS" >/dev/null
+bundle=$( { cat "$out/ca.crt"; if [ -s "$CURRENT/ca.crt" ]; then cat "$CURRENT/ca.crt"; fi; } | base64 -w0)
+cat > "$WORK/apply/1-webhook.yaml" <<YAML
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata:
+  name: $WEBHOOK
+webhooks:
+  - name: pods.otel-webhook.opentelemetry.io
+    clientConfig:
+      caBundle: $bundle
+YAML
+cat > "$WORK/apply/2-secret.yaml" <<YAML
+apiVersion: v1
+kind: Secret
+metadata:
+  name: $SERVICE-tls
+  namespace: $NAMESPACE
+  labels:
+    app.kubernetes.io/name: otel-webhook
+    app.kubernetes.io/component: webhook
+type: kubernetes.io/tls
+data:
+  tls.crt: $(base64 -w0 "$out/tls.crt")
+  tls.key: $(base64 -w0 "$out/tls.key")
+  ca.crt: $(base64 -w0 "$out/ca.crt")
+YAML
+rm -f "$out/ca.key"   # the CA signs this one certificate only: its key is not kept
+echo "otel-webhook-certs: certificate for $SERVICE.$NAMESPACE.svc valid $DAYS days, ready to apply"
