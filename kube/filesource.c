@@ -139,21 +139,6 @@ static bool wanted(const char *n) {
 
 static int cmp_path(const void *a, const void *b) { return strcmp(((const file *)a)->path, ((const file *)b)->path); }
 
-static char *slurp(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *buf = NULL;
-    size_t n = 0;
-    FILE *mem = open_memstream(&buf, &n);
-    char chunk[16384];
-    size_t r;
-    while ((r = fread(chunk, 1, sizeof chunk, f)) > 0) fwrite(chunk, 1, r, mem);
-    fclose(f);
-    fclose(mem);
-    *len = n;
-    return buf;
-}
-
 static bool same_stat(const struct stat *a, const struct stat *b) {
     return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
            a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
@@ -192,7 +177,7 @@ int kube_filesource_poll(kube_filesource *fs, int *failing) {
             if (f->st.st_ino && same_stat(&f->st, &st)) continue;
             f->st = st;
             size_t len = 0;
-            char *text = slurp(f->path, &len);
+            char *text = kube_read_file(f->path, &len);
             json_object **objs = NULL;
             size_t n = 0;
             char err[512];

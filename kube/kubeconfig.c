@@ -4,6 +4,7 @@
  * anchors behave as in kubectl. The *-data fields are base64 PEM, decoded
  * here and handed to libcurl as memory blobs: no temporary key files. */
 #include "kube/kubeconfig.h"
+#include "kube/file.h"
 
 #include "kube/store.h"
 #include "kube/yaml.h"
@@ -14,21 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static char *slurp(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *buf = NULL;
-    size_t n = 0;
-    FILE *mem = open_memstream(&buf, &n);
-    char chunk[16384];
-    size_t r;
-    while ((r = fread(chunk, 1, sizeof chunk, f)) > 0) fwrite(chunk, 1, r, mem);
-    fclose(f);
-    fclose(mem);
-    *len = n;
-    return buf;
-}
 
 /* The entry of a named list (clusters, users, contexts) called name. */
 static json_object *named(json_object *root, const char *list, const char *name, const char *field) {
@@ -81,7 +67,7 @@ kube_api *kube_api_new_kubeconfig(const char *path, const char *context, char *e
     size_t ca_len = 0, cert_len = 0, key_len = 0, len = 0;
     json_object *root = NULL;
     kube_yaml_error ye = {0};
-    if (!(text = slurp(path, &len))) {
+    if (!(text = kube_read_file(path, &len))) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         goto done;
     }

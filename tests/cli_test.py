@@ -12,7 +12,10 @@ import yaml
 
 BIN = sys.argv[1]
 RESULTS = sys.argv[2] if len(sys.argv) > 2 else None
-passed = failed = 0
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from testlib import Checks  # noqa: E402
+
+check = Checks("cli")
 
 
 def run(*args, stdin=None):
@@ -20,13 +23,6 @@ def run(*args, stdin=None):
     return p.returncode, p.stdout, p.stderr
 
 
-def check(name, cond, detail=""):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL %s %s" % (name, detail))
 
 
 tmp = tempfile.mkdtemp()
@@ -98,8 +94,4 @@ check("warning rc", rc == 0, err)
 check("warning text", err == "%s:5: warning: inject-java: Instrumentation default/missing not found; Java not injected\n" % two, err)
 check("warning output", len(list(yaml.safe_load_all(out))) == 2, out)
 
-print("cli: %d passed, %d failed" % (passed, failed))
-if RESULTS:
-    with open(RESULTS, "a") as f:
-        f.write("%d %d\n" % (passed, failed))
-sys.exit(1 if failed else 0)
+sys.exit(check.finish(RESULTS))

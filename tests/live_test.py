@@ -32,22 +32,13 @@ import jsonpatch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fakeapi  # noqa: E402
+from testlib import LSAN_SUPP, SANITIZER_MARKERS, Checks  # noqa: E402
+
+check = Checks("live")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-LSAN_SUPP = "leak:h2o_mem_alloc_recycle\nleak:h2o_multithread_create_queue\n"
-SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "runtime error", "ERROR: LeakSanitizer")
-passed = failed = 0
 
 
-def check(name, cond, detail=""):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL %s %s" % (name, detail))
-        sys.stdout.flush()
-    return cond
 
 
 def free_port():
@@ -699,8 +690,4 @@ if __name__ == "__main__":
         import traceback
         traceback.print_exc()
         check("test harness", False, repr(e))
-    print("live: %d passed, %d failed" % (passed, failed))
-    if RESULTS:
-        with open(RESULTS, "a") as f:
-            f.write("%d %d\n" % (passed, failed))
-    sys.exit(1 if failed else 0)
+    sys.exit(check.finish(RESULTS))

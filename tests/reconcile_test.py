@@ -19,9 +19,12 @@ import yaml
 
 BIN = sys.argv[1]
 RESULTS = sys.argv[2] if len(sys.argv) > 2 else None
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from testlib import Checks  # noqa: E402
+
+check = Checks("reconcile")
 DATA = "tests/data/reconcile"
 UPDATE = os.environ.get("OTEL_UPDATE_GOLDENS") == "1"
-passed = failed = 0
 
 
 def run(*args, stdin=None):
@@ -29,13 +32,6 @@ def run(*args, stdin=None):
     return p.returncode, p.stdout, p.stderr
 
 
-def check(name, cond, detail=""):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL %s %s" % (name, str(detail)[:2000]))
 
 
 def read(path):
@@ -292,8 +288,4 @@ for it in range(200):
     if ok and out:
         check("robust %d output is YAML" % it, all(isinstance(x, dict) for x in yaml.safe_load_all(out) if x))
 
-print("reconcile: %d passed, %d failed" % (passed, failed))
-if RESULTS:
-    with open(RESULTS, "a") as f:
-        f.write("%d %d\n" % (passed, failed))
-sys.exit(1 if failed else 0)
+sys.exit(check.finish(RESULTS))

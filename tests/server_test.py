@@ -37,24 +37,14 @@ warnings.filterwarnings("ignore", category=DeprecationWarning)  # ssl.TLSVersion
 BIN = os.path.abspath(sys.argv[1])
 RESULTS = sys.argv[2] if len(sys.argv) > 2 else None
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-passed = failed = 0
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from testlib import LSAN_SUPP, SANITIZER_MARKERS, Checks  # noqa: E402
+
+check = Checks("server")
 
 
-def check(name, cond, detail=""):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL %s %s" % (name, detail))
-        sys.stdout.flush()
-    return cond
 
 
-# h2o 2.2.5 never frees its thread-local recycle lists nor (evloop build) the
-# memory of a destroyed multithread queue; nothing of ours may leak.
-LSAN_SUPP = "leak:h2o_mem_alloc_recycle\nleak:h2o_multithread_create_queue\n"
-SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "runtime error", "ERROR: LeakSanitizer")
 
 
 def free_port():
@@ -1584,8 +1574,4 @@ except Exception as e:  # noqa: BLE001 - a crash of the test is a failure, with 
     traceback.print_exc()
     check("test harness", False, repr(e))
 
-print("server: %d passed, %d failed" % (passed, failed))
-if RESULTS:
-    with open(RESULTS, "a") as f:
-        f.write("%d %d\n" % (passed, failed))
-sys.exit(1 if failed else 0)
+sys.exit(check.finish(RESULTS))

@@ -285,7 +285,8 @@ static void check_out(const review_out *out, const uint8_t *data, size_t size) {
         if (!uid || !want || (valid_utf8((const unsigned char *)want, strlen(want)) && strcmp(uid, want)))
             violation("response.uid is not request.uid", out);
         free(want);
-        if (strcmp(uid, out->uid) && strlen(uid) < sizeof out->uid) violation("out.uid is not response.uid", out);
+        if (strcmp(uid, out->uid) && strlen(uid) < sizeof out->uid && valid_utf8((const unsigned char *)out->uid, strlen(out->uid)))
+            violation("out.uid is not response.uid", out);
         json_object *allowed = get(r, "allowed");
         if (!json_object_is_type(allowed, json_type_boolean) || !json_object_get_boolean(allowed))
             violation("response.allowed is not true", out);

@@ -1,0 +1,35 @@
+"""tests/testlib.py - what the black-box test scripts share: counting checks,
+the closing "N passed, M failed" line and its record for tests/summary.sh,
+and the sanitizer settings for running our binaries."""
+import sys
+
+# h2o 2.2.5 never frees its thread-local recycle lists nor (evloop build) the
+# memory of a destroyed multithread queue; nothing of ours may leak.
+LSAN_SUPP = "leak:h2o_mem_alloc_recycle\nleak:h2o_multithread_create_queue\n"
+SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "runtime error", "ERROR: LeakSanitizer")
+
+
+class Checks:
+    """check(name, cond, detail): counts, prints failures, returns cond."""
+
+    def __init__(self, suite, detail_limit=2000):
+        self.suite = suite
+        self.passed = self.failed = 0
+        self.detail_limit = detail_limit
+
+    def __call__(self, name, cond, detail=""):
+        if cond:
+            self.passed += 1
+        else:
+            self.failed += 1
+            print("FAIL %s %s" % (name, str(detail)[: self.detail_limit]))
+            sys.stdout.flush()
+        return cond
+
+    def finish(self, results_path=None):
+        """Prints the closing line, records the counts, returns the exit status."""
+        print("%s: %d passed, %d failed" % (self.suite, self.passed, self.failed))
+        if results_path:
+            with open(results_path, "a") as f:
+                f.write("%d %d\n" % (self.passed, self.failed))
+        return 1 if self.failed else 0
