@@ -23,7 +23,7 @@ obj = $(patsubst %.c,$(1)/%.o,$(2))
 # Keep test objects between runs (they are intermediates of pattern rules).
 .SECONDARY:
 
-.PHONY: all deps run test check-unit roundtrip cli server-test live-test deploy-test reconcile-test bench fuzz clean install
+.PHONY: all deps run test check-unit roundtrip cli server-test live-test deploy-test reconcile-test valgrind bench fuzz clean install
 all: deps $(B)/otel-webhook $(if $(wildcard reconcile/main.c),$(B)/otel-reconcile)
 
 deps:
@@ -67,6 +67,22 @@ $(B)/asan/tests/%: $(B)/asan/tests/%.o $(call obj,$(B)/asan,$(TEST_SUPPORT) $(LI
 $(B)/obj/tests/%: $(B)/obj/tests/%.o $(call obj,$(B)/obj,$(TEST_SUPPORT) $(LIB_SRC))
 	$(CC) $(OPT) -o $@ $^ $(CHECK_LIBS) $(LIBS)
 
+# valgrind (memcheck) over the Check suites, on a build valgrind 3.19 can
+# read (gcc 12 writes DWARF 5 by default).
+VG_OPT := -O1 -gdwarf-4
+$(B)/vg/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(VG_OPT) -MMD -MP -c $< -o $@
+
+$(B)/vg/tests/%: $(B)/vg/tests/%.o $(call obj,$(B)/vg,$(TEST_SUPPORT) $(LIB_SRC))
+	$(CC) $(VG_OPT) -o $@ $^ $(CHECK_LIBS) $(LIBS)
+
+VG_TESTS ?= $(TESTS)
+valgrind: $(addprefix $(B)/vg/tests/,$(VG_TESTS))
+	@set -e; for t in $(VG_TESTS); do echo "== valgrind $$t"; \
+	  CK_FORK=no valgrind -q --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=9 \
+	    $(B)/vg/tests/$$t > $(B)/vg/$$t.log 2>&1 || { tail -40 $(B)/vg/$$t.log; exit 1; }; tail -n 1 $(B)/vg/$$t.log; done
+
 # Unit suites run under ASan+UBSan and record every engine case; the patch
 # round trip replays those cases with an independent RFC 6902 applier; the
 # CLI tests drive the sanitized binary. The last line sums all counts.
@@ -78,7 +94,7 @@ export UBSAN_OPTIONS := print_stacktrace=1:halt_on_error=1
 test:
 	@sh scripts/deps.sh test
 	@rm -f $(RESULTS)
-	@$(MAKE) --no-print-directory check-unit roundtrip cli server-test live-test deploy-test reconcile-test
+	@$(MAKE) --no-print-directory check-unit valgrind roundtrip cli server-test live-test deploy-test reconcile-test
 	@sh tests/summary.sh $(RESULTS)
 
 check-unit: $(addprefix $(B)/asan/tests/,$(TESTS))

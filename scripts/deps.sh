@@ -23,6 +23,7 @@ if [ "$mode" = test ]; then
     command -v /usr/bin/python3 >/dev/null 2>&1 || missing="$missing python3"
     /usr/bin/python3 -c 'import jsonpatch' 2>/dev/null || missing="$missing python3-jsonpatch"
     /usr/bin/python3 -c 'import yaml' 2>/dev/null || missing="$missing python3-yaml"
+    command -v valgrind >/dev/null 2>&1 || missing="$missing valgrind"
 fi
 if [ "$mode" = bench ]; then
     command -v wrk >/dev/null 2>&1 || missing="$missing wrk"
