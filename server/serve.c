@@ -187,7 +187,9 @@ static void on_mutate(h2o_req_t *req, worker *w) {
         snprintf(us, sizeof us, "%.0f", dt * 1e6);
         snprintf(nw, sizeof nw, "%zu", out.nwarnings);
         log_kv(lvl, result_name(out.result), "uid", out.uid, "namespace", out.ns, "pod", out.pod, "injected", langs,
-               "warnings", nw, "warning", out.first_warning, "micros", us, NULL);
+               "warnings", nw, "micros", us,
+               /* the first warning, when there is one (a NULL key ends the list) */
+               out.nwarnings ? "warning" : NULL, out.first_warning, NULL);
     }
     send_body(req, 200, "OK", "application/json", out.body, out.len);
     review_out_free(&out);
