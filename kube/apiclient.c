@@ -294,6 +294,12 @@ static size_t on_body(char *d, size_t sz, size_t nm, void *ud) {
 
 int kube_api_get(kube_api_conn *c, const char *path, const char *accept, long timeout_ms, char **body, size_t *len,
                  char *err, size_t errlen) {
+    return kube_api_request(c, "GET", path, accept, NULL, NULL, 0, timeout_ms, body, len, err, errlen);
+}
+
+int kube_api_request(kube_api_conn *c, const char *method, const char *path, const char *accept,
+                     const char *content_type, const char *req_body, size_t req_len, long timeout_ms, char **body,
+                     size_t *len, char *err, size_t errlen) {
     *body = NULL;
     if (len) *len = 0;
     if (timeout_ms < 1) {
@@ -306,6 +312,22 @@ int kube_api_get(kube_api_conn *c, const char *path, const char *accept, long ti
     curl_easy_setopt(c->h, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
     curl_easy_setopt(c->h, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(c->h, CURLOPT_WRITEDATA, &b);
+    if (strcmp(method, "GET") != 0) curl_easy_setopt(c->h, CURLOPT_CUSTOMREQUEST, method);
+    if (content_type) {
+        char ct[256];
+        snprintf(ct, sizeof ct, "Content-Type: %s", content_type);
+        struct curl_slist *t = curl_slist_append(hdrs, ct);
+        if (t) hdrs = t;
+        /* No "Expect: 100-continue" (libcurl's default above 1 KiB): it costs
+         * a round trip per write for bodies the server takes anyway. */
+        if ((t = curl_slist_append(hdrs, "Expect:"))) hdrs = t;
+        curl_easy_setopt(c->h, CURLOPT_HTTPHEADER, hdrs);
+    }
+    if (req_body) {
+        /* The body only: CUSTOMREQUEST above keeps the method. */
+        curl_easy_setopt(c->h, CURLOPT_POSTFIELDS, req_body);
+        curl_easy_setopt(c->h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req_len);
+    }
     CURLcode rc = curl_easy_perform(c->h);
     curl_slist_free_all(hdrs);
     long status = 0;

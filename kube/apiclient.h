@@ -54,6 +54,14 @@ void kube_api_conn_free(kube_api_conn *c);
 int kube_api_get(kube_api_conn *c, const char *path, const char *accept, long timeout_ms, char **body, size_t *len,
                  char *err, size_t errlen);
 
+/* Any method (GET, PATCH, DELETE, ...) with an optional request body of
+ * content_type (both may be NULL); otherwise as kube_api_get, which is
+ * this with "GET". Used by otel-reconcile run for server-side apply,
+ * status merge patches and prunes. */
+int kube_api_request(kube_api_conn *c, const char *method, const char *path, const char *accept,
+                     const char *content_type, const char *req_body, size_t req_len, long timeout_ms, char **body,
+                     size_t *len, char *err, size_t errlen);
+
 /* Streaming GET (a watch): on_line is called for every newline-terminated
  * line as it arrives and stops the stream by returning nonzero. A stream
  * that sends nothing for idle_s seconds is aborted. Returns the HTTP status

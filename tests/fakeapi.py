@@ -29,6 +29,18 @@ On demand, through the methods of FakeAPI or POST /_control with
   set_version(major, minor)
   hide(resource), unhide(resource)  the resource answers 404, as when its CRD
                                is not installed
+  fail_apply(resource, name, code=422)  server-side applies of that object
+                               answer code with a Status until heal()
+
+Writes, for otel-reconcile run:
+  GET /apis                    APIGroupList of the groups in RESOURCES
+  GET collection?labelSelector=k=v,...  equality selectors
+  PATCH collection/NAME        server-side apply (application/apply-patch+yaml,
+                               fieldManager required): creates, or merges the
+                               applied object into the stored one (RFC 7386);
+                               the resourceVersion moves on every apply
+  PATCH collection/NAME/status merge patch of the status subresource
+  DELETE collection/NAME       200 with the object, 404 when absent
 
 Authentication: a bearer token, or a client certificate signed by
 client_ca. Every request (method, path, query, accept, status) is kept in
@@ -63,8 +75,45 @@ RESOURCES = {
     "cronjobs": ("apis/batch/v1", "CronJob", True),
     "instrumentations": ("apis/opentelemetry.io/v1alpha1", "Instrumentation", True),
     "opentelemetrycollectors": ("apis/opentelemetry.io/v1beta1", "OpenTelemetryCollector", True),
+    # What otel-reconcile run applies.
+    "services": ("api/v1", "Service", True),
+    "serviceaccounts": ("api/v1", "ServiceAccount", True),
+    "poddisruptionbudgets": ("apis/policy/v1", "PodDisruptionBudget", True),
+    "horizontalpodautoscalers": ("apis/autoscaling/v2", "HorizontalPodAutoscaler", True),
+    "ingresses": ("apis/networking.k8s.io/v1", "Ingress", True),
+    "networkpolicies": ("apis/networking.k8s.io/v1", "NetworkPolicy", True),
+    "clusterroles": ("apis/rbac.authorization.k8s.io/v1", "ClusterRole", False),
+    "clusterrolebindings": ("apis/rbac.authorization.k8s.io/v1", "ClusterRoleBinding", False),
+    "servicemonitors": ("apis/monitoring.coreos.com/v1", "ServiceMonitor", True),
+    "podmonitors": ("apis/monitoring.coreos.com/v1", "PodMonitor", True),
 }
 PATH_RE = re.compile(r"^/(api/v1|apis/[^/]+/[^/]+)(?:/namespaces/([^/]+))?/([^/]+)(?:/([^/]+))?$")
+# PATCH and DELETE: one object, optionally its status subresource.
+OBJECT_RE = re.compile(r"^/(api/v1|apis/[^/]+/[^/]+)(?:/namespaces/([^/]+))?/([^/]+)/([^/]+)(/status)?$")
+
+
+def merge(dst, src):
+    """JSON merge (RFC 7386) of src into dst, in place: maps merge, null
+    deletes, anything else replaces. Good enough for server-side apply by
+    one field manager and for status merge patches."""
+    for k, v in src.items():
+        if v is None:
+            dst.pop(k, None)
+        elif isinstance(v, dict) and isinstance(dst.get(k), dict):
+            merge(dst[k], v)
+        else:
+            dst[k] = json.loads(json.dumps(v))
+    return dst
+
+
+def selected(obj, selector):
+    """Equality-based label selectors only (k=v,k2=v2), what the clients ask."""
+    labels = obj.get("metadata", {}).get("labels") or {}
+    for term in filter(None, selector.split(",")):
+        k, _, v = term.partition("=")
+        if labels.get(k) != v:
+            return False
+    return True
 
 
 def status(code, reason, message):
@@ -85,6 +134,7 @@ class FakeAPI:
         self.gone_mode = "event"
         self.slow_s = {}
         self.hidden = set()
+        self.failing = {}  # (resource, name) -> HTTP status of its applies
         self.version = ("1", "30")
         self.bookmark_interval = bookmark_interval
         self.requests = []
@@ -194,6 +244,19 @@ class FakeAPI:
     def unhide(self, resource):
         self.hidden.discard(resource)
 
+    def fail_apply(self, resource, name, code=422):
+        self.failing[(resource, name)] = int(code)
+
+    def heal(self):
+        self.failing.clear()
+
+    def get(self, resource, name, namespace=None):
+        if RESOURCES[resource][2]:
+            namespace = namespace or "default"
+        with self.cond:
+            obj = self.objects[resource].get((namespace, name))
+            return json.loads(json.dumps(obj)) if obj is not None else None
+
     def set_version(self, major, minor):
         self.version = (str(major), str(minor))
 
@@ -232,6 +295,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def setup(self):
         try:
+            # Headers and body are separate writes: without this, Nagle and the
+            # client's delayed ACK add 40 ms to every answer.
+            self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self.request.do_handshake()
         except (ssl.SSLError, OSError):
             self.request.close()
@@ -276,7 +342,7 @@ class _Handler(BaseHTTPRequestHandler):
         args = json.loads(self.rfile.read(n) or b"{}")
         op = args.pop("op", "")
         if op not in ("apply", "delete", "gone", "drop", "stall", "set_token", "slow", "set_version", "hide",
-                      "unhide"):
+                      "unhide", "fail_apply", "heal"):
             return self._send(400, {"error": "unknown op %r" % op}, record=False)
         result = getattr(self.fake, op)(**args)
         self._send(200, {"ok": True, "result": result if isinstance(result, (bool, dict)) else None}, record=False)
@@ -290,6 +356,15 @@ class _Handler(BaseHTTPRequestHandler):
         if u.path == "/version":
             major, minor = fake.version
             return self._send(200, {"major": major, "minor": minor, "gitVersion": "v%s.%s.0" % (major, minor)})
+        if u.path == "/apis":
+            groups = {}
+            for r, (gv, _, _) in RESOURCES.items():
+                if gv.startswith("apis/") and r not in fake.hidden:
+                    g, v = gv[5:].split("/")
+                    groups.setdefault(g, v)
+            return self._send(200, {"kind": "APIGroupList", "apiVersion": "v1", "groups": [
+                {"name": g, "versions": [{"groupVersion": "%s/%s" % (g, v), "version": v}],
+                 "preferredVersion": {"groupVersion": "%s/%s" % (g, v), "version": v}} for g, v in sorted(groups.items())]})
         m = PATH_RE.match(u.path)
         if (not m or m.group(3) not in RESOURCES or RESOURCES[m.group(3)][0] != m.group(1) or
                 m.group(3) in fake.hidden):
@@ -323,7 +398,7 @@ class _Handler(BaseHTTPRequestHandler):
                 rv = fake.rv
                 items = [o for (n, _), o in sorted(fake.objects[resource].items(), key=lambda kv: (kv[0][0] or "",
                                                                                                     kv[0][1]))
-                         if ns is None or n == ns]
+                         if (ns is None or n == ns) and selected(o, q.get("labelSelector", ""))]
         page, rest = (items[:limit], items[limit:]) if limit else (items, [])
         meta = {"resourceVersion": str(rv)}
         if rest:
@@ -336,6 +411,82 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             body = {"kind": RESOURCES[resource][1] + "List", "apiVersion": "v1", "metadata": meta, "items": page}
         self._send(200, body)
+
+    def _object(self):
+        """(resource, namespace key, name, subresource) of a PATCH or DELETE
+        path, or None after answering 401/404."""
+        if not self._authorised():
+            self._send(401, status(401, "Unauthorized", "Unauthorized"))
+            return None
+        m = OBJECT_RE.match(urllib.parse.urlsplit(self.path).path)
+        if (not m or m.group(3) not in RESOURCES or RESOURCES[m.group(3)][0] != m.group(1) or
+                m.group(3) in self.fake.hidden or (m.group(2) is None) == RESOURCES[m.group(3)][2]):
+            self._send(404, status(404, "NotFound", "the server could not find the requested resource"))
+            return None
+        gv, ns, resource, name, sub = m.groups()
+        return resource, ns, name, sub
+
+    def _body(self):
+        n = int(self.headers.get("Content-Length", "0"))
+        text = self.rfile.read(n).decode()
+        try:
+            return json.loads(text)
+        except ValueError:
+            import yaml  # apply patches may be YAML; ours are JSON
+            return yaml.safe_load(text)
+
+    def do_PATCH(self):
+        fake = self.fake
+        target = self._object()
+        if not target:
+            return
+        resource, ns, name, sub = target
+        q = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(self.path).query))
+        ctype = self.headers.get("Content-Type", "")
+        try:
+            patch = self._body()
+        except Exception as e:  # noqa: BLE001 - any parse error is the client's
+            return self._send(400, status(400, "BadRequest", "body: %s" % e))
+        if not isinstance(patch, dict):
+            return self._send(400, status(400, "BadRequest", "the patch is not an object"))
+        if sub:
+            if ctype != "application/merge-patch+json":
+                return self._send(415, status(415, "UnsupportedMediaType", "status: merge patches only"))
+            with fake.cond:
+                obj = fake.objects[resource].get((ns, name))
+                if obj is None:
+                    return self._send(404, status(404, "NotFound", '%s "%s" not found' % (resource, name)))
+                obj = json.loads(json.dumps(obj))
+            st = obj.setdefault("status", {})
+            merge(st, patch.get("status") or {})
+            return self._send(200, fake.apply(resource, obj))
+        if ctype != "application/apply-patch+yaml":
+            return self._send(415, status(415, "UnsupportedMediaType", "server-side apply only"))
+        if not q.get("fieldManager"):
+            return self._send(422, status(422, "Invalid", "fieldManager is required for apply patch"))
+        code = fake.failing.get((resource, name))
+        if code:
+            return self._send(code, status(code, "Invalid", '%s "%s" is invalid: injected failure' % (resource, name)))
+        meta = patch.get("metadata") or {}
+        if meta.get("name") != name or (ns and meta.get("namespace", ns) != ns):
+            return self._send(400, status(400, "BadRequest", "the name of the object does not match the path"))
+        with fake.cond:
+            old = fake.objects[resource].get((ns, name))
+            obj = merge(json.loads(json.dumps(old)) if old else {}, patch)
+            if ns:
+                obj["metadata"]["namespace"] = ns
+            stored = fake.apply(resource, obj)
+        self._send(200 if old else 201, stored)
+
+    def do_DELETE(self):
+        target = self._object()
+        if not target:
+            return
+        resource, ns, name, sub = target
+        old = self.fake.get(resource, name, ns)
+        if sub or old is None or not self.fake.delete(resource, name, ns):
+            return self._send(404, status(404, "NotFound", '%s "%s" not found' % (resource, name)))
+        self._send(200, old)
 
     def _chunk(self, obj):
         data = (json.dumps(obj) + "\n").encode()

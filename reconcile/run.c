@@ -1,0 +1,698 @@
+/* reconcile/run.c - one reconcile pass against the API server (run.h).
+ *
+ * Shape of a pass, and why:
+ *   1. GET /apis once: are the Prometheus operator CRDs there (the reference
+ *      detects this at start-up; a CronJob starts every time).
+ *   2. LIST the collectors, then LIST each owned kind once, cluster-wide
+ *      (or in --namespace), selected by the managed-by label. A few paged
+ *      LISTs instead of a GET per object keep an unchanged pass at a
+ *      constant number of requests however many collectors there are.
+ *      Objects are grouped by owner: the controller ownerReference's uid for
+ *      namespaced objects, the owner annotation for cluster-scoped ones.
+ *   3. Per collector: render, then apply in dependency order (ServiceAccount,
+ *      ConfigMap, RBAC and Services before the workload, so pods do not start
+ *      against a missing mount or account) with server-side apply. Prune only
+ *      when every apply succeeded (the reference's rule: a half-applied
+ *      collector must not lose its running objects), then write the status.
+ *   4. Delete the ClusterRoles and bindings of collectors that are gone
+ *      (the reference needs a finalizer for this; we see it on the next run).
+ *
+ * When is an apply skipped? Server-side apply answers 200 even when nothing
+ * changes, so the decision is local: the object is left alone when (a) the
+ * live object carries our digest annotation of exactly this desired object
+ * and (b) every field of the desired object has the same value in the live
+ * one (a subset comparison: fields the server adds, defaults, status and
+ * metadata it owns are not looked at; an empty map or list matches an
+ * absent one, because the API server drops those). (b) alone would miss a
+ * field removed from the desired object; (a) alone would miss someone
+ * editing a field we manage. The status write is skipped the same way.
+ *
+ * Errors are per collector: a render error, or a failed apply or prune, is
+ * written into that collector's Ready condition and counted; the pass goes
+ * on with the next collector. */
+#include "reconcile/run.h"
+
+#include "reconcile/obj.h"
+#include "reconcile/render.h"
+
+#include <json-c/json.h>
+#include <openssl/evp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define TIMEOUT_MS 30000L
+#define PAGE "500"
+#define MANAGED_SELECTOR "app.kubernetes.io%2Fmanaged-by%3Dopentelemetry-operator"
+#define COLLECTORS "/apis/opentelemetry.io/v1beta1"
+#define DEFAULT_VERSION "0.158.0"
+
+typedef struct kind_info {
+    const char *api_version, *kind, *plural;
+    bool namespaced;
+    int rank;        /* apply order */
+    bool prometheus; /* needs the Prometheus operator CRDs */
+} kind_info;
+
+static const kind_info KINDS[] = {
+    {"v1", "ServiceAccount", "serviceaccounts", true, 0, false},
+    {"v1", "ConfigMap", "configmaps", true, 1, false},
+    {"rbac.authorization.k8s.io/v1", "ClusterRole", "clusterroles", false, 2, false},
+    {"rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "clusterrolebindings", false, 3, false},
+    {"v1", "Service", "services", true, 4, false},
+    {"apps/v1", "Deployment", "deployments", true, 5, false},
+    {"apps/v1", "DaemonSet", "daemonsets", true, 5, false},
+    {"apps/v1", "StatefulSet", "statefulsets", true, 5, false},
+    {"policy/v1", "PodDisruptionBudget", "poddisruptionbudgets", true, 6, false},
+    {"autoscaling/v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers", true, 6, false},
+    {"networking.k8s.io/v1", "Ingress", "ingresses", true, 7, false},
+    {"networking.k8s.io/v1", "NetworkPolicy", "networkpolicies", true, 7, false},
+    {"monitoring.coreos.com/v1", "ServiceMonitor", "servicemonitors", true, 8, true},
+    {"monitoring.coreos.com/v1", "PodMonitor", "podmonitors", true, 8, true},
+};
+#define NKINDS (sizeof KINDS / sizeof KINDS[0])
+
+typedef struct run {
+    kube_api_conn *conn;
+    const reconcile_run_opts *o;
+    reconcile_run_stats *st;
+    bool prometheus;
+    json_object *live;  /* "plural/ns/name" -> live object */
+    json_object *owned; /* "uid:UID" | "cr:NS/NAME" -> array of live keys */
+    json_object *crs;   /* "NS/NAME" -> true, every collector listed */
+    bool sweep_failed;  /* a gone collector's RBAC could not be deleted */
+} run;
+
+static void logf_(run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void logf_(run *r, const char *fmt, ...) {
+    if (!r->o->log) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(r->o->log, fmt, ap);
+    va_end(ap);
+    fputc('\n', r->o->log);
+}
+
+static const kind_info *kind_of(const char *api_version, const char *kind) {
+    for (size_t i = 0; i < NKINDS; i++)
+        if (api_version && kind && strcmp(KINDS[i].api_version, api_version) == 0 && strcmp(KINDS[i].kind, kind) == 0)
+            return &KINDS[i];
+    return NULL;
+}
+
+/* /api/v1[/namespaces/NS]/PLURAL or /apis/G/V[/namespaces/NS]/PLURAL. */
+static void collection_path(char *out, size_t n, const kind_info *k, const char *ns) {
+    const char *root = strchr(k->api_version, '/') ? "/apis/" : "/api/";
+    if (k->namespaced && ns)
+        snprintf(out, n, "%s%s/namespaces/%s/%s", root, k->api_version, ns, k->plural);
+    else
+        snprintf(out, n, "%s%s/%s", root, k->api_version, k->plural);
+}
+
+/* One request, counted; the status, or -1 with err. *body is always set
+ * (NULL on -1) and parsed into *json when json is given and the body is a
+ * JSON object. */
+static int request(run *r, const char *method, const char *path, const char *ctype, const char *body, char **resp,
+                   json_object **json, char *err, size_t errlen) {
+    size_t len = 0;
+    r->st->requests++;
+    int code = kube_api_request(r->conn, method, path, NULL, ctype, body, body ? strlen(body) : 0, TIMEOUT_MS, resp,
+                                &len, err, errlen);
+    if (json) *json = code > 0 && *resp ? json_tokener_parse(*resp) : NULL;
+    return code;
+}
+
+/* "CODE: message of the Status body" for a failed request. */
+static void describe(char *err, size_t errlen, int code, const char *body) {
+    json_object *j = body ? json_tokener_parse(body) : NULL;
+    const char *msg = reconcile_get_str(j, "message");
+    snprintf(err, errlen, "%d %s", code, msg ? msg : "(no message)");
+    json_object_put(j);
+}
+
+/* Appends every item of a paged LIST of path (query: extra "k=v&", may be
+ * empty) to items. 0, or -1 with err. */
+static int list_all(run *r, const char *path, const char *query, json_object *items, char *err, size_t errlen) {
+    char *cont = NULL, url[2048];
+    int ret = -1;
+    for (;;) {
+        char *body = NULL;
+        json_object *j = NULL;
+        snprintf(url, sizeof url, "%s?%slimit=" PAGE "%s%s", path, query, cont ? "&continue=" : "", cont ? cont : "");
+        int code = request(r, "GET", url, NULL, NULL, &body, &j, err, errlen);
+        free(cont);
+        cont = NULL;
+        if (code != 200 || !j) {
+            if (code > 0) describe(err, errlen, code, body);
+            free(body);
+            json_object_put(j);
+            goto out;
+        }
+        free(body);
+        json_object *arr = reconcile_get_arr(j, "items");
+        for (size_t i = 0; arr && i < json_object_array_length(arr); i++)
+            json_object_array_add(items, json_object_get(json_object_array_get_idx(arr, i)));
+        const char *c = reconcile_get_str(reconcile_get_map(j, "metadata"), "continue");
+        if (c && *c) cont = strdup(c);
+        json_object_put(j);
+        if (!cont) break;
+    }
+    ret = 0;
+out:
+    free(cont);
+    return ret;
+}
+
+/* ---- comparison ------------------------------------------------------- */
+
+static bool empty(json_object *v) {
+    if (!v) return true;
+    switch (json_object_get_type(v)) {
+    case json_type_null: return true;
+    case json_type_object: return json_object_object_length(v) == 0;
+    case json_type_array: return json_object_array_length(v) == 0;
+    default: return false;
+    }
+}
+
+/* Every field of want has the same value in have (see the header). */
+static bool subset(json_object *want, json_object *have) {
+    if (empty(want)) return true;
+    json_type t = json_object_get_type(want);
+    if ((t == json_type_int || t == json_type_double) &&
+        (json_object_is_type(have, json_type_int) || json_object_is_type(have, json_type_double)))
+        return json_object_get_double(want) == json_object_get_double(have);
+    if (!have || json_object_get_type(have) != t) return false;
+    switch (t) {
+    case json_type_object: {
+        json_object_object_foreach(want, k, v) {
+            json_object *h = NULL;
+            json_object_object_get_ex(have, k, &h);
+            if (!subset(v, h)) return false;
+        }
+        return true;
+    }
+    case json_type_array: {
+        size_t n = json_object_array_length(want);
+        if (json_object_array_length(have) != n) return false;
+        for (size_t i = 0; i < n; i++)
+            if (!subset(json_object_array_get_idx(want, i), json_object_array_get_idx(have, i))) return false;
+        return true;
+    }
+    case json_type_string: return strcmp(json_object_get_string(want), json_object_get_string(have)) == 0;
+    case json_type_boolean: return json_object_get_boolean(want) == json_object_get_boolean(have);
+    default: return false;
+    }
+}
+
+static const char *json_text(json_object *o) {
+    return json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+}
+
+/* The first 16 hex digits of sha256 of the object's JSON text (rendered
+ * objects have a fixed key order, so equal objects give equal text). */
+static int digest(json_object *o, char out[17]) {
+    const char *s = json_text(o);
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0;
+    if (!s || EVP_Digest(s, strlen(s), md, &mdlen, EVP_sha256(), NULL) != 1) return -1;
+    for (int i = 0; i < 8; i++) snprintf(out + 2 * i, 3, "%02x", md[i]);
+    return 0;
+}
+
+/* ---- listing ---------------------------------------------------------- */
+
+static void index_add(run *r, const char *owner_key, const char *live_key) {
+    json_object *arr = NULL;
+    if (!json_object_object_get_ex(r->owned, owner_key, &arr)) {
+        arr = json_object_new_array();
+        json_object_object_add(r->owned, owner_key, arr);
+    }
+    json_object_array_add(arr, json_object_new_string(live_key));
+}
+
+static int list_owned(run *r, char *err, size_t errlen) {
+    for (size_t i = 0; i < NKINDS; i++) {
+        const kind_info *k = &KINDS[i];
+        char path[512];
+        if (k->prometheus && !r->prometheus) continue;
+        collection_path(path, sizeof path, k, r->o->ns);
+        json_object *items = json_object_new_array();
+        char why[512] = "";
+        if (list_all(r, path, "labelSelector=" MANAGED_SELECTOR "&", items, why, sizeof why) != 0) {
+            snprintf(err, errlen, "listing %s: %s", k->plural, why);
+            json_object_put(items);
+            return -1;
+        }
+        for (size_t j = 0; j < json_object_array_length(items); j++) {
+            json_object *o = json_object_array_get_idx(items, j), *m = reconcile_get_map(o, "metadata");
+            const char *name = reconcile_get_str(m, "name"), *ns = reconcile_get_str(m, "namespace");
+            char key[768];
+            if (!name) continue;
+            snprintf(key, sizeof key, "%s/%s/%s", k->plural, ns ? ns : "", name);
+            json_object_object_add(r->live, key, json_object_get(o));
+            if (k->namespaced) {
+                json_object *refs = reconcile_get_arr(m, "ownerReferences");
+                for (size_t x = 0; refs && x < json_object_array_length(refs); x++) {
+                    json_object *ref = json_object_array_get_idx(refs, x);
+                    const char *uid = reconcile_get_str(ref, "uid");
+                    if (reconcile_get_bool(ref, "controller") && uid &&
+                        strcmp(reconcile_get_str(ref, "kind") ? reconcile_get_str(ref, "kind") : "",
+                               "OpenTelemetryCollector") == 0) {
+                        char ok[300];
+                        snprintf(ok, sizeof ok, "uid:%s", uid);
+                        index_add(r, ok, key);
+                    }
+                }
+            } else {
+                const char *cr = reconcile_get_str(reconcile_get_map(m, "annotations"), RECONCILE_OWNER_ANNOTATION);
+                if (cr) {
+                    char ok[600];
+                    snprintf(ok, sizeof ok, "cr:%s", cr);
+                    index_add(r, ok, key);
+                }
+            }
+        }
+        json_object_put(items);
+    }
+    return 0;
+}
+
+static int discover(run *r, char *err, size_t errlen) {
+    char *body = NULL;
+    json_object *j = NULL;
+    int code = request(r, "GET", "/apis", NULL, NULL, &body, &j, err, errlen);
+    if (code != 200 || !j) {
+        if (code > 0) describe(err, errlen, code, body);
+        free(body);
+        json_object_put(j);
+        return -1;
+    }
+    free(body);
+    json_object *groups = reconcile_get_arr(j, "groups");
+    for (size_t i = 0; groups && i < json_object_array_length(groups); i++) {
+        const char *g = reconcile_get_str(json_object_array_get_idx(groups, i), "name");
+        if (g && strcmp(g, "monitoring.coreos.com") == 0) r->prometheus = true;
+    }
+    json_object_put(j);
+    return 0;
+}
+
+/* ---- one collector ---------------------------------------------------- */
+
+typedef struct collector {
+    const char *ns, *name, *uid;
+    json_object *cr;
+    char error[1024];  /* first failure, for the condition */
+    json_object *kept; /* listed keys that are desired: not pruned */
+    json_object *workload_live, *workload_desired;
+} collector;
+
+static void fail(collector *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fail(collector *c, const char *fmt, ...) {
+    if (c->error[0]) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->error, sizeof c->error, fmt, ap);
+    va_end(ap);
+}
+
+typedef struct ranked {
+    json_object *obj;
+    int rank;
+    size_t pos; /* qsort is not stable: build order breaks ties */
+} ranked;
+
+static int by_rank(const void *a, const void *b) {
+    const ranked *x = a, *y = b;
+    if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+static void apply_one(run *r, collector *c, json_object *obj) {
+    const char *api = reconcile_get_str(obj, "apiVersion"), *kind = reconcile_get_str(obj, "kind");
+    const kind_info *k = kind_of(api, kind);
+    json_object *m = reconcile_get_map(obj, "metadata");
+    const char *name = reconcile_get_str(m, "name");
+    char key[768], path[1024], err[512] = "", hash[17];
+    if (!k || (k->prometheus && !r->prometheus)) {
+        fail(c, "%s %s: %s", kind ? kind : "?", name ? name : "?",
+             k ? "the Prometheus operator CRDs are not installed" : "this kind is not applied by otel-reconcile run");
+        logf_(r, "error: %s/%s: %s %s: not applied (unsupported kind or missing CRD)", c->ns, c->name, kind, name);
+        return;
+    }
+    json_object *ann = reconcile_get_map(m, "annotations");
+    if (!k->namespaced) {
+        char owner[600];
+        snprintf(owner, sizeof owner, "%s/%s", c->ns, c->name);
+        if (!ann) ann = reconcile_obj_map(m, "annotations");
+        reconcile_obj_str(ann, RECONCILE_OWNER_ANNOTATION, owner);
+    }
+    if (digest(obj, hash) != 0) {
+        fail(c, "%s %s: out of memory", kind, name);
+        return;
+    }
+    if (!ann) ann = reconcile_obj_map(m, "annotations");
+    reconcile_obj_str(ann, RECONCILE_HASH_ANNOTATION, hash);
+
+    snprintf(key, sizeof key, "%s/%s/%s", k->plural, k->namespaced ? c->ns : "", name);
+    json_object *live = NULL;
+    json_object_object_get_ex(r->live, key, &live);
+    if (live) json_object_object_add(c->kept, key, json_object_new_boolean(1));
+    if (k->rank == 5 && !c->workload_desired) {
+        c->workload_desired = obj;
+        c->workload_live = live;
+    }
+    if (live && subset(obj, live)) {
+        r->st->unchanged++;
+        return;
+    }
+    r->st->applied++;
+    if (r->o->dry_run) {
+        logf_(r, "would apply %s %s%s%s", kind, k->namespaced ? c->ns : "", k->namespaced ? "/" : "", name);
+        return;
+    }
+    collection_path(path, sizeof path, k, k->namespaced ? c->ns : NULL);
+    size_t pl = strlen(path);
+    snprintf(path + pl, sizeof path - pl, "/%s?fieldManager=" RECONCILE_FIELD_MANAGER "&force=true", name);
+    char *body = NULL;
+    int code = request(r, "PATCH", path, "application/apply-patch+yaml", json_text(obj), &body, NULL, err,
+                       sizeof err);
+    if (code == 200 || code == 201) {
+        logf_(r, "applied %s %s%s%s", kind, k->namespaced ? c->ns : "", k->namespaced ? "/" : "", name);
+    } else {
+        if (code > 0) describe(err, sizeof err, code, body);
+        fail(c, "applying %s %s: %s", kind, name, err);
+        logf_(r, "error: %s/%s: applying %s %s: %s", c->ns, c->name, kind, name, err);
+    }
+    free(body);
+}
+
+/* Deletes the listed object under key ("plural/ns/name": list items carry
+ * no kind, so the plural names it). A failure fails c (NULL: the sweep). */
+static void remove_live(run *r, collector *c, const char *key) {
+    char path[1024], err[512] = "", *body = NULL;
+    json_object *live = NULL;
+    json_object_object_get_ex(r->live, key, &live);
+    const kind_info *k = NULL;
+    size_t plen = strcspn(key, "/");
+    for (size_t i = 0; i < NKINDS; i++)
+        if (strlen(KINDS[i].plural) == plen && strncmp(key, KINDS[i].plural, plen) == 0) k = &KINDS[i];
+    json_object *m = reconcile_get_map(live, "metadata");
+    const char *name = reconcile_get_str(m, "name"), *ns = reconcile_get_str(m, "namespace");
+    if (!k || !name) return;
+    r->st->pruned++;
+    if (r->o->dry_run) {
+        logf_(r, "would prune %s %s%s%s", k->kind, ns ? ns : "", ns ? "/" : "", name);
+        return;
+    }
+    collection_path(path, sizeof path, k, k->namespaced ? ns : NULL);
+    size_t pl = strlen(path);
+    snprintf(path + pl, sizeof path - pl, "/%s", name);
+    int code = request(r, "DELETE", path, NULL, NULL, &body, NULL, err, sizeof err);
+    bool ok = code == 200 || code == 202 || code == 404;
+    if (ok) {
+        logf_(r, "pruned %s %s%s%s", k->kind, ns ? ns : "", ns ? "/" : "", name);
+    } else {
+        if (code > 0) describe(err, sizeof err, code, body);
+        if (c) fail(c, "pruning %s %s: %s", k->kind, name, err);
+        else r->sweep_failed = true;
+        logf_(r, "error: pruning %s %s%s%s: %s", k->kind, ns ? ns : "", ns ? "/" : "", name, err);
+        r->st->pruned--;
+    }
+    free(body);
+}
+
+typedef struct aged {
+    const char *key, *created;
+} aged;
+
+static int newest_first(const void *a, const void *b) {
+    const aged *x = a, *y = b;
+    int d = strcmp(y->created, x->created);
+    return d ? d : strcmp(x->key, y->key);
+}
+
+/* Owned objects that are not desired go, except the newest
+ * max(configVersions, 1) older ConfigMaps (kept for rollbacks, as the
+ * reference keeps them; see docs/compat.md for the count). */
+static void prune(run *r, collector *c) {
+    json_object *keys = NULL, *cluster = NULL;
+    char ok[700];
+    snprintf(ok, sizeof ok, "uid:%s", c->uid);
+    json_object_object_get_ex(r->owned, ok, &keys);
+    snprintf(ok, sizeof ok, "cr:%s/%s", c->ns, c->name);
+    json_object_object_get_ex(r->owned, ok, &cluster);
+    int64_t versions = 3;
+    reconcile_get_int(reconcile_get_map(c->cr, "spec"), "configVersions", &versions);
+    if (versions < 1) versions = 1;
+    size_t n = keys ? json_object_array_length(keys) : 0, ncm = 0;
+    aged *cms = calloc(n + 1, sizeof *cms);
+    if (!cms) return;
+    json_object *lists[2] = {keys, cluster};
+    for (int l = 0; l < 2; l++)
+        for (size_t i = 0; lists[l] && i < json_object_array_length(lists[l]); i++) {
+            const char *key = json_object_get_string(json_object_array_get_idx(lists[l], i));
+            if (json_object_object_get_ex(c->kept, key, NULL)) continue;
+            if (strncmp(key, "configmaps/", 11) == 0) {
+                json_object *live = NULL;
+                json_object_object_get_ex(r->live, key, &live);
+                const char *ts = reconcile_get_str(reconcile_get_map(live, "metadata"), "creationTimestamp");
+                cms[ncm++] = (aged){key, ts ? ts : ""};
+                continue;
+            }
+            remove_live(r, c, key);
+        }
+    qsort(cms, ncm, sizeof *cms, newest_first);
+    for (size_t i = (size_t)versions; i < ncm; i++) remove_live(r, c, cms[i].key);
+    free(cms);
+}
+
+/* "k=v,k=v" of a label map, keys sorted (the reference's labels.String). */
+static char *selector_string(json_object *labels) {
+    json_object *sorted = reconcile_obj_sorted(labels);
+    size_t cap = 1;
+    json_object_object_foreach(sorted, k1, v1) cap += strlen(k1) + strlen(json_object_get_string(v1)) + 2;
+    char *s = calloc(1, cap);
+    if (s) {
+        json_object_object_foreach(sorted, k, v) {
+            if (*s) strcat(s, ",");
+            strcat(s, k);
+            strcat(s, "=");
+            strcat(s, json_object_get_string(v));
+        }
+    }
+    json_object_put(sorted);
+    return s;
+}
+
+static void now_rfc3339(char out[32]) {
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* Builds the status we want (reconcile.md 5.7), compares it with the live
+ * one and writes it with a merge patch when it differs. */
+static void write_status(run *r, collector *c, bool rendered, const char *mode) {
+    json_object *live = reconcile_get_map(c->cr, "status");
+    json_object *st = json_object_new_object();
+    const char *version = reconcile_get_str(live, "version");
+    reconcile_obj_str(st, "version", version && *version ? version : DEFAULT_VERSION);
+    if (rendered && !c->error[0]) {
+        json_object *scale = reconcile_obj_map(st, "scale");
+        if (mode && strcmp(mode, "sidecar") == 0) {
+            reconcile_obj_int(scale, "replicas", 0);
+            reconcile_obj_str(scale, "selector", "");
+        } else if (c->workload_desired) {
+            char *sel = selector_string(reconcile_get_map(reconcile_get_map(c->workload_desired, "metadata"), "labels"));
+            json_object *ls = reconcile_get_map(c->workload_live, "status");
+            const char *wk = reconcile_get_str(c->workload_desired, "kind");
+            int64_t want = 0, ready = 0;
+            if (wk && strcmp(wk, "DaemonSet") == 0) {
+                reconcile_get_int(ls, "desiredNumberScheduled", &want);
+                reconcile_get_int(ls, "numberReady", &ready);
+            } else {
+                reconcile_get_int(ls, "replicas", &want);
+                reconcile_get_int(ls, "readyReplicas", &ready);
+            }
+            char sr[64];
+            snprintf(sr, sizeof sr, "%lld/%lld", (long long)ready, (long long)want);
+            reconcile_obj_int(scale, "replicas", want);
+            reconcile_obj_str(scale, "selector", sel ? sel : "");
+            reconcile_obj_str(scale, "statusReplicas", sr);
+            free(sel);
+            /* The desired image, not the listed one: the workload either
+             * matched it or was just applied with it, and reading the list
+             * from before the apply would cost a second status write. */
+            json_object *ctrs = reconcile_get_arr(
+                reconcile_get_map(reconcile_get_map(reconcile_get_map(c->workload_desired, "spec"), "template"), "spec"),
+                "containers");
+            const char *image = ctrs ? reconcile_get_str(json_object_array_get_idx(ctrs, 0), "image") : NULL;
+            if (image) reconcile_obj_str(st, "image", image);
+        }
+    }
+    json_object *conds = reconcile_obj_arr(st, "conditions");
+    json_object *cond = reconcile_obj_push(conds, json_object_new_object());
+    reconcile_obj_str(cond, "type", "Ready");
+    reconcile_obj_str(cond, "status", c->error[0] ? "False" : "True");
+    reconcile_obj_str(cond, "reason", c->error[0] ? "ReconcileError" : "Reconciled");
+    reconcile_obj_str(cond, "message", c->error[0] ? c->error : "Successfully reconciled");
+    int64_t gen;
+    if (reconcile_get_int(reconcile_get_map(c->cr, "metadata"), "generation", &gen))
+        reconcile_obj_int(st, "observedGeneration", gen);
+    if (reconcile_obj_oom()) goto out;
+    if (subset(st, live)) goto out;
+
+    /* lastTransitionTime moves only when the condition's status does. */
+    json_object *lconds = reconcile_get_arr(live, "conditions");
+    const char *ltt = NULL;
+    for (size_t i = 0; lconds && i < json_object_array_length(lconds); i++) {
+        json_object *lc = json_object_array_get_idx(lconds, i);
+        const char *t = reconcile_get_str(lc, "type"), *s = reconcile_get_str(lc, "status");
+        if (t && s && strcmp(t, "Ready") == 0 && strcmp(s, reconcile_get_str(cond, "status")) == 0)
+            ltt = reconcile_get_str(lc, "lastTransitionTime");
+    }
+    char now[32];
+    now_rfc3339(now);
+    reconcile_obj_str(cond, "lastTransitionTime", ltt ? ltt : now);
+    r->st->statuses++;
+    if (r->o->dry_run) {
+        logf_(r, "would write status %s/%s", c->ns, c->name);
+        goto out;
+    }
+    json_object *patch = json_object_new_object();
+    json_object_object_add(patch, "status", json_object_get(st));
+    char path[1024], err[512] = "", *body = NULL;
+    snprintf(path, sizeof path, COLLECTORS "/namespaces/%s/opentelemetrycollectors/%s/status", c->ns, c->name);
+    int code = request(r, "PATCH", path, "application/merge-patch+json", json_text(patch), &body, NULL, err,
+                       sizeof err);
+    json_object_put(patch);
+    if (code != 200) {
+        if (code > 0) describe(err, sizeof err, code, body);
+        logf_(r, "error: %s/%s: writing the status: %s", c->ns, c->name, err);
+        if (!c->error[0]) fail(c, "writing the status: %s", err);
+    }
+    free(body);
+out:
+    json_object_put(st);
+}
+
+/* Returns true when the collector reconciled. */
+static bool reconcile_one(run *r, json_object *cr, const reconcile_options *opt) {
+    json_object *m = reconcile_get_map(cr, "metadata"), *spec = reconcile_get_map(cr, "spec");
+    collector c = {.cr = cr,
+                   .ns = reconcile_get_str(m, "namespace"),
+                   .name = reconcile_get_str(m, "name"),
+                   .uid = reconcile_get_str(m, "uid")};
+    if (!c.ns || !c.name || !c.uid) return false;
+    const char *state = reconcile_get_str(spec, "managementState");
+    if (reconcile_get_str(m, "deletionTimestamp")) return true;
+    if (state && strcmp(state, "unmanaged") == 0) {
+        r->st->unmanaged++;
+        return true;
+    }
+    c.kept = json_object_new_object();
+    reconcile_render_result rr = {0};
+    char err[512] = "";
+    bool rendered = reconcile_render(cr, c.ns, opt, &rr, err, sizeof err) == 0;
+    if (!rendered) {
+        fail(&c, "%s", err);
+        logf_(r, "error: %s/%s: %s", c.ns, c.name, err);
+    } else {
+        ranked *order = calloc(rr.nobjs + 1, sizeof *order);
+        if (!order) {
+            fail(&c, "out of memory");
+        } else {
+            for (size_t i = 0; i < rr.nobjs; i++) {
+                const kind_info *k =
+                    kind_of(reconcile_get_str(rr.objs[i], "apiVersion"), reconcile_get_str(rr.objs[i], "kind"));
+                order[i] = (ranked){rr.objs[i], k ? k->rank : 99, i};
+            }
+            qsort(order, rr.nobjs, sizeof *order, by_rank);
+            for (size_t i = 0; i < rr.nobjs; i++) apply_one(r, &c, order[i].obj);
+            free(order);
+        }
+        if (!c.error[0]) prune(r, &c);
+    }
+    write_status(r, &c, rendered, reconcile_get_str(spec, "mode"));
+    bool ok = !c.error[0];
+    reconcile_render_result_free(&rr);
+    json_object_put(c.kept);
+    return ok;
+}
+
+/* ClusterRoles and bindings whose collector is not listed any more. */
+static void sweep_cluster(run *r) {
+    json_object_object_foreach(r->owned, okey, keys) {
+        if (strncmp(okey, "cr:", 3) != 0 || json_object_object_get_ex(r->crs, okey + 3, NULL)) continue;
+        if (r->o->ns) { /* only what belongs to the namespace this run covers */
+            size_t l = strlen(r->o->ns);
+            if (strncmp(okey + 3, r->o->ns, l) != 0 || okey[3 + l] != '/') continue;
+        }
+        for (size_t i = 0; i < json_object_array_length(keys); i++)
+            remove_live(r, NULL, json_object_get_string(json_object_array_get_idx(keys, i)));
+    }
+}
+
+int reconcile_run(kube_api *api, const reconcile_run_opts *o, reconcile_run_stats *st) {
+    run r = {.o = o, .st = st};
+    char err[1024] = "", path[512];
+    int ret = 2;
+    json_object *crs = json_object_new_array();
+    memset(st, 0, sizeof *st);
+    r.live = json_object_new_object();
+    r.owned = json_object_new_object();
+    r.crs = json_object_new_object();
+    if (!(r.conn = kube_api_conn_new(api, NULL)) || !crs || !r.live || !r.owned || !r.crs) {
+        logf_(&r, "error: out of memory");
+        goto out;
+    }
+    if (discover(&r, err, sizeof err) != 0) {
+        logf_(&r, "error: discovery (GET /apis): %s", err);
+        goto out;
+    }
+    if (o->ns)
+        snprintf(path, sizeof path, COLLECTORS "/namespaces/%s/opentelemetrycollectors", o->ns);
+    else
+        snprintf(path, sizeof path, COLLECTORS "/opentelemetrycollectors");
+    if (list_all(&r, path, "", crs, err, sizeof err) != 0) {
+        logf_(&r, "error: listing collectors: %s", err);
+        goto out;
+    }
+    err[0] = 0;
+    if (list_owned(&r, err, sizeof err) != 0) {
+        logf_(&r, "error: %s", err);
+        goto out;
+    }
+    reconcile_options opt;
+    reconcile_options_default(&opt);
+    opt.prometheus_crds = r.prometheus;
+    opt.routes = 0;
+    st->collectors = json_object_array_length(crs);
+    for (size_t i = 0; i < st->collectors; i++) {
+        json_object *cr = json_object_array_get_idx(crs, i), *m = reconcile_get_map(cr, "metadata");
+        char key[600];
+        /* Being deleted (someone else's finalizer holds it): treated as gone,
+         * so its ClusterRoles go now rather than after the finalizer. */
+        if (reconcile_get_str(m, "deletionTimestamp")) continue;
+        snprintf(key, sizeof key, "%s/%s", reconcile_get_str(m, "namespace") ? reconcile_get_str(m, "namespace") : "",
+                 reconcile_get_str(m, "name") ? reconcile_get_str(m, "name") : "");
+        json_object_object_add(r.crs, key, json_object_new_boolean(1));
+    }
+    for (size_t i = 0; i < st->collectors; i++)
+        if (!reconcile_one(&r, json_object_array_get_idx(crs, i), &opt)) st->failed++;
+    sweep_cluster(&r);
+    ret = st->failed || r.sweep_failed ? 1 : 0;
+out:
+    json_object_put(crs);
+    json_object_put(r.live);
+    json_object_put(r.owned);
+    json_object_put(r.crs);
+    kube_api_conn_free(r.conn);
+    return ret;
+}

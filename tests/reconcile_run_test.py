@@ -1,0 +1,363 @@
+#!/usr/bin/python3
+"""`otel-reconcile run` against tests/fakeapi.py (TLS on loopback).
+
+Usage: tests/reconcile_run_test.py BINARY [RESULTS_FILE]   (from the repository root)
+
+Each step changes the fake cluster, runs one pass (the binary exits; every
+wait is the process's, bounded by a timeout) and checks the objects, the
+collector status, the exit code, the summary line and the requests made:
+create, the idempotent second run (no PATCH, no DELETE), drift, update,
+prune (ConfigMap retention, RBAC no longer needed, RBAC of a deleted
+collector), unmanaged collectors, a render error and one collector's apply
+error not blocking the others, --dry-run, usage errors.
+
+The fake's request log goes to $OTEL_FAKEAPI_RECONCILE_LOG, default
+build/fakeapi-reconcile-requests.jsonl, which tests/deploy (run.sh, same
+variable and default) checks against the RBAC of deploy/base."""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fakeapi  # noqa: E402
+from testlib import SANITIZER_MARKERS, Checks  # noqa: E402
+
+BIN = sys.argv[1]
+RESULTS = sys.argv[2] if len(sys.argv) > 2 else None
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+check = Checks("reconcile-run")
+SUMMARY = re.compile(r"^otel-reconcile run(?: \(dry run\))?: (\d+) collectors, (\d+) applied, (\d+) pruned, "
+                     r"(\d+) failed \((\d+) unchanged, (\d+) unmanaged, (\d+) status writes, (\d+) requests\)$")
+
+
+def collector(name, ns="obs", mode="deployment", processors=None, **spec):
+    config = {"receivers": {"otlp": {"protocols": {"grpc": {}, "http": {}}}},
+              "processors": {p: {} for p in (processors or ["batch"])},
+              "exporters": {"debug": {}},
+              "service": {"pipelines": {"traces": {"receivers": ["otlp"], "processors": list(processors or ["batch"]),
+                                                   "exporters": ["debug"]}}}}
+    s = {"mode": mode, "config": config}
+    s.update(spec)
+    return {"apiVersion": "opentelemetry.io/v1beta1", "kind": "OpenTelemetryCollector",
+            "metadata": {"name": name, "namespace": ns}, "spec": s}
+
+
+class Cluster:
+    def __init__(self, tmp, log):
+        crt, key = os.path.join(tmp, "tls.crt"), os.path.join(tmp, "tls.key")
+        p = subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                            "-subj", "/CN=kubernetes", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
+                            "-days", "1", "-keyout", key, "-out", crt], capture_output=True, text=True, timeout=60)
+        check("test certificate", p.returncode == 0, p.stderr)
+        self.fake = fakeapi.FakeAPI(crt, key, token="run-token", log_path=log)
+        self.fake.start()
+        self.kubeconfig = os.path.join(tmp, "kubeconfig.yaml")
+        with open(self.kubeconfig, "w") as f:
+            json.dump({"apiVersion": "v1", "kind": "Config", "current-context": "t",
+                       "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:%d" % self.fake.port,
+                                                              "certificate-authority": crt}}],
+                       "users": [{"name": "u", "user": {"token": "run-token"}}],
+                       "contexts": [{"name": "t", "context": {"cluster": "c", "user": "u"}}]}, f)
+
+    def run(self, *extra, args=None):
+        """One pass: (exit code, summary numbers or None, stderr, requests)."""
+        before = len(self.fake.requests)
+        argv = [BIN, "run", "--once", "--kubeconfig", self.kubeconfig] + list(extra) if args is None else [BIN] + args
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+        check("no sanitizer report (%s)" % " ".join(argv[1:3]), not any(m in p.stderr for m in SANITIZER_MARKERS),
+              p.stderr[-3000:])
+        lines = p.stdout.splitlines()
+        m = SUMMARY.match(lines[-1]) if lines else None
+        nums = dict(zip(("collectors", "applied", "pruned", "failed", "unchanged", "unmanaged", "statuses",
+                         "requests"), map(int, m.groups()))) if m else None
+        return p.returncode, nums, p.stderr, self.fake.requests[before:]
+
+    def get(self, resource, name, ns=None):
+        return self.fake.get(resource, name, ns)
+
+    def names(self, resource, ns=None, owner_uid=None):
+        out = []
+        for (n, name), o in list(self.fake.objects[resource].items()):
+            if ns and n != ns:
+                continue
+            refs = o["metadata"].get("ownerReferences") or []
+            if owner_uid and not any(r.get("uid") == owner_uid for r in refs):
+                continue
+            out.append(name)
+        return sorted(out)
+
+
+def count(reqs, method, contains=""):
+    return sum(1 for r in reqs if r["method"] == method and contains in r["path"])
+
+
+def cond(obj):
+    cs = (obj.get("status") or {}).get("conditions") or []
+    return cs[0] if cs else {}
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="otel-reconcile-run-")
+    # The webhook's log is OTEL_FAKEAPI_LOG; tests/deploy/run.sh reads ours from here.
+    log = os.environ.get("OTEL_FAKEAPI_RECONCILE_LOG") or os.path.join(ROOT, "build", "fakeapi-reconcile-requests.jsonl")
+    os.makedirs(os.path.dirname(os.path.abspath(log)), exist_ok=True)
+    open(log, "w").close()
+    k = Cluster(tmp, log)
+    fake = k.fake
+    try:
+        steps(k, fake, tmp)
+    finally:
+        fake.stop()
+    with open(log) as f:
+        lines = [json.loads(x) for x in f if x.strip()]
+    check("request log written (%s)" % log, len(lines) > 20 and all({"method", "path", "query"} <= set(x) for x in lines),
+          len(lines))
+    return check.finish(RESULTS)
+
+
+def steps(k, fake, tmp):
+    # ---- usage and configuration errors: exit 2, nothing asked --------------
+    for name, args in (("no credentials", ["run"]), ("both credentials", ["run", "--in-cluster", "--kubeconfig", "x"]),
+                       ("unknown flag", ["run", "--kubeconfig", k.kubeconfig, "--bogus"]),
+                       ("missing kubeconfig", ["run", "--kubeconfig", os.path.join(tmp, "nope.yaml")]),
+                       ("empty namespace", ["run", "--kubeconfig", k.kubeconfig, "--namespace", ""])):
+        rc, nums, err, reqs = k.run(args=args)
+        check("usage: %s exits 2" % name, rc == 2 and not reqs, (rc, err[-300:]))
+    rc, _, err, _ = k.run(args=["run", "--in-cluster", "--service-account-dir", tmp])
+    check("--in-cluster outside a pod exits 2", rc == 2 and "KUBERNETES_SERVICE_HOST" in err, err[-300:])
+
+    # ---- create ------------------------------------------------------------
+    alpha = fake.apply("opentelemetrycollectors", collector("alpha", replicas=2))
+    beta = fake.apply("opentelemetrycollectors", collector("beta", mode="daemonset"))
+    fake.apply("opentelemetrycollectors", collector("delta", processors=["k8sattributes"]))
+    fake.apply("opentelemetrycollectors", collector("gamma", ns="team", managementState="unmanaged"))
+    rc, nums, err, reqs = k.run()
+    check("create: exit 0", rc == 0, (rc, err[-2000:]))
+    check("create: summary line", nums and nums["collectors"] == 4 and nums["failed"] == 0 and nums["unmanaged"] == 1
+          and nums["applied"] > 10 and nums["pruned"] == 0 and nums["unchanged"] == 0, nums)
+    check("create: summary counts the requests", nums and nums["requests"] == len(reqs), (nums, len(reqs)))
+    dep = k.get("deployments", "alpha-collector", "obs")
+    check("create: alpha's Deployment", dep and dep["spec"]["replicas"] == 2, dep and dep["spec"].get("replicas"))
+    refs = (dep or {}).get("metadata", {}).get("ownerReferences") or [{}]
+    check("create: ownerReference to the collector", refs[0].get("uid") == alpha["metadata"]["uid"] and
+          refs[0].get("controller") is True and refs[0].get("kind") == "OpenTelemetryCollector", refs)
+    check("create: beta's DaemonSet", k.get("daemonsets", "beta-collector", "obs") is not None)
+    check("create: alpha's ConfigMap, Service, ServiceAccount",
+          len(k.names("configmaps", "obs", alpha["metadata"]["uid"])) == 1 and
+          k.get("services", "alpha-collector", "obs") and k.get("serviceaccounts", "alpha-collector", "obs"),
+          k.names("configmaps", "obs"))
+    cr = k.get("clusterroles", "delta-obs-cluster-role") or {}
+    crb = k.get("clusterrolebindings", "delta-obs-collector") or {}
+    check("create: delta's ClusterRole and binding, owner annotated",
+          (cr.get("metadata", {}).get("annotations") or {}).get("otel-reconcile/collector") == "obs/delta" and
+          bool(crb), sorted(fake.objects["clusterroles"]))
+    check("create: nothing for the unmanaged collector",
+          not k.names("deployments", "team") and "status" not in k.get("opentelemetrycollectors", "gamma", "team"))
+    patches = [r for r in reqs if r["method"] == "PATCH" and not r["path"].endswith("/status")]
+    check("create: every apply is server-side, fieldManager otel-reconcile, forced",
+          patches and all(r["query"] == "fieldManager=otel-reconcile&force=true" for r in patches), patches[:2])
+    order = [r["path"].rsplit("/", 2)[-2] for r in patches if "/namespaces/obs/" in r["path"] and "alpha" in r["path"]]
+    check("create: ServiceAccount and ConfigMap before the Deployment",
+          order.index("serviceaccounts") < order.index("deployments") and
+          order.index("configmaps") < order.index("deployments"), order)
+    lists = [r for r in reqs if r["method"] == "GET" and "labelSelector=" in r["query"]]
+    check("create: owned kinds listed once each, by label",
+          len(lists) == len({r["path"] for r in lists}) >= 12 and
+          all("app.kubernetes.io%2Fmanaged-by%3Dopentelemetry-operator" in r["query"] for r in lists), len(lists))
+    st = k.get("opentelemetrycollectors", "alpha", "obs").get("status", {})
+    check("status: version, image, Ready", st.get("version") == "0.158.0" and "opentelemetry-collector" in
+          st.get("image", "") and cond({"status": st}).get("status") == "True" and
+          cond({"status": st}).get("reason") == "Reconciled", st)
+    sel = st.get("scale", {}).get("selector", "")
+    check("status: scale selector and replicas", "app.kubernetes.io/instance=obs.alpha" in sel and
+          "app.kubernetes.io/managed-by=opentelemetry-operator" in sel and st["scale"].get("replicas") == 0 and
+          st["scale"].get("statusReplicas") == "0/0", st.get("scale"))
+    check("status: written with a merge patch on /status", count(reqs, "PATCH", "/opentelemetrycollectors/") == 3, 3)
+
+    # ---- the second run writes nothing -------------------------------------
+    rc, nums, err, reqs = k.run()
+    check("second run: exit 0", rc == 0, err[-1000:])
+    check("second run: no PATCH, no DELETE", count(reqs, "PATCH") == 0 and count(reqs, "DELETE") == 0,
+          [r["path"] for r in reqs if r["method"] != "GET"])
+    check("second run: summary 0 applied, all unchanged", nums and nums["applied"] == 0 and nums["pruned"] == 0 and
+          nums["statuses"] == 0 and nums["unchanged"] > 10, nums)
+
+    # ---- status follows the workload ---------------------------------------
+    dep = k.get("deployments", "alpha-collector", "obs")
+    dep["status"] = {"replicas": 2, "readyReplicas": 1}
+    fake.apply("deployments", dep)
+    rc, nums, err, reqs = k.run()
+    st = k.get("opentelemetrycollectors", "alpha", "obs")["status"]
+    check("status: replicas from the Deployment, one status write only",
+          st["scale"]["replicas"] == 2 and st["scale"]["statusReplicas"] == "1/2" and count(reqs, "PATCH") == 1, st)
+
+    # ---- drift: a managed field edited by someone else is put back ---------
+    dep = k.get("deployments", "alpha-collector", "obs")
+    dep["spec"]["replicas"] = 7
+    fake.apply("deployments", dep)
+    rc, nums, err, reqs = k.run()
+    check("drift: one apply, of the Deployment", rc == 0 and count(reqs, "PATCH") == 1 and
+          count(reqs, "PATCH", "/deployments/alpha-collector") == 1, [r["path"] for r in reqs if r["method"] == "PATCH"])
+    check("drift: replicas back to 2", k.get("deployments", "alpha-collector", "obs")["spec"]["replicas"] == 2)
+
+    # ---- update: spec change; old ConfigMaps kept up to configVersions -----
+    uid = alpha["metadata"]["uid"]
+    for i, (cv, extra) in enumerate(((1, "memory_limiter"), (1, "attributes"), (1, "filter"))):
+        c = collector("alpha", replicas=3, configVersions=cv, processors=["batch", extra])
+        c["spec"]["config"]["processors"]["memory_limiter"] = {"check_interval": "1s", "limit_mib": 100 + i}
+        c["metadata"]["uid"] = uid
+        fake.apply("opentelemetrycollectors", c)
+        # The fake stamps one creation time; give each ConfigMap its own so that
+        # "newest" is well defined.
+        for name in k.names("configmaps", "obs", uid):
+            o = k.get("configmaps", name, "obs")
+            if o["metadata"]["creationTimestamp"] == "2026-11-29T00:00:00Z":
+                o["metadata"]["creationTimestamp"] = "2026-11-29T00:00:%02dZ" % (10 + i)
+                fake.apply("configmaps", o)
+        rc, nums, err, reqs = k.run()
+        check("update %d: exit 0" % i, rc == 0, err[-1000:])
+    dep = k.get("deployments", "alpha-collector", "obs")
+    cms = k.names("configmaps", "obs", uid)
+    vol = [v for v in dep["spec"]["template"]["spec"]["volumes"] if "configMap" in v][0]["configMap"]["name"]
+    check("update: replicas and the config reach the Deployment",
+          dep["spec"]["replicas"] == 3 and vol in cms, (dep["spec"]["replicas"], vol, cms))
+    check("update: the current ConfigMap and configVersions (1) older one", len(cms) == 2, cms)
+    check("update: the last run pruned one ConfigMap", nums and nums["pruned"] == 1, nums)
+    c = k.get("opentelemetrycollectors", "alpha", "obs")
+    c["spec"]["image"] = "otel/opentelemetry-collector-contrib:0.158.0"
+    fake.apply("opentelemetrycollectors", c)
+    rc, nums, err, reqs = k.run()
+    st = k.get("opentelemetrycollectors", "alpha", "obs")["status"]
+    check("update: a new image reaches the status in the same run", rc == 0 and
+          st.get("image") == "otel/opentelemetry-collector-contrib:0.158.0", st.get("image"))
+    rc, nums, err, reqs = k.run()
+    check("update: the run after an update writes nothing", rc == 0 and count(reqs, "PATCH") == 0 and
+          count(reqs, "DELETE") == 0, [r["path"] for r in reqs if r["method"] != "GET"])
+
+    # ---- prune: RBAC no longer needed, and RBAC of a deleted collector ------
+    d = k.get("opentelemetrycollectors", "delta", "obs")
+    d["spec"] = collector("delta")["spec"]
+    fake.apply("opentelemetrycollectors", d)
+    rc, nums, err, reqs = k.run()
+    check("prune: delta's ClusterRole and binding removed when no longer needed",
+          rc == 0 and k.get("clusterroles", "delta-obs-cluster-role") is None and
+          k.get("clusterrolebindings", "delta-obs-collector") is None and count(reqs, "DELETE") == 2,
+          [r["path"] for r in reqs if r["method"] == "DELETE"])
+    fake.apply("opentelemetrycollectors", collector("epsilon", processors=["k8sattributes"]))
+    k.run()
+    check("prune: epsilon's ClusterRole created", k.get("clusterroles", "epsilon-obs-cluster-role") is not None)
+    fake.delete("opentelemetrycollectors", "epsilon", "obs")
+    rc, nums, err, reqs = k.run()
+    check("prune: the RBAC of a deleted collector goes", rc == 0 and
+          k.get("clusterroles", "epsilon-obs-cluster-role") is None and
+          k.get("clusterrolebindings", "epsilon-obs-collector") is None, sorted(fake.objects["clusterroles"]))
+    fake.apply("opentelemetrycollectors", collector("zeta", processors=["k8sattributes"]))
+    k.run()
+    z = k.get("opentelemetrycollectors", "zeta", "obs")
+    z["metadata"]["deletionTimestamp"] = "2026-11-29T01:00:00Z"
+    z["metadata"]["finalizers"] = ["example.com/hold"]
+    fake.apply("opentelemetrycollectors", z)
+    rc, nums, err, reqs = k.run()
+    check("prune: a collector being deleted is not reconciled and loses its RBAC", rc == 0 and
+          k.get("clusterroles", "zeta-obs-cluster-role") is None and count(reqs, "PATCH") == 0,
+          [r["path"] for r in reqs if r["method"] != "GET"])
+    fake.delete("opentelemetrycollectors", "zeta", "obs")
+    # Namespaced objects of a deleted collector are the garbage collector's.
+    check("prune: a deleted collector's namespaced objects are left to the garbage collector",
+          count(reqs, "DELETE", "/namespaces/") == 0)
+    # Objects of unmanaged collectors and objects without our labels stay.
+    fake.apply("configmaps", {"metadata": {"name": "unrelated", "namespace": "obs"}})
+
+    # ---- one collector's failure does not block the others ----------------
+    fake.apply("services", {"metadata": {
+        "name": "beta-stale", "namespace": "obs",
+        "labels": {"app.kubernetes.io/managed-by": "opentelemetry-operator"},
+        "ownerReferences": [{"apiVersion": "opentelemetry.io/v1beta1", "kind": "OpenTelemetryCollector",
+                             "name": "beta", "uid": beta["metadata"]["uid"], "controller": True}]}})
+    fake.fail_apply("daemonsets", "beta-collector", 422)
+    b = k.get("opentelemetrycollectors", "beta", "obs")
+    b["spec"]["config"]["exporters"]["debug"] = {"verbosity": "detailed"}
+    fake.apply("opentelemetrycollectors", b)
+    a = k.get("opentelemetrycollectors", "alpha", "obs")
+    a["spec"]["replicas"] = 4
+    fake.apply("opentelemetrycollectors", a)
+    fake.apply("opentelemetrycollectors", collector("broken", mode="bogus"))
+    rc, nums, err, reqs = k.run()
+    check("failure: exit 1", rc == 1, (rc, err[-1000:]))
+    check("failure: summary counts two failed collectors", nums and nums["failed"] == 2, nums)
+    check("failure: the others still reconciled",
+          k.get("deployments", "alpha-collector", "obs")["spec"]["replicas"] == 4)
+    bst = k.get("opentelemetrycollectors", "beta", "obs")["status"]
+    check("failure: beta's condition carries the error", cond({"status": bst}).get("status") == "False" and
+          cond({"status": bst}).get("reason") == "ReconcileError" and "422" in cond({"status": bst}).get("message", "")
+          and "beta-collector" in cond({"status": bst}).get("message", ""), bst)
+    check("failure: no prune for the failed collector", k.get("services", "beta-stale", "obs") is not None)
+    check("failure: beta's other objects applied (its new ConfigMap)",
+          len(k.names("configmaps", "obs", beta["metadata"]["uid"])) == 2, k.names("configmaps", "obs"))
+    brk = k.get("opentelemetrycollectors", "broken", "obs").get("status", {})
+    check("render error: Ready=False with the reason, nothing applied",
+          cond({"status": brk}).get("status") == "False" and "bogus" in cond({"status": brk}).get("message", "") and
+          not k.names("deployments", "obs", k.get("opentelemetrycollectors", "broken", "obs")["metadata"]["uid"]), brk)
+    check("failure: logged on stderr", "beta-collector" in err and "error" in err, err[-1000:])
+    rc, nums, err, reqs = k.run()
+    check("failure again: the failing status is not rewritten",
+          rc == 1 and count(reqs, "PATCH", "/status") == 0, [r["path"] for r in reqs if r["method"] == "PATCH"])
+    fake.heal()
+    fake.delete("opentelemetrycollectors", "broken", "obs")
+    rc, nums, err, reqs = k.run()
+    bst = k.get("opentelemetrycollectors", "beta", "obs")["status"]
+    check("healed: exit 0, beta Ready again, its stale object pruned",
+          rc == 0 and cond({"status": bst}).get("status") == "True" and
+          k.get("services", "beta-stale", "obs") is None, (rc, bst, err[-500:]))
+    check("healed: unrelated objects untouched", k.get("configmaps", "unrelated", "obs") is not None)
+    rc, nums, err, reqs = k.run()
+    check("healed, then idempotent", rc == 0 and count(reqs, "PATCH") == 0 and count(reqs, "DELETE") == 0,
+          [r["path"] for r in reqs if r["method"] != "GET"])
+
+    # ---- unmanaged: left alone even when it has objects ---------------------
+    a = k.get("opentelemetrycollectors", "alpha", "obs")
+    a["spec"]["managementState"] = "unmanaged"
+    a["spec"]["replicas"] = 9
+    fake.apply("opentelemetrycollectors", a)
+    rc, nums, err, reqs = k.run()
+    check("unmanaged: nothing applied, pruned or written", rc == 0 and not [r for r in reqs if r["method"] != "GET"]
+          and k.get("deployments", "alpha-collector", "obs")["spec"]["replicas"] == 4, nums)
+    a["spec"]["managementState"] = "managed"
+    fake.apply("opentelemetrycollectors", a)
+
+    # ---- --dry-run and --namespace ------------------------------------------
+    rc, nums, err, reqs = k.run("--dry-run")
+    check("dry run: reports, writes nothing", rc == 0 and nums and nums["applied"] >= 1 and
+          not [r for r in reqs if r["method"] != "GET"] and "would apply Deployment obs/alpha-collector" in err,
+          (nums, err[-500:]))
+    rc, nums, err, reqs = k.run("--namespace", "team")
+    check("--namespace: only that namespace's collectors and objects", rc == 0 and nums and nums["collectors"] == 1
+          and all("/namespaces/team/" in r["path"] or "/namespaces/" not in r["path"] for r in reqs) and
+          not any(r["method"] != "GET" for r in reqs), [r["path"] for r in reqs])
+    rc, nums, err, reqs = k.run()
+    check("after the dry run: applied for real", rc == 0 and count(reqs, "PATCH", "/deployments/alpha-collector") == 1)
+
+    # ---- a kind run does not apply: that collector fails, the rest goes on ----
+    ta = collector("scraper", ns="team", mode="statefulset", targetAllocator={"enabled": True})
+    ta["spec"]["config"]["receivers"]["prometheus"] = {"config": {"scrape_configs": [
+        {"job_name": "self", "static_configs": [{"targets": ["0.0.0.0:8888"]}]}]}}
+    ta["spec"]["config"]["service"]["pipelines"]["metrics"] = {"receivers": ["prometheus"], "exporters": ["debug"]}
+    fake.apply("opentelemetrycollectors", ta)
+    rc, nums, err, reqs = k.run()
+    msg = cond(k.get("opentelemetrycollectors", "scraper", "team")).get("message", "")
+    check("TargetAllocator: the collector fails with a condition naming the kind",
+          rc == 1 and nums and nums["failed"] == 1 and "TargetAllocator" in msg, (rc, nums, msg, err[-500:]))
+    fake.delete("opentelemetrycollectors", "scraper", "team")
+
+    # ---- API errors ----------------------------------------------------------
+    fake.set_token("other")
+    rc, nums, err, reqs = k.run()
+    check("401: exit 2, reason logged", rc == 2 and "401" in err, (rc, err[-500:]))
+    fake.set_token("run-token")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
