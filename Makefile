@@ -94,7 +94,7 @@ export UBSAN_OPTIONS := print_stacktrace=1:halt_on_error=1
 test:
 	@sh scripts/deps.sh test
 	@rm -f $(RESULTS)
-	@$(MAKE) --no-print-directory check-unit valgrind roundtrip cli server-test live-test deploy-test reconcile-test
+	@$(MAKE) --no-print-directory check-unit valgrind roundtrip cli server-test live-test reconcile-test deploy-test
 	@sh tests/summary.sh $(RESULTS)
 
 check-unit: $(addprefix $(B)/asan/tests/,$(TESTS))
@@ -121,7 +121,8 @@ reconcile-test:
 	@if [ -f tests/reconcile_test.py ]; then $(MAKE) --no-print-directory $(B)/asan/otel-reconcile && \
 	  /usr/bin/python3 tests/reconcile_test.py $(B)/asan/otel-reconcile $(RESULTS); fi
 
-# deploy/: rendering, schema validation, safety properties, RBAC coverage.
+# deploy/: rendering, schema validation, safety properties, and RBAC coverage
+# against the requests live-test and reconcile-test recorded (so it runs last).
 deploy-test: $(B)/otel-webhook
 	@if [ -f tests/deploy/run.sh ]; then sh tests/deploy/run.sh $(RESULTS); fi
 
@@ -139,11 +140,12 @@ $(B)/bench/%.o: %.c
 $(B)/bench/bench_engine: $(B)/bench/tests/bench/bench_engine.o $(call obj,$(B)/obj,$(LIB_SRC) server/review.c server/log.c server/metrics.c)
 	$(CC) $(OPT) -o $@ $^ $(LIBS)
 
-bench: deps $(B)/bench/bench_engine $(B)/otel-webhook
+bench: deps $(B)/bench/bench_engine $(B)/otel-webhook $(B)/otel-reconcile
 	@sh scripts/deps.sh bench
 	@$(B)/bench/bench_engine tests/bench
 	@/usr/bin/python3 tests/bench/server_bench.py $(B)/otel-webhook
 	@/usr/bin/python3 tests/live_test.py --rss $(B)/otel-webhook
+	@/usr/bin/python3 tests/bench/reconcile_bench.py $(B)/otel-reconcile
 
 # Fuzzing with clang's libFuzzer: the engine on arbitrary pods (JSON, YAML
 # and annotation/env fields; see tests/fuzz/fuzz_engine.c) under ASan, UBSan

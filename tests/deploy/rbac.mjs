@@ -137,6 +137,18 @@ export function expandContract(lines) {
       for (const verb of l.verbs) {
         const r = { sa: l.sa, why: l.why };
         if (verb === 'list') { r.method = 'GET'; r.path = `${prefix}/${resource}`; }
+        else if (verb === 'list-in-namespace') { r.method = 'GET'; r.path = `${prefix}${nsPart}/${resource}`; }
+        else if (verb === 'patch') {
+          // Server-side apply: a PATCH, authorized as create too when the
+          // object does not exist yet, and (blockOwnerDeletion owner
+          // references) as update of the owner's finalizers.
+          r.method = 'PATCH'; r.path = `${prefix}${nsPart}/${resource}/${l.name}?fieldManager=otel-reconcile&force=true`;
+          r.authorize = [{ verb: 'create', group, version, resource, namespace: l.namespace || '' }];
+          if (l.owner) {
+            r.authorize.push({ verb: 'update', group: 'opentelemetry.io', version: 'v1beta1', resource: 'opentelemetrycollectors',
+                               subresource: 'finalizers', namespace: l.namespace, name: l.owner });
+          }
+        }
         else if (verb === 'create') {
           r.method = 'POST'; r.path = `${prefix}${nsPart}/${resource}`;
           if (l.owner) {
