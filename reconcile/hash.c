@@ -176,7 +176,8 @@ static int kv_cmp(const void *a, const void *b) {
 
 static void put_value(buf *b, json_object *v, int depth);
 
-static void put_map(buf *b, json_object *v, int depth) {
+/* A free-form map: keys sorted bytewise, each value written by put_val. */
+static void put_sorted(buf *b, json_object *v, int depth, void (*put_val)(buf *, json_object *, int)) {
     size_t n = (size_t)json_object_object_length(v), i = 0;
     kv *keys = n ? malloc(n * sizeof(*keys)) : NULL;
     if (n && !keys) {
@@ -194,11 +195,13 @@ static void put_map(buf *b, json_object *v, int depth) {
         if (i) put(b, ",", 1);
         put_string(b, keys[i].k, strlen(keys[i].k));
         put(b, ":", 1);
-        put_value(b, keys[i].v, depth + 1);
+        put_val(b, keys[i].v, depth + 1);
     }
     put(b, "}", 1);
     free(keys);
 }
+
+static void put_map(buf *b, json_object *v, int depth) { put_sorted(b, v, depth, put_value); }
 
 static void put_value(buf *b, json_object *v, int depth) {
     if (depth > 1000) { /* Go refuses such nesting too; never a real config */
@@ -281,6 +284,11 @@ static void put_pipeline(buf *b, json_object *p) {
     put(b, "}", 1);
 }
 
+static void put_pipeline_at(buf *b, json_object *v, int depth) {
+    (void)depth;
+    put_pipeline(b, v);
+}
+
 static void put_service(buf *b, json_object *svc) {
     json_object *ext = reconcile_get_arr(svc, "extensions");
     json_object *tel = reconcile_get(svc, "telemetry");
@@ -301,27 +309,7 @@ static void put_service(buf *b, json_object *svc) {
     if (!pipes) {
         puts_(b, "null");
     } else {
-        size_t n = (size_t)json_object_object_length(pipes), i = 0;
-        kv *keys = n ? malloc(n * sizeof(*keys)) : NULL;
-        if (n && !keys) {
-            b->oom = 1;
-            return;
-        }
-        json_object_object_foreach(pipes, k, val) {
-            keys[i].k = k;
-            keys[i].v = val;
-            i++;
-        }
-        if (n) qsort(keys, n, sizeof(*keys), kv_cmp);
-        put(b, "{", 1);
-        for (i = 0; i < n; i++) {
-            if (i) put(b, ",", 1);
-            put_string(b, keys[i].k, strlen(keys[i].k));
-            put(b, ":", 1);
-            put_pipeline(b, keys[i].v);
-        }
-        put(b, "}", 1);
-        free(keys);
+        put_sorted(b, pipes, 1, put_pipeline_at);
     }
     put(b, "}", 1);
 }
