@@ -23,7 +23,7 @@ obj = $(patsubst %.c,$(1)/%.o,$(2))
 # Keep test objects between runs (they are intermediates of pattern rules).
 .SECONDARY:
 
-.PHONY: all deps run test check-unit roundtrip cli server-test live-test deploy-test reconcile-test valgrind bench fuzz clean install
+.PHONY: all deps run test check-unit roundtrip cli server-test live-test deploy-test reconcile-test valgrind clang-build bench fuzz clean install
 all: deps $(B)/otel-webhook $(if $(wildcard reconcile/main.c),$(B)/otel-reconcile)
 
 deps:
@@ -67,6 +67,12 @@ $(B)/asan/tests/%: $(B)/asan/tests/%.o $(call obj,$(B)/asan,$(TEST_SUPPORT) $(LI
 $(B)/obj/tests/%: $(B)/obj/tests/%.o $(call obj,$(B)/obj,$(TEST_SUPPORT) $(LIB_SRC))
 	$(CC) $(OPT) -o $@ $^ $(CHECK_LIBS) $(LIBS)
 
+# The whole tree, tests included, must also build warning-free with clang.
+clang-build:
+	@$(MAKE) --no-print-directory -s CC=clang B=$(B)/clang $(B)/clang/otel-webhook $(B)/clang/otel-reconcile \
+	  $(addprefix $(B)/clang/obj/tests/,$(TESTS))
+	@echo "clang: every binary and test suite builds"
+
 # valgrind (memcheck) over the Check suites, on a build valgrind 3.19 can
 # read (gcc 12 writes DWARF 5 by default).
 VG_OPT := -O1 -gdwarf-4
@@ -94,7 +100,7 @@ export UBSAN_OPTIONS := print_stacktrace=1:halt_on_error=1
 test:
 	@sh scripts/deps.sh test
 	@rm -f $(RESULTS)
-	@$(MAKE) --no-print-directory check-unit valgrind roundtrip cli server-test live-test reconcile-test deploy-test
+	@$(MAKE) --no-print-directory clang-build check-unit valgrind roundtrip cli server-test live-test reconcile-test deploy-test
 	@sh tests/summary.sh $(RESULTS)
 
 check-unit: $(addprefix $(B)/asan/tests/,$(TESTS))

@@ -24,6 +24,7 @@ if [ "$mode" = test ]; then
     /usr/bin/python3 -c 'import jsonpatch' 2>/dev/null || missing="$missing python3-jsonpatch"
     /usr/bin/python3 -c 'import yaml' 2>/dev/null || missing="$missing python3-yaml"
     command -v valgrind >/dev/null 2>&1 || missing="$missing valgrind"
+    command -v clang >/dev/null 2>&1 || missing="$missing clang"
 fi
 if [ "$mode" = bench ]; then
     command -v wrk >/dev/null 2>&1 || missing="$missing wrk"
