@@ -684,10 +684,4 @@ if __name__ == "__main__":
         sys.exit(0)
     BIN = os.path.abspath(sys.argv[1])
     RESULTS = sys.argv[2] if len(sys.argv) > 2 else None
-    try:
-        main()
-    except Exception as e:  # noqa: BLE001 - a crash of the test is a failure, with its trace
-        import traceback
-        traceback.print_exc()
-        check("test harness", False, repr(e))
-    sys.exit(check.finish(RESULTS))
+    check.run(main, RESULTS)

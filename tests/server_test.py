@@ -1567,11 +1567,4 @@ def main():
 
 
 RES_DIR = None
-try:
-    main()
-except Exception as e:  # noqa: BLE001 - a crash of the test is a failure, with its trace
-    import traceback
-    traceback.print_exc()
-    check("test harness", False, repr(e))
-
-sys.exit(check.finish(RESULTS))
+check.run(main, RESULTS)

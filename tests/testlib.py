@@ -33,3 +33,15 @@ class Checks:
             with open(results_path, "a") as f:
                 f.write("%d %d\n" % (self.passed, self.failed))
         return 1 if self.failed else 0
+
+    def run(self, main, results_path=None):
+        """Runs main(); a crash of the test itself is a failure, with its trace.
+        Exits with the suite's status."""
+        try:
+            main()
+        except Exception as e:  # noqa: BLE001
+            import traceback
+
+            traceback.print_exc()
+            self("test harness", False, repr(e))
+        sys.exit(self.finish(results_path))
