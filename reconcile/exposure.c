@@ -99,7 +99,11 @@ static int build_openshift_routes(reconcile_ctx *c) {
     json_object *in = reconcile_get_map(c->spec, "ingress"), *ports;
     const char *type = reconcile_get_str(in, "type"), *host = reconcile_get_str(in, "hostname");
     const char *term = reconcile_get_str(reconcile_get_map(in, "route"), "termination");
-    if (!type || strcmp(type, "route") != 0 || !c->opt->routes || !term) return 0;
+    if (!type || strcmp(type, "route") != 0 || !term) return 0;
+    if (!c->opt->routes) { /* the reference skips them without a word */
+        reconcile_warn(c, "spec.ingress.type is route but the OpenShift route API is not available: no Routes");
+        return 0;
+    }
     if (strcmp(term, "insecure") && strcmp(term, "edge") && strcmp(term, "passthrough") && strcmp(term, "reencrypt")) {
         reconcile_warn(c, "spec.ingress.route.termination \"%s\" is unknown: no Routes", term);
         return 0;

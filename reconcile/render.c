@@ -24,6 +24,7 @@
 #include "reconcile/naming.h"
 #include "reconcile/obj.h"
 #include "reconcile/portview.h"
+#include "reconcile/upgrade.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -470,6 +471,12 @@ int reconcile_render(json_object *collector, const char *ns, const reconcile_opt
     json_object_object_del(c.cr, KUBE_COLLECTOR_DERIVED_ERROR);
     c.spec = reconcile_get_map(c.cr, "spec");
     c.config = reconcile_get_map(c.spec, "config");
+    switch (reconcile_upgrade_config(c.config)) {
+    case 1:
+        reconcile_warn(&c, "service.telemetry.metrics.address is deprecated: rendered as a prometheus pull reader");
+        break;
+    case -1: reconcile_fail(&c, "out of memory"); goto out;
+    }
     if (default_spec(&c)) goto out;
     c.pview = reconcile_port_view(c.spec);
     c.pspec = c.pview ? c.pview : c.spec;

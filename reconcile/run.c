@@ -34,6 +34,7 @@
 
 #include "reconcile/obj.h"
 #include "reconcile/render.h"
+#include "reconcile/upgrade.h"
 
 #include <json-c/json.h>
 #include <openssl/evp.h>
@@ -50,28 +51,44 @@
 #define COLLECTORS "/apis/opentelemetry.io/v1beta1"
 #define DEFAULT_VERSION "0.158.0"
 
+/* Kinds that exist only when an API is installed. A group missing from
+ * GET /apis, or a LIST of the kind answering 404, makes the kind
+ * unavailable for this pass: a collector that needs it fails with WHY. */
+typedef enum { NEED_NONE, NEED_PROMETHEUS, NEED_ROUTE, NEED_GATEWAY, NEED_TA, NNEEDS } need_t;
+static const struct {
+    const char *group, *why;
+} NEEDS[NNEEDS] = {
+    [NEED_PROMETHEUS] = {"monitoring.coreos.com", "the Prometheus operator CRDs (monitoring.coreos.com) are not installed"},
+    [NEED_ROUTE] = {"route.openshift.io", "the OpenShift route API (route.openshift.io) is not available"},
+    [NEED_GATEWAY] = {"gateway.networking.k8s.io", "the Gateway API CRDs (gateway.networking.k8s.io/v1) are not installed"},
+    [NEED_TA] = {"opentelemetry.io", "the TargetAllocator CRD (opentelemetry.io/v1alpha1) is not installed"},
+};
+
 typedef struct kind_info {
     const char *api_version, *kind, *plural;
     bool namespaced;
-    int rank;        /* apply order */
-    bool prometheus; /* needs the Prometheus operator CRDs */
+    int rank; /* apply order */
+    need_t need;
 } kind_info;
 
 static const kind_info KINDS[] = {
-    {"v1", "ServiceAccount", "serviceaccounts", true, 0, false},
-    {"v1", "ConfigMap", "configmaps", true, 1, false},
-    {"rbac.authorization.k8s.io/v1", "ClusterRole", "clusterroles", false, 2, false},
-    {"rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "clusterrolebindings", false, 3, false},
-    {"v1", "Service", "services", true, 4, false},
-    {"apps/v1", "Deployment", "deployments", true, 5, false},
-    {"apps/v1", "DaemonSet", "daemonsets", true, 5, false},
-    {"apps/v1", "StatefulSet", "statefulsets", true, 5, false},
-    {"policy/v1", "PodDisruptionBudget", "poddisruptionbudgets", true, 6, false},
-    {"autoscaling/v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers", true, 6, false},
-    {"networking.k8s.io/v1", "Ingress", "ingresses", true, 7, false},
-    {"networking.k8s.io/v1", "NetworkPolicy", "networkpolicies", true, 7, false},
-    {"monitoring.coreos.com/v1", "ServiceMonitor", "servicemonitors", true, 8, true},
-    {"monitoring.coreos.com/v1", "PodMonitor", "podmonitors", true, 8, true},
+    {"v1", "ServiceAccount", "serviceaccounts", true, 0, NEED_NONE},
+    {"v1", "ConfigMap", "configmaps", true, 1, NEED_NONE},
+    {"rbac.authorization.k8s.io/v1", "ClusterRole", "clusterroles", false, 2, NEED_NONE},
+    {"rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "clusterrolebindings", false, 3, NEED_NONE},
+    {"v1", "Service", "services", true, 4, NEED_NONE},
+    {"apps/v1", "Deployment", "deployments", true, 5, NEED_NONE},
+    {"apps/v1", "DaemonSet", "daemonsets", true, 5, NEED_NONE},
+    {"apps/v1", "StatefulSet", "statefulsets", true, 5, NEED_NONE},
+    {"policy/v1", "PodDisruptionBudget", "poddisruptionbudgets", true, 6, NEED_NONE},
+    {"autoscaling/v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers", true, 6, NEED_NONE},
+    {"networking.k8s.io/v1", "Ingress", "ingresses", true, 7, NEED_NONE},
+    {"networking.k8s.io/v1", "NetworkPolicy", "networkpolicies", true, 7, NEED_NONE},
+    {"route.openshift.io/v1", "Route", "routes", true, 7, NEED_ROUTE},
+    {"gateway.networking.k8s.io/v1", "HTTPRoute", "httproutes", true, 7, NEED_GATEWAY},
+    {"opentelemetry.io/v1alpha1", "TargetAllocator", "targetallocators", true, 7, NEED_TA},
+    {"monitoring.coreos.com/v1", "ServiceMonitor", "servicemonitors", true, 8, NEED_PROMETHEUS},
+    {"monitoring.coreos.com/v1", "PodMonitor", "podmonitors", true, 8, NEED_PROMETHEUS},
 };
 #define NKINDS (sizeof KINDS / sizeof KINDS[0])
 
@@ -79,7 +96,7 @@ typedef struct run {
     kube_api_conn *conn;
     const reconcile_run_opts *o;
     reconcile_run_stats *st;
-    bool prometheus;
+    bool have[NNEEDS]; /* which optional APIs this cluster serves */
     json_object *live;  /* "plural/ns/name" -> live object */
     json_object *owned; /* "uid:UID" | "cr:NS/NAME" -> array of live keys */
     json_object *crs;   /* "NS/NAME" -> true, every collector listed */
@@ -134,7 +151,8 @@ static void describe(char *err, size_t errlen, int code, const char *body) {
 }
 
 /* Appends every item of a paged LIST of path (query: extra "k=v&", may be
- * empty) to items. 0, or -1 with err. */
+ * empty) to items. 0; or, with err, the HTTP status that failed it, or -1
+ * when no answer came. */
 static int list_all(run *r, const char *path, const char *query, json_object *items, char *err, size_t errlen) {
     char *cont = NULL, url[2048];
     int ret = -1;
@@ -147,6 +165,7 @@ static int list_all(run *r, const char *path, const char *query, json_object *it
         cont = NULL;
         if (code != 200 || !j) {
             if (code > 0) describe(err, errlen, code, body);
+            if (code > 0 && code != 200) ret = code;
             free(body);
             json_object_put(j);
             goto out;
@@ -238,11 +257,17 @@ static int list_owned(run *r, char *err, size_t errlen) {
     for (size_t i = 0; i < NKINDS; i++) {
         const kind_info *k = &KINDS[i];
         char path[512];
-        if (k->prometheus && !r->prometheus) continue;
+        if (!r->have[k->need]) continue;
         collection_path(path, sizeof path, k, r->o->ns);
         json_object *items = json_object_new_array();
         char why[512] = "";
-        if (list_all(r, path, "labelSelector=" MANAGED_SELECTOR "&", items, why, sizeof why) != 0) {
+        int code = list_all(r, path, "labelSelector=" MANAGED_SELECTOR "&", items, why, sizeof why);
+        if (code == 404 && k->need != NEED_NONE) { /* the group is there, this kind or version is not */
+            r->have[k->need] = false;
+            json_object_put(items);
+            continue;
+        }
+        if (code != 0) {
             snprintf(err, errlen, "listing %s: %s", k->plural, why);
             json_object_put(items);
             return -1;
@@ -295,7 +320,8 @@ static int discover(run *r, char *err, size_t errlen) {
     json_object *groups = reconcile_get_arr(j, "groups");
     for (size_t i = 0; groups && i < json_object_array_length(groups); i++) {
         const char *g = reconcile_get_str(json_object_array_get_idx(groups, i), "name");
-        if (g && strcmp(g, "monitoring.coreos.com") == 0) r->prometheus = true;
+        for (int n = NEED_NONE + 1; g && n < NNEEDS; n++)
+            if (strcmp(g, NEEDS[n].group) == 0) r->have[n] = true;
     }
     json_object_put(j);
     return 0;
@@ -309,6 +335,7 @@ typedef struct collector {
     char error[1024];  /* first failure, for the condition */
     json_object *kept; /* listed keys that are desired: not pruned */
     json_object *workload_live, *workload_desired;
+    json_object *workload_applied; /* owned: the apply's answer */
 } collector;
 
 static void fail(collector *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -332,16 +359,87 @@ static int by_rank(const void *a, const void *b) {
     return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
+/* Why the live workload cannot take the desired one by an apply: a field
+ * the API server refuses to change (reconcile.md 5.2). NULL when it can.
+ * *orphan: whether its pods may outlive it, i.e. the recreated object's
+ * selector adopts them (a StatefulSet whose serviceName or claim
+ * templates changed); a changed selector cannot adopt, so the old pods go
+ * with the old object. */
+static const char *immutable_change(json_object *desired, json_object *live, bool *orphan) {
+    json_object *ds = reconcile_get_map(desired, "spec"), *ls = reconcile_get_map(live, "spec");
+    const char *kind = reconcile_get_str(desired, "kind");
+    *orphan = false;
+    if (!live || !ls) return NULL;
+    if (!json_object_equal(reconcile_get_map(ds, "selector"), reconcile_get_map(ls, "selector")))
+        return "spec.selector changed";
+    if (!kind || strcmp(kind, "StatefulSet") != 0) return NULL;
+    *orphan = true;
+    const char *dn = reconcile_get_str(ds, "serviceName"), *ln = reconcile_get_str(ls, "serviceName");
+    if (strcmp(dn ? dn : "", ln ? ln : "") != 0) return "spec.serviceName changed";
+    json_object *dv = reconcile_get_arr(ds, "volumeClaimTemplates"), *lv = reconcile_get_arr(ls, "volumeClaimTemplates");
+    size_t n = dv ? json_object_array_length(dv) : 0;
+    if (n != (lv ? json_object_array_length(lv) : 0)) return "spec.volumeClaimTemplates changed";
+    for (size_t i = 0; i < n; i++) {
+        json_object *d = json_object_array_get_idx(dv, i), *l = json_object_array_get_idx(lv, i);
+        json_object *dm = reconcile_get_map(d, "metadata"), *lm = reconcile_get_map(l, "metadata");
+        const char *a = reconcile_get_str(dm, "name"), *b = reconcile_get_str(lm, "name");
+        if (strcmp(a ? a : "", b ? b : "") != 0 || !subset(reconcile_get_map(dm, "labels"), reconcile_get_map(lm, "labels")) ||
+            !subset(reconcile_get_map(dm, "annotations"), reconcile_get_map(lm, "annotations")) ||
+            !subset(reconcile_get_map(d, "spec"), reconcile_get_map(l, "spec")))
+            return "spec.volumeClaimTemplates changed";
+    }
+    return NULL;
+}
+
+#define RECREATE_POLLS 40 /* 250 ms apart: 10 s for the old object to go */
+
+/* Deletes the object at path so that it can be created again with fields
+ * the API server will not change in place, and waits until it is gone
+ * (an Orphan delete holds the object until the garbage collector has
+ * released its pods). 0, or -1 with err. */
+static int delete_for_recreate(run *r, const char *path, bool orphan, char *err, size_t errlen) {
+    char url[1100], *body = NULL;
+    snprintf(url, sizeof url, "%s?propagationPolicy=%s", path, orphan ? "Orphan" : "Background");
+    int code = request(r, "DELETE", url, NULL, NULL, &body, NULL, err, errlen);
+    if (code != 200 && code != 202 && code != 404) {
+        if (code > 0) describe(err, errlen, code, body);
+        free(body);
+        return -1;
+    }
+    free(body);
+    for (int i = 0; i < RECREATE_POLLS; i++) {
+        body = NULL;
+        code = request(r, "GET", path, NULL, NULL, &body, NULL, err, errlen);
+        free(body);
+        if (code == 404) return 0;
+        if (code != 200) {
+            if (code > 0) snprintf(err, errlen, "%d while waiting for the old object to go", code);
+            return -1;
+        }
+        struct timespec ts = {0, 250 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    snprintf(err, errlen, "the old object is still being deleted; it is created again on the next run");
+    return -1;
+}
+
+/* True for the API server's answer to a change of an immutable field
+ * (StatefulSets word it differently from everything else). */
+static bool immutable_refusal(int code, const char *body) {
+    return code == 422 && body &&
+           (strstr(body, "field is immutable") || strstr(body, "Forbidden: updates to statefulset spec"));
+}
+
 static void apply_one(run *r, collector *c, json_object *obj) {
     const char *api = reconcile_get_str(obj, "apiVersion"), *kind = reconcile_get_str(obj, "kind");
     const kind_info *k = kind_of(api, kind);
     json_object *m = reconcile_get_map(obj, "metadata");
     const char *name = reconcile_get_str(m, "name");
-    char key[768], path[1024], err[512] = "", hash[17];
-    if (!k || (k->prometheus && !r->prometheus)) {
-        fail(c, "%s %s: %s", kind ? kind : "?", name ? name : "?",
-             k ? "the Prometheus operator CRDs are not installed" : "this kind is not applied by otel-reconcile run");
-        logf_(r, "error: %s/%s: %s %s: not applied (unsupported kind or missing CRD)", c->ns, c->name, kind, name);
+    char key[768], path[1024], url[1100], err[512] = "", hash[17];
+    if (!k || !r->have[k->need]) {
+        const char *why = k ? NEEDS[k->need].why : "this kind is not applied by otel-reconcile run";
+        fail(c, "%s %s: %s", kind ? kind : "?", name ? name : "?", why);
+        logf_(r, "error: %s/%s: %s %s not applied: %s", c->ns, c->name, kind ? kind : "?", name ? name : "?", why);
         return;
     }
     json_object *ann = reconcile_get_map(m, "annotations");
@@ -362,7 +460,8 @@ static void apply_one(run *r, collector *c, json_object *obj) {
     json_object *live = NULL;
     json_object_object_get_ex(r->live, key, &live);
     if (live) json_object_object_add(c->kept, key, json_object_new_boolean(1));
-    if (k->rank == 5 && !c->workload_desired) {
+    bool workload = k->rank == 5 && !c->workload_desired;
+    if (workload) {
         c->workload_desired = obj;
         c->workload_live = live;
     }
@@ -370,19 +469,48 @@ static void apply_one(run *r, collector *c, json_object *obj) {
         r->st->unchanged++;
         return;
     }
+    bool orphan = false;
+    const char *immutable = k->rank == 5 ? immutable_change(obj, live, &orphan) : NULL;
     r->st->applied++;
     if (r->o->dry_run) {
-        logf_(r, "would apply %s %s%s%s", kind, k->namespaced ? c->ns : "", k->namespaced ? "/" : "", name);
+        logf_(r, "would %s %s %s%s%s%s%s", immutable ? "recreate" : "apply", kind, k->namespaced ? c->ns : "",
+              k->namespaced ? "/" : "", name, immutable ? ": " : "", immutable ? immutable : "");
         return;
     }
     collection_path(path, sizeof path, k, k->namespaced ? c->ns : NULL);
     size_t pl = strlen(path);
-    snprintf(path + pl, sizeof path - pl, "/%s?fieldManager=" RECONCILE_FIELD_MANAGER "&force=true", name);
+    snprintf(path + pl, sizeof path - pl, "/%s", name);
+    snprintf(url, sizeof url, "%s?fieldManager=" RECONCILE_FIELD_MANAGER "&force=true", path);
     char *body = NULL;
-    int code = request(r, "PATCH", path, "application/apply-patch+yaml", json_text(obj), &body, NULL, err,
-                       sizeof err);
+    int code = 0;
+    /* Twice at most: an immutable change we did not see coming (the
+     * server's 422) gets one delete and one more apply. */
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (immutable) {
+            logf_(r, "recreating %s %s/%s: %s (%s delete)", kind, c->ns, name, immutable,
+                  orphan ? "orphaning its pods" : "its pods go with it");
+            if (delete_for_recreate(r, path, orphan, err, sizeof err) != 0) {
+                fail(c, "recreating %s %s (%s): %s", kind, name, immutable, err);
+                logf_(r, "error: %s/%s: recreating %s %s: %s", c->ns, c->name, kind, name, err);
+                return;
+            }
+            r->st->recreated++;
+        }
+        free(body);
+        body = NULL;
+        code = request(r, "PATCH", url, "application/apply-patch+yaml", json_text(obj), &body, NULL, err, sizeof err);
+        if (attempt == 0 && !immutable && k->namespaced && immutable_refusal(code, body)) {
+            immutable = "the API server refused an immutable change";
+            orphan = strcmp(kind, "StatefulSet") == 0;
+            continue;
+        }
+        break;
+    }
     if (code == 200 || code == 201) {
         logf_(r, "applied %s %s%s%s", kind, k->namespaced ? c->ns : "", k->namespaced ? "/" : "", name);
+        /* The answer is the object as it is now: its status is fresher
+         * than the listed one. */
+        if (workload) c->workload_applied = body ? json_tokener_parse(body) : NULL;
     } else {
         if (code > 0) describe(err, sizeof err, code, body);
         fail(c, "applying %s %s: %s", kind, name, err);
@@ -501,8 +629,7 @@ static void now_rfc3339(char out[32]) {
 static void write_status(run *r, collector *c, bool rendered, const char *mode) {
     json_object *live = reconcile_get_map(c->cr, "status");
     json_object *st = json_object_new_object();
-    const char *version = reconcile_get_str(live, "version");
-    reconcile_obj_str(st, "version", version && *version ? version : DEFAULT_VERSION);
+    reconcile_obj_str(st, "version", reconcile_status_version(reconcile_get_str(live, "version"), DEFAULT_VERSION));
     if (rendered && !c->error[0]) {
         json_object *scale = reconcile_obj_map(st, "scale");
         if (mode && strcmp(mode, "sidecar") == 0) {
@@ -510,7 +637,8 @@ static void write_status(run *r, collector *c, bool rendered, const char *mode) 
             reconcile_obj_str(scale, "selector", "");
         } else if (c->workload_desired) {
             char *sel = selector_string(reconcile_get_map(reconcile_get_map(c->workload_desired, "metadata"), "labels"));
-            json_object *ls = reconcile_get_map(c->workload_live, "status");
+            json_object *ls =
+                reconcile_get_map(c->workload_applied ? c->workload_applied : c->workload_live, "status");
             const char *wk = reconcile_get_str(c->workload_desired, "kind");
             int64_t want = 0, ready = 0;
             if (wk && strcmp(wk, "DaemonSet") == 0) {
@@ -582,6 +710,32 @@ out:
     json_object_put(st);
 }
 
+/* A collector labelled opentelemetry.io/target-allocator: NAME uses that
+ * existing allocator; the reference fails the reconcile when it is not
+ * there, and so do we (in the Ready condition, not only a log). */
+static void check_target_allocator(run *r, collector *c) {
+    json_object *spec = reconcile_get_map(c->cr, "spec");
+    const char *ta = reconcile_get_str(reconcile_get_map(reconcile_get_map(c->cr, "metadata"), "labels"),
+                                       "opentelemetry.io/target-allocator");
+    if (!ta || !*ta || !reconcile_get_bool(reconcile_get_map(spec, "targetAllocator"), "enabled")) return;
+    if (!r->have[NEED_TA]) {
+        fail(c, "TargetAllocator %s: %s", ta, NEEDS[NEED_TA].why);
+        return;
+    }
+    char path[1024], err[512] = "", *body = NULL;
+    snprintf(path, sizeof path, "/apis/opentelemetry.io/v1alpha1/namespaces/%s/targetallocators/%s", c->ns, ta);
+    int code = request(r, "GET", path, NULL, NULL, &body, NULL, err, sizeof err);
+    if (code == 404)
+        snprintf(err, sizeof err, "not found (the label opentelemetry.io/target-allocator names it)");
+    else if (code > 0 && code != 200)
+        describe(err, sizeof err, code, body);
+    free(body);
+    if (code != 200) {
+        fail(c, "TargetAllocator %s: %s", ta, err);
+        logf_(r, "error: %s/%s: TargetAllocator %s: %s", c->ns, c->name, ta, err);
+    }
+}
+
 /* Returns true when the collector reconciled. */
 static bool reconcile_one(run *r, json_object *cr, const reconcile_options *opt) {
     json_object *m = reconcile_get_map(cr, "metadata"), *spec = reconcile_get_map(cr, "spec");
@@ -604,6 +758,8 @@ static bool reconcile_one(run *r, json_object *cr, const reconcile_options *opt)
         fail(&c, "%s", err);
         logf_(r, "error: %s/%s: %s", c.ns, c.name, err);
     } else {
+        for (size_t i = 0; i < rr.nwarnings; i++) logf_(r, "warning: %s/%s: %s", c.ns, c.name, rr.warnings[i]);
+        check_target_allocator(r, &c);
         ranked *order = calloc(rr.nobjs + 1, sizeof *order);
         if (!order) {
             fail(&c, "out of memory");
@@ -621,6 +777,7 @@ static bool reconcile_one(run *r, json_object *cr, const reconcile_options *opt)
     }
     write_status(r, &c, rendered, reconcile_get_str(spec, "mode"));
     bool ok = !c.error[0];
+    json_object_put(c.workload_applied);
     reconcile_render_result_free(&rr);
     json_object_put(c.kept);
     return ok;
@@ -640,7 +797,7 @@ static void sweep_cluster(run *r) {
 }
 
 int reconcile_run(kube_api *api, const reconcile_run_opts *o, reconcile_run_stats *st) {
-    run r = {.o = o, .st = st};
+    run r = {.o = o, .st = st, .have = {[NEED_NONE] = true}};
     char err[1024] = "", path[512];
     int ret = 2;
     json_object *crs = json_object_new_array();
@@ -671,8 +828,8 @@ int reconcile_run(kube_api *api, const reconcile_run_opts *o, reconcile_run_stat
     }
     reconcile_options opt;
     reconcile_options_default(&opt);
-    opt.prometheus_crds = r.prometheus;
-    opt.routes = 0;
+    opt.prometheus_crds = r.have[NEED_PROMETHEUS];
+    opt.routes = r.have[NEED_ROUTE];
     st->collectors = json_object_array_length(crs);
     for (size_t i = 0; i < st->collectors; i++) {
         json_object *cr = json_object_array_get_idx(crs, i), *m = reconcile_get_map(cr, "metadata");

@@ -35,6 +35,7 @@ typedef struct reconcile_run_stats {
     size_t applied;    /* PATCHes of objects (or would-be, with dry_run) */
     size_t unchanged;  /* desired objects already as wanted */
     size_t pruned;
+    size_t recreated;  /* deleted to change an immutable field, then applied */
     size_t statuses;   /* status writes */
     size_t failed;     /* collectors with a render, apply or prune error */
     size_t requests;   /* every API request of the pass */

@@ -10,8 +10,11 @@
  *   and the ConfigMap name, which is what identifies it, hashes spec.config
  *   before the rewrite in both implementations.
  * - mTLS between collector and allocator (cert-manager certificates mounted
- *   under /tls) is not rendered: it needs cert-manager detection, which is
- *   the `run` command's business. A warning says so when mtls is asked for.
+ *   under /tls) is not rendered. The reference renders it only behind its
+ *   alpha feature gate operator.targetallocator.mtls, off by default, so
+ *   our output is the reference's default; spec.targetAllocator.mtls is
+ *   still copied into the TargetAllocator, and a warning says the collector
+ *   side is not.
  * - A CR labelled opentelemetry.io/target-allocator: NAME uses that existing
  *   allocator: no CR is rendered and the receiver points at NAME. Whether it
  *   exists is, again, for `run` to check. */
@@ -99,7 +102,8 @@ int reconcile_build_targetallocator(reconcile_ctx *c) {
     const char *uid = reconcile_get_str(c->meta, "uid");
     if (!reconcile_ta_enabled(c)) return 0;
     if (reconcile_get_map(in, "mtls"))
-        reconcile_warn(c, "spec.targetAllocator.mtls: the client certificate mounts are not rendered yet");
+        reconcile_warn(c, "spec.targetAllocator.mtls: copied to the TargetAllocator, but no client certificate is "
+                       "mounted into the collector (the reference's operator.targetallocator.mtls gate, off by default)");
     if (reconcile_nonempty(reconcile_get(reconcile_get_map(c->meta, "labels"), TA_LABEL))) return 0;
 
     /* CRD defaults of the embedded spec (layer A). */

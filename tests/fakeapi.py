@@ -29,16 +29,24 @@ On demand, through the methods of FakeAPI or POST /_control with
   set_version(major, minor)
   hide(resource), unhide(resource)  the resource answers 404, as when its CRD
                                is not installed
-  fail_apply(resource, name, code=422)  server-side applies of that object
-                               answer code with a Status until heal()
+  fail_apply(resource, name, code=422, message=..., times=None)
+                               server-side applies of that object answer
+                               code with a Status carrying message, `times`
+                               times or until heal()
+  linger(resource, name, gets)  after its next DELETE the object is still
+                               found by the next `gets` GETs, as while the
+                               garbage collector holds an Orphan delete
 
 Writes, for otel-reconcile run:
-  GET /apis                    APIGroupList of the groups in RESOURCES
+  GET /apis                    APIGroupList of the groups in RESOURCES, every
+                               version of each
   GET collection?labelSelector=k=v,...  equality selectors
   PATCH collection/NAME        server-side apply (application/apply-patch+yaml,
                                fieldManager required): creates, or merges the
                                applied object into the stored one (RFC 7386);
-                               the resourceVersion moves on every apply
+                               the resourceVersion moves on every apply; a
+                               change of an IMMUTABLE field answers 422 with
+                               the API server's message
   PATCH collection/NAME/status merge patch of the status subresource
   DELETE collection/NAME       200 with the object, 404 when absent
 
@@ -86,6 +94,18 @@ RESOURCES = {
     "clusterrolebindings": ("apis/rbac.authorization.k8s.io/v1", "ClusterRoleBinding", False),
     "servicemonitors": ("apis/monitoring.coreos.com/v1", "ServiceMonitor", True),
     "podmonitors": ("apis/monitoring.coreos.com/v1", "PodMonitor", True),
+    "routes": ("apis/route.openshift.io/v1", "Route", True),
+    "httproutes": ("apis/gateway.networking.k8s.io/v1", "HTTPRoute", True),
+    "targetallocators": ("apis/opentelemetry.io/v1alpha1", "TargetAllocator", True),
+}
+# What the API server refuses to change in place (apply answers 422).
+IMMUTABLE = {
+    "deployments": (["selector"], "field is immutable"),
+    "daemonsets": (["selector"], "field is immutable"),
+    "statefulsets": (["selector", "serviceName", "volumeClaimTemplates"],
+                     "Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', "
+                     "'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' "
+                     "are forbidden"),
 }
 PATH_RE = re.compile(r"^/(api/v1|apis/[^/]+/[^/]+)(?:/namespaces/([^/]+))?/([^/]+)(?:/([^/]+))?$")
 # PATCH and DELETE: one object, optionally its status subresource.
@@ -135,6 +155,7 @@ class FakeAPI:
         self.slow_s = {}
         self.hidden = set()
         self.failing = {}  # (resource, name) -> HTTP status of its applies
+        self.lingering = {}  # (resource, name) -> (GETs left, the deleted object)
         self.version = ("1", "30")
         self.bookmark_interval = bookmark_interval
         self.requests = []
@@ -244,11 +265,18 @@ class FakeAPI:
     def unhide(self, resource):
         self.hidden.discard(resource)
 
-    def fail_apply(self, resource, name, code=422):
-        self.failing[(resource, name)] = int(code)
+    def fail_apply(self, resource, name, code=422, message="injected failure", times=None):
+        """times: only that many applies fail (None: until heal())."""
+        with self.cond:
+            self.failing[(resource, name)] = (int(code), message, times)
+
+    def linger(self, resource, name, gets):
+        with self.cond:
+            self.lingering[(resource, name)] = (gets, None)
 
     def heal(self):
-        self.failing.clear()
+        with self.cond:
+            self.failing.clear()
 
     def get(self, resource, name, namespace=None):
         if RESOURCES[resource][2]:
@@ -361,10 +389,12 @@ class _Handler(BaseHTTPRequestHandler):
             for r, (gv, _, _) in RESOURCES.items():
                 if gv.startswith("apis/") and r not in fake.hidden:
                     g, v = gv[5:].split("/")
-                    groups.setdefault(g, v)
+                    if v not in groups.setdefault(g, []):
+                        groups[g].append(v)
             return self._send(200, {"kind": "APIGroupList", "apiVersion": "v1", "groups": [
-                {"name": g, "versions": [{"groupVersion": "%s/%s" % (g, v), "version": v}],
-                 "preferredVersion": {"groupVersion": "%s/%s" % (g, v), "version": v}} for g, v in sorted(groups.items())]})
+                {"name": g, "versions": [{"groupVersion": "%s/%s" % (g, v), "version": v} for v in vs],
+                 "preferredVersion": {"groupVersion": "%s/%s" % (g, vs[0]), "version": vs[0]}}
+                for g, vs in sorted(groups.items())]})
         m = PATH_RE.match(u.path)
         if (not m or m.group(3) not in RESOURCES or RESOURCES[m.group(3)][0] != m.group(1) or
                 m.group(3) in fake.hidden):
@@ -377,6 +407,11 @@ class _Handler(BaseHTTPRequestHandler):
                 time.sleep(delay)
             key = (ns if RESOURCES[resource][2] else None, name)
             obj = fake.objects[resource].get(key)
+            with fake.cond:
+                left = fake.lingering.get((resource, name))
+                if obj is None and left and left[0] > 0 and left[1] is not None:
+                    fake.lingering[(resource, name)] = (left[0] - 1, left[1])
+                    obj = left[1]
             if obj is None:
                 return self._send(404, status(404, "NotFound", '%s "%s" not found' % (resource, name)))
             return self._send(200, partial(obj) if "as=PartialObjectMetadata" in accept else obj)
@@ -464,14 +499,26 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(415, status(415, "UnsupportedMediaType", "server-side apply only"))
         if not q.get("fieldManager"):
             return self._send(422, status(422, "Invalid", "fieldManager is required for apply patch"))
-        code = fake.failing.get((resource, name))
-        if code:
-            return self._send(code, status(code, "Invalid", '%s "%s" is invalid: injected failure' % (resource, name)))
+        with fake.cond:
+            failing = fake.failing.get((resource, name))
+            if failing and failing[2] is not None:
+                fake.failing[(resource, name)] = (failing[0], failing[1], failing[2] - 1)
+                if failing[2] <= 0:
+                    failing = None
+        if failing:
+            code, message, _ = failing
+            return self._send(code, status(code, "Invalid", '%s "%s" is invalid: %s' % (resource, name, message)))
         meta = patch.get("metadata") or {}
         if meta.get("name") != name or (ns and meta.get("namespace", ns) != ns):
             return self._send(400, status(400, "BadRequest", "the name of the object does not match the path"))
         with fake.cond:
             old = fake.objects[resource].get((ns, name))
+            if old and resource in IMMUTABLE:
+                fields, why = IMMUTABLE[resource]
+                for f in fields:
+                    if f in (patch.get("spec") or {}) and patch["spec"][f] != (old.get("spec") or {}).get(f):
+                        return self._send(422, status(422, "Invalid", '%s "%s" is invalid: spec.%s: %s' % (
+                            RESOURCES[resource][1], name, f, why)))
             obj = merge(json.loads(json.dumps(old)) if old else {}, patch)
             if ns:
                 obj["metadata"]["namespace"] = ns
@@ -486,6 +533,10 @@ class _Handler(BaseHTTPRequestHandler):
         old = self.fake.get(resource, name, ns)
         if sub or old is None or not self.fake.delete(resource, name, ns):
             return self._send(404, status(404, "NotFound", '%s "%s" not found' % (resource, name)))
+        with self.fake.cond:
+            left = self.fake.lingering.get((resource, name))
+            if left and left[1] is None:
+                self.fake.lingering[(resource, name)] = (left[0], old)
         self._send(200, old)
 
     def _chunk(self, obj):

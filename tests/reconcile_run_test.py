@@ -30,7 +30,7 @@ RESULTS = sys.argv[2] if len(sys.argv) > 2 else None
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 check = Checks("reconcile-run")
 SUMMARY = re.compile(r"^otel-reconcile run(?: \(dry run\))?: (\d+) collectors, (\d+) applied, (\d+) pruned, "
-                     r"(\d+) failed \((\d+) unchanged, (\d+) unmanaged, (\d+) status writes, (\d+) requests\)$")
+                     r"(\d+) failed \((\d+) unchanged, (\d+) recreated, (\d+) unmanaged, (\d+) status writes, (\d+) requests\)$")
 
 
 def collector(name, ns="obs", mode="deployment", processors=None, **spec):
@@ -71,8 +71,8 @@ class Cluster:
               p.stderr[-3000:])
         lines = p.stdout.splitlines()
         m = SUMMARY.match(lines[-1]) if lines else None
-        nums = dict(zip(("collectors", "applied", "pruned", "failed", "unchanged", "unmanaged", "statuses",
-                         "requests"), map(int, m.groups()))) if m else None
+        nums = dict(zip(("collectors", "applied", "pruned", "failed", "unchanged", "recreated", "unmanaged",
+                         "statuses", "requests"), map(int, m.groups()))) if m else None
         return p.returncode, nums, p.stderr, self.fake.requests[before:]
 
     def get(self, resource, name, ns=None):
@@ -340,16 +340,151 @@ def steps(k, fake, tmp):
     rc, nums, err, reqs = k.run()
     check("after the dry run: applied for real", rc == 0 and count(reqs, "PATCH", "/deployments/alpha-collector") == 1)
 
-    # ---- a kind run does not apply: that collector fails, the rest goes on ----
+    # ---- TargetAllocator: the child CR, and a missing CRD -------------------
     ta = collector("scraper", ns="team", mode="statefulset", targetAllocator={"enabled": True})
     ta["spec"]["config"]["receivers"]["prometheus"] = {"config": {"scrape_configs": [
         {"job_name": "self", "static_configs": [{"targets": ["0.0.0.0:8888"]}]}]}}
     ta["spec"]["config"]["service"]["pipelines"]["metrics"] = {"receivers": ["prometheus"], "exporters": ["debug"]}
-    fake.apply("opentelemetrycollectors", ta)
+    ta = fake.apply("opentelemetrycollectors", ta)
+    rc, nums, err, reqs = k.run()
+    tacr = k.get("targetallocators", "scraper", "team") or {}
+    refs = tacr.get("metadata", {}).get("ownerReferences") or [{}]
+    check("TargetAllocator: applied, owned by its collector", rc == 0 and
+          refs[0].get("uid") == ta["metadata"]["uid"] and tacr["spec"].get("allocationStrategy") == "consistent-hashing",
+          (rc, tacr, err[-500:]))
+    cm = [k.get("configmaps", n, "team") for n in k.names("configmaps", "team", ta["metadata"]["uid"])]
+    check("TargetAllocator: the receiver asks the allocator", len(cm) == 1 and
+          "endpoint: http://scraper-targetallocator:80" in cm[0]["data"]["collector.yaml"] and
+          "scrape_configs" not in cm[0]["data"]["collector.yaml"], cm)
+    rc, nums, err, reqs = k.run()
+    check("TargetAllocator: the next run writes nothing", rc == 0 and count(reqs, "PATCH") == 0 and
+          count(reqs, "DELETE") == 0, [r["path"] for r in reqs if r["method"] != "GET"])
+    fake.hide("targetallocators")
     rc, nums, err, reqs = k.run()
     msg = cond(k.get("opentelemetrycollectors", "scraper", "team")).get("message", "")
-    check("TargetAllocator: the collector fails with a condition naming the kind",
-          rc == 1 and nums and nums["failed"] == 1 and "TargetAllocator" in msg, (rc, nums, msg, err[-500:]))
+    check("TargetAllocator CRD missing: that collector fails with the reason, the others do not",
+          rc == 1 and nums and nums["failed"] == 1 and
+          msg == "TargetAllocator scraper: the TargetAllocator CRD (opentelemetry.io/v1alpha1) is not installed",
+          (rc, nums, msg, err[-500:]))
+    fake.unhide("targetallocators")
+    k.run()
+
+    shared = collector("user", ns="team", mode="statefulset", targetAllocator={"enabled": True})
+    shared["metadata"]["labels"] = {"opentelemetry.io/target-allocator": "shared"}
+    shared["spec"]["config"]["receivers"]["prometheus"] = {"config": {}}
+    shared["spec"]["config"]["service"]["pipelines"]["metrics"] = {"receivers": ["prometheus"], "exporters": ["debug"]}
+    fake.apply("opentelemetrycollectors", shared)
+    rc, nums, err, reqs = k.run()
+    msg = cond(k.get("opentelemetrycollectors", "user", "team")).get("message", "")
+    check("TargetAllocator by label: a missing one fails the collector",
+          rc == 1 and msg == "TargetAllocator shared: not found (the label opentelemetry.io/target-allocator names it)",
+          (rc, msg))
+    fake.apply("targetallocators", {"metadata": {"name": "shared", "namespace": "team"}, "spec": {}})
+    rc, nums, err, reqs = k.run()
+    check("TargetAllocator by label: an existing one is used, none created",
+          rc == 0 and cond(k.get("opentelemetrycollectors", "user", "team")).get("status") == "True" and
+          k.get("targetallocators", "user", "team") is None, (rc, err[-500:]))
+    fake.delete("opentelemetrycollectors", "user", "team")
+
+    # ---- exposure: HTTPRoutes and OpenShift Routes ---------------------------
+    web = fake.apply("opentelemetrycollectors", collector("web", ns="team", httpRoute={"enabled": True, "gateway": "gw"},
+                                                          ingress={"type": "route", "route": {"termination": "edge"}}))
+    rc, nums, err, reqs = k.run()
+    check("HTTPRoute and Route applied", rc == 0 and
+          k.names("httproutes", "team", web["metadata"]["uid"]) == ["web-otlp-http-httproute"] and
+          len(k.names("routes", "team", web["metadata"]["uid"])) == 2,
+          (rc, k.names("httproutes", "team"), k.names("routes", "team"), err[-500:]))
+    fake.hide("httproutes")
+    fake.hide("routes")
+    rc, nums, err, reqs = k.run()
+    msg = cond(k.get("opentelemetrycollectors", "web", "team")).get("message", "")
+    check("Gateway API missing: the collector fails with the reason", rc == 1 and
+          msg == "HTTPRoute web-otlp-http-httproute: the Gateway API CRDs (gateway.networking.k8s.io/v1) are not "
+          "installed", (rc, msg))
+    check("route API missing: no Routes, a warning", "warning: team/web: spec.ingress.type is route but the OpenShift "
+          "route API is not available: no Routes" in err and count(reqs, "PATCH", "/routes/") == 0, err[-800:])
+    fake.unhide("httproutes")
+    fake.unhide("routes")
+    w = k.get("opentelemetrycollectors", "web", "team")
+    del w["spec"]["httpRoute"], w["spec"]["ingress"]
+    fake.apply("opentelemetrycollectors", w)
+    rc, nums, err, reqs = k.run()
+    check("exposure turned off: the HTTPRoute and Routes are pruned", rc == 0 and
+          not k.names("httproutes", "team") and not k.names("routes", "team") and nums["pruned"] == 3,
+          (rc, nums, k.names("httproutes", "team"), k.names("routes", "team")))
+    fake.delete("opentelemetrycollectors", "web", "team")
+
+    # ---- immutable fields: delete and create again, in the same run ----------
+    dep = k.get("deployments", "alpha-collector", "obs")
+    dep["spec"]["selector"] = {"matchLabels": {"app": "from-an-older-release"}}
+    fake.apply("deployments", dep)
+    rc, nums, err, reqs = k.run()
+    dels = [r for r in reqs if r["method"] == "DELETE"]
+    check("selector changed: Deployment deleted (its pods with it) and applied again", rc == 0 and nums and
+          nums["recreated"] == 1 and len(dels) == 1 and dels[0]["path"].endswith("/deployments/alpha-collector") and
+          dels[0]["query"] == "propagationPolicy=Background" and
+          k.get("deployments", "alpha-collector", "obs")["spec"]["selector"]["matchLabels"].get(
+              "app.kubernetes.io/instance") == "obs.alpha", (rc, nums, dels, err[-500:]))
+    s = k.get("opentelemetrycollectors", "scraper", "team")
+    s["spec"]["volumeClaimTemplates"] = [{"metadata": {"name": "data"}, "spec": {
+        "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}]
+    fake.apply("opentelemetrycollectors", s)
+    fake.linger("statefulsets", "scraper-collector", 2)
+    rc, nums, err, reqs = k.run()
+    dels = [r for r in reqs if r["method"] == "DELETE"]
+    polls = [r for r in reqs if r["method"] == "GET" and r["path"].endswith("/statefulsets/scraper-collector")]
+    sts = k.get("statefulsets", "scraper-collector", "team")
+    check("claim templates changed: StatefulSet deleted orphaning its pods, waited for, created again",
+          rc == 0 and nums["recreated"] == 1 and [d["query"] for d in dels] == ["propagationPolicy=Orphan"] and
+          [p["status"] for p in polls] == [200, 200, 404] and
+          [v["metadata"]["name"] for v in sts["spec"].get("volumeClaimTemplates", [])] == ["data"],
+          (rc, nums, dels, [p["status"] for p in polls], err[-500:]))
+    b = k.get("opentelemetrycollectors", "beta", "obs")
+    b["spec"]["config"]["exporters"]["debug"] = {"verbosity": "basic"}
+    fake.apply("opentelemetrycollectors", b)
+    fake.fail_apply("daemonsets", "beta-collector", 422, "spec.template.spec.foo: field is immutable", times=1)
+    rc, nums, err, reqs = k.run()
+    dels = [r["path"] for r in reqs if r["method"] == "DELETE"]
+    check("an immutable change only the server saw: deleted and applied again", rc == 0 and nums["recreated"] == 1 and
+          count(reqs, "PATCH", "/daemonsets/beta-collector") == 2 and dels == [
+              "/apis/apps/v1/namespaces/obs/daemonsets/beta-collector"], (rc, nums, dels, err[-500:]))
+    rc, nums, err, reqs = k.run()
+    check("after recreating: the next run writes nothing", rc == 0 and count(reqs, "PATCH") == 0 and
+          count(reqs, "DELETE") == 0, [r["path"] for r in reqs if r["method"] != "GET"])
+
+    # ---- upgrade (spec 5.6): the telemetry address becomes a reader, in memory
+    old = collector("old")
+    old["spec"]["config"]["service"]["telemetry"] = {"metrics": {"address": "0.0.0.0:9999"}}
+    old["status"] = {"version": "0.110.0"}
+    old = fake.apply("opentelemetrycollectors", old)
+    rc, nums, err, reqs = k.run()
+    cms = [k.get("configmaps", n, "obs")["data"]["collector.yaml"] for n in k.names("configmaps", "obs",
+                                                                                    old["metadata"]["uid"])]
+    o = k.get("opentelemetrycollectors", "old", "obs")
+    check("upgrade: address moved into a prometheus reader, the CR's spec untouched", rc == 0 and len(cms) == 1 and
+          "address" not in cms[0] and "port: 9999" in cms[0] and "readers:" in cms[0] and
+          o["spec"]["config"]["service"]["telemetry"]["metrics"] == {"address": "0.0.0.0:9999"}, (cms, err[-500:]))
+    check("upgrade: a warning says so", "warning: obs/old: service.telemetry.metrics.address is deprecated: rendered "
+          "as a prometheus pull reader" in err, err[-500:])
+    check("upgrade: status.version moves to ours", o["status"].get("version") == "0.158.0", o.get("status"))
+    svc = k.get("services", "old-collector-monitoring", "obs") or {}
+    check("upgrade: the monitoring Service keeps the port", [p.get("port") for p in svc.get("spec", {}).get(
+        "ports", [])] == [9999], svc)
+    rc, nums, err, reqs = k.run()
+    check("upgrade: the next run writes nothing", rc == 0 and count(reqs, "PATCH") == 0 and
+          count(reqs, "DELETE") == 0, [r["path"] for r in reqs if r["method"] != "GET"])
+    o["status"]["version"] = "0.200.0"
+    fake.apply("opentelemetrycollectors", o)
+    rc, nums, err, reqs = k.run()
+    check("upgrade: a newer status.version is kept", rc == 0 and count(reqs, "PATCH") == 0 and
+          k.get("opentelemetrycollectors", "old", "obs")["status"]["version"] == "0.200.0", nums)
+    fake.delete("opentelemetrycollectors", "old", "obs")
+    s = k.get("opentelemetrycollectors", "scraper", "team")
+    s["spec"]["targetAllocator"] = {"enabled": False}
+    fake.apply("opentelemetrycollectors", s)
+    rc, nums, err, reqs = k.run()
+    check("TargetAllocator turned off: its CR is pruned", rc == 0 and k.get("targetallocators", "scraper", "team") is None
+          and count(reqs, "DELETE", "/targetallocators/scraper") == 1, (rc, nums, err[-500:]))
     fake.delete("opentelemetrycollectors", "scraper", "team")
 
     # ---- API errors ----------------------------------------------------------

@@ -699,7 +699,9 @@ START_TEST(render_target_allocator_by_label) {
     ck_assert_ptr_null(strstr(data, "scrape_configs"));
     free(data);
     ck_assert_uint_eq(x->r.nwarnings, 1);
-    ck_assert_str_eq(x->r.warnings[0], "spec.targetAllocator.mtls: the client certificate mounts are not rendered yet");
+    ck_assert_str_eq(x->r.warnings[0], "spec.targetAllocator.mtls: copied to the TargetAllocator, but no client "
+                                       "certificate is mounted into the collector (the reference's "
+                                       "operator.targetallocator.mtls gate, off by default)");
     rendered_free(x);
 }
 END_TEST

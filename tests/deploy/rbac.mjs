@@ -157,6 +157,7 @@ export function expandContract(lines) {
           }
         } else if (verb === 'update') { r.method = 'PUT'; r.path = `${prefix}${nsPart}/${resource}/${l.name}`; }
         else if (verb === 'delete') { r.method = 'DELETE'; r.path = `${prefix}${nsPart}/${resource}/${l.name}`; }
+        else if (verb === 'get') { r.method = 'GET'; r.path = `${prefix}${nsPart}/${resource}/${l.name}`; }
         else throw new Error(`contract: unknown verb ${verb}`);
         out.push(r);
       }
