@@ -46,7 +46,10 @@
 #include <time.h>
 
 #define TIMEOUT_MS 30000L
-#define PAGE "500"
+#ifndef RECONCILE_PAGE
+#define RECONCILE_PAGE "500"
+#endif
+#define PAGE RECONCILE_PAGE
 #define MANAGED_SELECTOR "app.kubernetes.io%2Fmanaged-by%3Dopentelemetry-operator"
 #define COLLECTORS "/apis/opentelemetry.io/v1beta1"
 #define DEFAULT_VERSION "0.158.0"
@@ -97,7 +100,7 @@ typedef struct run {
     const reconcile_run_opts *o;
     reconcile_run_stats *st;
     bool have[NNEEDS]; /* which optional APIs this cluster serves */
-    json_object *live;  /* "plural/ns/name" -> live object */
+    json_object *live;  /* "plural/ns/name" -> the listed object's JSON text */
     json_object *owned; /* "uid:UID" | "cr:NS/NAME" -> array of live keys */
     json_object *crs;   /* "NS/NAME" -> true, every collector listed */
     bool sweep_failed;  /* a gone collector's RBAC could not be deleted */
@@ -150,10 +153,12 @@ static void describe(char *err, size_t errlen, int code, const char *body) {
     json_object_put(j);
 }
 
-/* Appends every item of a paged LIST of path (query: extra "k=v&", may be
- * empty) to items. 0; or, with err, the HTTP status that failed it, or -1
- * when no answer came. */
-static int list_all(run *r, const char *path, const char *query, json_object *items, char *err, size_t errlen) {
+/* Calls each(r, item, ctx) for every item of a paged LIST of path (query:
+ * extra "k=v&", may be empty), while its page is in memory: one page is
+ * the most a LIST holds at a time. 0; or, with err, the HTTP status that
+ * failed it, or -1 when no answer came. */
+typedef void (*each_fn)(run *r, json_object *item, void *ctx);
+static int list_all(run *r, const char *path, const char *query, each_fn each, void *ctx, char *err, size_t errlen) {
     char *cont = NULL, url[2048];
     int ret = -1;
     for (;;) {
@@ -172,8 +177,14 @@ static int list_all(run *r, const char *path, const char *query, json_object *it
         }
         free(body);
         json_object *arr = reconcile_get_arr(j, "items");
-        for (size_t i = 0; arr && i < json_object_array_length(arr); i++)
-            json_object_array_add(items, json_object_get(json_object_array_get_idx(arr, i)));
+        for (size_t i = 0; arr && i < json_object_array_length(arr); i++) {
+            json_object *it = json_object_array_get_idx(arr, i);
+            /* Server-side apply's field ownership is often the largest
+             * part of an object and nothing here reads it. */
+            json_object *meta = reconcile_get_map(it, "metadata");
+            if (meta) json_object_object_del(meta, "managedFields");
+            each(r, it, ctx);
+        }
         const char *c = reconcile_get_str(reconcile_get_map(j, "metadata"), "continue");
         if (c && *c) cont = strdup(c);
         json_object_put(j);
@@ -253,55 +264,61 @@ static void index_add(run *r, const char *owner_key, const char *live_key) {
     json_object_array_add(arr, json_object_new_string(live_key));
 }
 
+/* The listed object under key, parsed (the caller puts it), or NULL. */
+static json_object *live_get(run *r, const char *key) {
+    json_object *text = NULL;
+    if (!json_object_object_get_ex(r->live, key, &text)) return NULL;
+    return json_tokener_parse(json_object_get_string(text));
+}
+
+/* Keeps one listed object of kind k (see list_owned). */
+static void keep_owned(run *r, json_object *o, void *ctx) {
+    const kind_info *k = ctx;
+    json_object *m = reconcile_get_map(o, "metadata");
+    const char *name = reconcile_get_str(m, "name"), *ns = reconcile_get_str(m, "namespace");
+    char key[768];
+    if (!name) return;
+    snprintf(key, sizeof key, "%s/%s/%s", k->plural, ns ? ns : "", name);
+    /* Kept as compact text, parsed again when compared: a json-c tree
+     * costs several times its text (every map is a hash table), and a
+     * pass holds every object it owns. */
+    json_object_object_add(r->live, key, json_object_new_string(json_text(o)));
+    if (k->namespaced) {
+        json_object *refs = reconcile_get_arr(m, "ownerReferences");
+        for (size_t x = 0; refs && x < json_object_array_length(refs); x++) {
+            json_object *ref = json_object_array_get_idx(refs, x);
+            const char *uid = reconcile_get_str(ref, "uid"), *kind = reconcile_get_str(ref, "kind");
+            if (reconcile_get_bool(ref, "controller") && uid && kind && strcmp(kind, "OpenTelemetryCollector") == 0) {
+                char ok[300];
+                snprintf(ok, sizeof ok, "uid:%s", uid);
+                index_add(r, ok, key);
+            }
+        }
+    } else {
+        const char *cr = reconcile_get_str(reconcile_get_map(m, "annotations"), RECONCILE_OWNER_ANNOTATION);
+        if (cr) {
+            char ok[600];
+            snprintf(ok, sizeof ok, "cr:%s", cr);
+            index_add(r, ok, key);
+        }
+    }
+}
+
 static int list_owned(run *r, char *err, size_t errlen) {
     for (size_t i = 0; i < NKINDS; i++) {
         const kind_info *k = &KINDS[i];
-        char path[512];
+        char path[512], why[512] = "";
         if (!r->have[k->need]) continue;
         collection_path(path, sizeof path, k, r->o->ns);
-        json_object *items = json_object_new_array();
-        char why[512] = "";
-        int code = list_all(r, path, "labelSelector=" MANAGED_SELECTOR "&", items, why, sizeof why);
+        int code = list_all(r, path, "labelSelector=" MANAGED_SELECTOR "&", keep_owned, (void *)k, why, sizeof why);
         if (code == 404 && k->need != NEED_NONE) { /* the group is there, this kind or version is not */
             r->have[k->need] = false;
-            json_object_put(items);
             continue;
         }
         if (code != 0) {
             snprintf(err, errlen, "listing %s: %s", k->plural, why);
-            json_object_put(items);
             return -1;
         }
-        for (size_t j = 0; j < json_object_array_length(items); j++) {
-            json_object *o = json_object_array_get_idx(items, j), *m = reconcile_get_map(o, "metadata");
-            const char *name = reconcile_get_str(m, "name"), *ns = reconcile_get_str(m, "namespace");
-            char key[768];
-            if (!name) continue;
-            snprintf(key, sizeof key, "%s/%s/%s", k->plural, ns ? ns : "", name);
-            json_object_object_add(r->live, key, json_object_get(o));
-            if (k->namespaced) {
-                json_object *refs = reconcile_get_arr(m, "ownerReferences");
-                for (size_t x = 0; refs && x < json_object_array_length(refs); x++) {
-                    json_object *ref = json_object_array_get_idx(refs, x);
-                    const char *uid = reconcile_get_str(ref, "uid");
-                    if (reconcile_get_bool(ref, "controller") && uid &&
-                        strcmp(reconcile_get_str(ref, "kind") ? reconcile_get_str(ref, "kind") : "",
-                               "OpenTelemetryCollector") == 0) {
-                        char ok[300];
-                        snprintf(ok, sizeof ok, "uid:%s", uid);
-                        index_add(r, ok, key);
-                    }
-                }
-            } else {
-                const char *cr = reconcile_get_str(reconcile_get_map(m, "annotations"), RECONCILE_OWNER_ANNOTATION);
-                if (cr) {
-                    char ok[600];
-                    snprintf(ok, sizeof ok, "cr:%s", cr);
-                    index_add(r, ok, key);
-                }
-            }
-        }
-        json_object_put(items);
     }
     return 0;
 }
@@ -334,7 +351,8 @@ typedef struct collector {
     json_object *cr;
     char error[1024];  /* first failure, for the condition */
     json_object *kept; /* listed keys that are desired: not pruned */
-    json_object *workload_live, *workload_desired;
+    json_object *workload_live; /* owned */
+    json_object *workload_desired;
     json_object *workload_applied; /* owned: the apply's answer */
 } collector;
 
@@ -457,20 +475,21 @@ static void apply_one(run *r, collector *c, json_object *obj) {
     reconcile_obj_str(ann, RECONCILE_HASH_ANNOTATION, hash);
 
     snprintf(key, sizeof key, "%s/%s/%s", k->plural, k->namespaced ? c->ns : "", name);
-    json_object *live = NULL;
-    json_object_object_get_ex(r->live, key, &live);
+    json_object *live = live_get(r, key);
     if (live) json_object_object_add(c->kept, key, json_object_new_boolean(1));
     bool workload = k->rank == 5 && !c->workload_desired;
     if (workload) {
         c->workload_desired = obj;
-        c->workload_live = live;
+        c->workload_live = json_object_get(live);
     }
     if (live && subset(obj, live)) {
         r->st->unchanged++;
+        json_object_put(live);
         return;
     }
     bool orphan = false;
     const char *immutable = k->rank == 5 ? immutable_change(obj, live, &orphan) : NULL;
+    json_object_put(live); /* immutable points into static strings only */
     r->st->applied++;
     if (r->o->dry_run) {
         logf_(r, "would %s %s %s%s%s%s%s", immutable ? "recreate" : "apply", kind, k->namespaced ? c->ns : "",
@@ -522,16 +541,18 @@ static void apply_one(run *r, collector *c, json_object *obj) {
 /* Deletes the listed object under key ("plural/ns/name": list items carry
  * no kind, so the plural names it). A failure fails c (NULL: the sweep). */
 static void remove_live(run *r, collector *c, const char *key) {
-    char path[1024], err[512] = "", *body = NULL;
-    json_object *live = NULL;
-    json_object_object_get_ex(r->live, key, &live);
+    char path[1024], err[512] = "", *body = NULL, nsbuf[256];
     const kind_info *k = NULL;
     size_t plen = strcspn(key, "/");
     for (size_t i = 0; i < NKINDS; i++)
         if (strlen(KINDS[i].plural) == plen && strncmp(key, KINDS[i].plural, plen) == 0) k = &KINDS[i];
-    json_object *m = reconcile_get_map(live, "metadata");
-    const char *name = reconcile_get_str(m, "name"), *ns = reconcile_get_str(m, "namespace");
-    if (!k || !name) return;
+    /* Neither names nor namespaces contain '/'. */
+    const char *nsp = key[plen] ? key + plen + 1 : key + plen, *name = strchr(nsp, '/');
+    if (!k || !name || (size_t)(name - nsp) >= sizeof nsbuf) return;
+    memcpy(nsbuf, nsp, (size_t)(name - nsp));
+    nsbuf[name - nsp] = '\0';
+    name++;
+    const char *ns = nsbuf[0] ? nsbuf : NULL;
     r->st->pruned++;
     if (r->o->dry_run) {
         logf_(r, "would prune %s %s%s%s", k->kind, ns ? ns : "", ns ? "/" : "", name);
@@ -555,7 +576,8 @@ static void remove_live(run *r, collector *c, const char *key) {
 }
 
 typedef struct aged {
-    const char *key, *created;
+    const char *key;
+    char created[40];
 } aged;
 
 static int newest_first(const void *a, const void *b) {
@@ -586,10 +608,11 @@ static void prune(run *r, collector *c) {
             const char *key = json_object_get_string(json_object_array_get_idx(lists[l], i));
             if (json_object_object_get_ex(c->kept, key, NULL)) continue;
             if (strncmp(key, "configmaps/", 11) == 0) {
-                json_object *live = NULL;
-                json_object_object_get_ex(r->live, key, &live);
+                json_object *live = live_get(r, key);
                 const char *ts = reconcile_get_str(reconcile_get_map(live, "metadata"), "creationTimestamp");
-                cms[ncm++] = (aged){key, ts ? ts : ""};
+                cms[ncm].key = key;
+                snprintf(cms[ncm++].created, sizeof cms->created, "%s", ts ? ts : "");
+                json_object_put(live);
                 continue;
             }
             remove_live(r, c, key);
@@ -778,6 +801,7 @@ static bool reconcile_one(run *r, json_object *cr, const reconcile_options *opt)
     write_status(r, &c, rendered, reconcile_get_str(spec, "mode"));
     bool ok = !c.error[0];
     json_object_put(c.workload_applied);
+    json_object_put(c.workload_live);
     reconcile_render_result_free(&rr);
     json_object_put(c.kept);
     return ok;
@@ -794,6 +818,11 @@ static void sweep_cluster(run *r) {
         for (size_t i = 0; i < json_object_array_length(keys); i++)
             remove_live(r, NULL, json_object_get_string(json_object_array_get_idx(keys, i)));
     }
+}
+
+static void keep_collector(run *r, json_object *cr, void *ctx) {
+    (void)r;
+    json_object_array_add(ctx, json_object_get(cr));
 }
 
 int reconcile_run(kube_api *api, const reconcile_run_opts *o, reconcile_run_stats *st) {
@@ -817,7 +846,7 @@ int reconcile_run(kube_api *api, const reconcile_run_opts *o, reconcile_run_stat
         snprintf(path, sizeof path, COLLECTORS "/namespaces/%s/opentelemetrycollectors", o->ns);
     else
         snprintf(path, sizeof path, COLLECTORS "/opentelemetrycollectors");
-    if (list_all(&r, path, "", crs, err, sizeof err) != 0) {
+    if (list_all(&r, path, "", keep_collector, crs, err, sizeof err) != 0) {
         logf_(&r, "error: listing collectors: %s", err);
         goto out;
     }

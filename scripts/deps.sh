@@ -5,7 +5,8 @@
 set -u
 PKGS="libh2o-evloop-dev libssl-dev libjson-c-dev libyaml-dev check libcurl4-openssl-dev pkg-config"
 # Tools the test suite drives (patch round trip, YAML checks); `bench` mode
-# adds wrk and nginx (the floor the server is compared with).
+# adds wrk and nginx (the floor the server is compared with) and GNU time
+# (the peak RSS of a run-to-completion child, see tests/bench/reconcile_bench.py).
 TEST_PKGS="python3 python3-jsonpatch python3-yaml"
 mode=${1:-build}
 
@@ -30,6 +31,7 @@ if [ "$mode" = bench ]; then
     command -v wrk >/dev/null 2>&1 || missing="$missing wrk"
     command -v nginx >/dev/null 2>&1 || missing="$missing nginx-light"
     [ -f /usr/lib/nginx/modules/ngx_http_echo_module.so ] || missing="$missing libnginx-mod-http-echo"
+    [ -x /usr/bin/time ] || missing="$missing time"
 fi
 [ -z "$missing" ] && exit 0
 

@@ -126,6 +126,17 @@ def merge(dst, src):
     return dst
 
 
+def fields_v1(v):
+    """The shape of a managedFields fieldsV1 set for an applied value:
+    maps by field, list items by position (the API server keys them by
+    merge key; the size is what matters here)."""
+    if isinstance(v, dict):
+        return {"f:" + k: fields_v1(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return {'i:%d' % i: fields_v1(x) for i, x in enumerate(v)}
+    return {}
+
+
 def selected(obj, selector):
     """Equality-based label selectors only (k=v,k2=v2), what the clients ask."""
     labels = obj.get("metadata", {}).get("labels") or {}
@@ -522,6 +533,12 @@ class _Handler(BaseHTTPRequestHandler):
             obj = merge(json.loads(json.dumps(old)) if old else {}, patch)
             if ns:
                 obj["metadata"]["namespace"] = ns
+            # What a real API server records for the field manager, so that
+            # clients see objects of realistic size.
+            obj["metadata"]["managedFields"] = [{
+                "manager": q["fieldManager"], "operation": "Apply", "apiVersion": obj.get("apiVersion", ""),
+                "time": "2026-11-29T00:00:00Z", "fieldsType": "FieldsV1",
+                "fieldsV1": fields_v1({k: v for k, v in patch.items() if k not in ("apiVersion", "kind")})}]
             stored = fake.apply(resource, obj)
         self._send(200 if old else 201, stored)
 
