@@ -1,19 +1,24 @@
 /* reconcile/run.c - one reconcile pass against the API server (run.h).
  *
  * Shape of a pass, and why:
- *   1. GET /apis once: are the Prometheus operator CRDs there (the reference
- *      detects this at start-up; a CronJob starts every time).
+ *   1. GET /apis once: which optional APIs are there (Prometheus operator,
+ *      OpenShift routes, Gateway API; the reference detects this at
+ *      start-up, a CronJob starts every time).
  *   2. LIST the collectors, then LIST each owned kind once, cluster-wide
- *      (or in --namespace), selected by the managed-by label. A few paged
- *      LISTs instead of a GET per object keep an unchanged pass at a
- *      constant number of requests however many collectors there are.
- *      Objects are grouped by owner: the controller ownerReference's uid for
- *      namespaced objects, the owner annotation for cluster-scoped ones.
+ *      (or in --namespace), selected by the managed-by label; a 404 makes an
+ *      optional kind missing (the TargetAllocator CRD lives in a group that
+ *      is always there). A few paged LISTs instead of a GET per object keep
+ *      an unchanged pass at a constant number of requests however many
+ *      collectors there are. Objects are grouped by owner: the controller
+ *      ownerReference's uid for namespaced objects, the owner annotation for
+ *      cluster-scoped ones. They are kept as compact JSON text, not trees.
  *   3. Per collector: render, then apply in dependency order (ServiceAccount,
  *      ConfigMap, RBAC and Services before the workload, so pods do not start
- *      against a missing mount or account) with server-side apply. Prune only
- *      when every apply succeeded (the reference's rule: a half-applied
- *      collector must not lose its running objects), then write the status.
+ *      against a missing mount or account) with server-side apply. A workload
+ *      change the API server refuses in place (immutable fields) is a delete
+ *      and an apply in the same pass. Prune only when every apply succeeded
+ *      (the reference's rule: a half-applied collector must not lose its
+ *      running objects), then write the status.
  *   4. Delete the ClusterRoles and bindings of collectors that are gone
  *      (the reference needs a finalizer for this; we see it on the next run).
  *
