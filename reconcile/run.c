@@ -654,7 +654,7 @@ static void now_rfc3339(char out[32]) {
 
 /* Builds the status we want (reconcile.md 5.7), compares it with the live
  * one and writes it with a merge patch when it differs. */
-static void write_status(run *r, collector *c, bool rendered, const char *mode) {
+static void write_status(run *r, collector *c, const reconcile_render_result *rr, bool rendered, const char *mode) {
     json_object *live = reconcile_get_map(c->cr, "status");
     json_object *st = json_object_new_object();
     reconcile_obj_str(st, "version", reconcile_status_version(reconcile_get_str(live, "version"), DEFAULT_VERSION));
@@ -697,7 +697,15 @@ static void write_status(run *r, collector *c, bool rendered, const char *mode) 
     reconcile_obj_str(cond, "type", "Ready");
     reconcile_obj_str(cond, "status", c->error[0] ? "False" : "True");
     reconcile_obj_str(cond, "reason", c->error[0] ? "ReconcileError" : "Reconciled");
-    reconcile_obj_str(cond, "message", c->error[0] ? c->error : "Successfully reconciled");
+    /* Render warnings (an autoscaler without maxReplicas, spec 7.10, ...)
+     * ride on the message: the reference has no other place for them, and
+     * a log line alone is what spec 7.20 complains about. */
+    char msg[2048] = "Successfully reconciled";
+    for (size_t i = 0; !c->error[0] && rr && i < rr->nwarnings; i++) {
+        size_t l = strlen(msg);
+        snprintf(msg + l, sizeof msg - l, "%s%s", i ? "; " : " with warnings: ", rr->warnings[i]);
+    }
+    reconcile_obj_str(cond, "message", c->error[0] ? c->error : msg);
     int64_t gen;
     if (reconcile_get_int(reconcile_get_map(c->cr, "metadata"), "generation", &gen))
         reconcile_obj_int(st, "observedGeneration", gen);
@@ -803,7 +811,7 @@ static bool reconcile_one(run *r, json_object *cr, const reconcile_options *opt)
         }
         if (!c.error[0]) prune(r, &c);
     }
-    write_status(r, &c, rendered, reconcile_get_str(spec, "mode"));
+    write_status(r, &c, &rr, rendered, reconcile_get_str(spec, "mode"));
     bool ok = !c.error[0];
     json_object_put(c.workload_applied);
     json_object_put(c.workload_live);

@@ -452,6 +452,19 @@ def steps(k, fake, tmp):
     check("after recreating: the next run writes nothing", rc == 0 and count(reqs, "PATCH") == 0 and
           count(reqs, "DELETE") == 0, [r["path"] for r in reqs if r["method"] != "GET"])
 
+    # ---- an autoscaler without maxReplicas (spec 7.10): no HPA, said in status
+    hpa = fake.apply("opentelemetrycollectors", collector("scaled", autoscaler={"minReplicas": 2}))
+    rc, nums, err, reqs = k.run()
+    c = k.get("opentelemetrycollectors", "scaled", "obs")
+    check("autoscaler without maxReplicas: reconciled without an HPA, the reason in the Ready condition",
+          rc == 0 and not k.names("horizontalpodautoscalers", "obs", hpa["metadata"]["uid"]) and
+          cond(c).get("status") == "True" and cond(c).get("message") == "Successfully reconciled with warnings: "
+          "spec.autoscaler.maxReplicas is not set: no HorizontalPodAutoscaler", (rc, cond(c)))
+    rc, nums, err, reqs = k.run()
+    check("autoscaler without maxReplicas: the next run writes nothing", rc == 0 and count(reqs, "PATCH") == 0,
+          [r["path"] for r in reqs if r["method"] != "GET"])
+    fake.delete("opentelemetrycollectors", "scaled", "obs")
+
     # ---- upgrade (spec 5.6): the telemetry address becomes a reader, in memory
     old = collector("old")
     old["spec"]["config"]["service"]["telemetry"] = {"metrics": {"address": "0.0.0.0:9999"}}
@@ -467,6 +480,9 @@ def steps(k, fake, tmp):
     check("upgrade: a warning says so", "warning: obs/old: service.telemetry.metrics.address is deprecated: rendered "
           "as a prometheus pull reader" in err, err[-500:])
     check("upgrade: status.version moves to ours", o["status"].get("version") == "0.158.0", o.get("status"))
+    check("upgrade: the warning is on the Ready condition too", cond(o).get("status") == "True" and
+          cond(o).get("message") == "Successfully reconciled with warnings: service.telemetry.metrics.address is "
+          "deprecated: rendered as a prometheus pull reader", cond(o))
     svc = k.get("services", "old-collector-monitoring", "obs") or {}
     check("upgrade: the monitoring Service keeps the port", [p.get("port") for p in svc.get("spec", {}).get(
         "ports", [])] == [9999], svc)
