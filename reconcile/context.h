@@ -15,8 +15,6 @@ typedef struct reconcile_ctx {
     const reconcile_options *opt;
     json_object *cr;     /* our defaulted copy */
     json_object *spec, *config, *meta;
-    json_object *pspec, *pconfig; /* what port derivation reads (portview.h) */
-    json_object *pview;           /* owned copy behind pspec, or NULL */
     const char *name, *ns, *mode;
     char hash[RECONCILE_HASH_HEX];
     char *collector_name; /* <n>-collector: workload, SA, PDB, HPA, base Service */

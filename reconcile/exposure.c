@@ -18,7 +18,7 @@
 
 static json_object *receiver_ports(reconcile_ctx *c, int route) {
     char err[256] = "";
-    json_object *p = reconcile_service_ports(c->pconfig, RECONCILE_PORTS_RECEIVERS, route,
+    json_object *p = reconcile_service_ports(c->config, RECONCILE_PORTS_RECEIVERS, route,
                                              reconcile_get(c->spec, "ports"), err, sizeof(err));
     if (!p) reconcile_fail(c, "%s", err);
     return p;

@@ -18,7 +18,7 @@
 /* Names of exporter ports that contain "prometheus", as a new array. */
 static json_object *prometheus_ports(reconcile_ctx *c) {
     char err[256] = "";
-    json_object *ports = reconcile_service_ports(c->pconfig, RECONCILE_PORTS_EXPORTERS, 0, NULL, err, sizeof(err));
+    json_object *ports = reconcile_service_ports(c->config, RECONCILE_PORTS_EXPORTERS, 0, NULL, err, sizeof(err));
     json_object *names = json_object_new_array();
     for (size_t i = 0; ports && i < json_object_array_length(ports); i++) {
         const char *n = reconcile_get_str(json_object_array_get_idx(ports, i), "name");

@@ -3,9 +3,9 @@
  * the renderer uses for the pod) they carry appProtocol and targetPort, are
  * split by component kind (receivers for Ingress/Route/HTTPRoute, receivers
  * and exporters for the Services, extensions for the extension Service) and
- * are not validated. kube/collector.c keeps its component table private, so
- * the Service-specific columns live in a table here; port numbers and names
- * follow the same rules (first ":<digits>", PortName) so both agree. */
+ * are not validated. The component table, the endpoint parsing and the
+ * port names are kube/collector.c's (kube_collector_component_ports), so
+ * both always agree. */
 #ifndef RECONCILE_PORTS_H
 #define RECONCILE_PORTS_H
 

@@ -23,7 +23,6 @@
 #include "reconcile/context.h"
 #include "reconcile/naming.h"
 #include "reconcile/obj.h"
-#include "reconcile/portview.h"
 #include "reconcile/upgrade.h"
 
 #include <stdarg.h>
@@ -380,7 +379,7 @@ static int build_network_policy(reconcile_ctx *c) {
     char *name, err[256] = "";
     json_object *cports, *o, *spec, *rule, *ports, *types;
     if (!reconcile_get_bool(reconcile_get_map(c->spec, "networkPolicy"), "enabled")) return 0;
-    cports = kube_collector_container_ports(c->pconfig, reconcile_get(c->spec, "ports"), err, sizeof(err));
+    cports = kube_collector_container_ports(c->config, reconcile_get(c->spec, "ports"), err, sizeof(err));
     if (!cports) return reconcile_fail(c, "%s", err);
     if (!(name = reconcile_name("%s-collector-networkpolicy", c->name, NULL))) {
         json_object_put(cports);
@@ -478,9 +477,6 @@ int reconcile_render(json_object *collector, const char *ns, const reconcile_opt
     case -1: reconcile_fail(&c, "out of memory"); goto out;
     }
     if (default_spec(&c)) goto out;
-    c.pview = reconcile_port_view(c.spec);
-    c.pspec = c.pview ? c.pview : c.spec;
-    c.pconfig = reconcile_get_map(c.pspec, "config");
     c.mode = reconcile_get_str(c.spec, "mode");
     state = reconcile_get_str(c.spec, "managementState");
     if (strcmp(state, "unmanaged") == 0) {
@@ -519,7 +515,6 @@ out:
     free(c.collector_name);
     free(c.configmap_name);
     json_object_put(c.cr);
-    json_object_put(c.pview);
     if (rc != 0) {
         if (!err[0]) snprintf(err, errlen, "render failed");
         reconcile_render_result_free(out);

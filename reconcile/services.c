@@ -70,7 +70,7 @@ int reconcile_build_services(reconcile_ctx *c) {
     json_object *ports, *mports, *mp;
     int rc = 0;
 
-    ports = reconcile_service_ports(c->pconfig, RECONCILE_PORTS_RECEIVERS | RECONCILE_PORTS_EXPORTERS, is_route(c),
+    ports = reconcile_service_ports(c->config, RECONCILE_PORTS_RECEIVERS | RECONCILE_PORTS_EXPORTERS, is_route(c),
                                     reconcile_get(c->spec, "ports"), err, sizeof(err));
     if (!ports) return reconcile_fail(c, "%s", err);
     if (json_object_array_length(ports) > 0) {
@@ -91,7 +91,7 @@ int reconcile_build_services(reconcile_ctx *c) {
     if (rc) goto out;
 
     json_object_put(ports);
-    ports = reconcile_service_ports(c->pconfig, RECONCILE_PORTS_EXTENSIONS, 0, NULL, err, sizeof(err));
+    ports = reconcile_service_ports(c->config, RECONCILE_PORTS_EXTENSIONS, 0, NULL, err, sizeof(err));
     if (!ports) return reconcile_fail(c, "%s", err);
     if (json_object_array_length(ports) > 0) {
         if (!(name = reconcile_name("%s-extension", c->collector_name, NULL))) goto oom;

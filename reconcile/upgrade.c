@@ -38,8 +38,8 @@ static int split_address(const char *addr, char *host, size_t hostlen, long *por
     if (n >= 2 && h[0] == '[' && h[n - 1] == ']') {
         h++;
         n -= 2;
-    } else if (memchr(h, ':', n)) {
-        return -1; /* an unbracketed IPv6 literal: ambiguous */
+    } else if (memchr(h, ':', n) && !memmem(h, n, "${", 2)) {
+        return -1; /* an unbracketed IPv6 literal: ambiguous (an env reference is not) */
     }
     if (n >= hostlen) return -1;
     if (n == 0) {

@@ -138,7 +138,7 @@ static int container(reconcile_ctx *c, json_object *containers) {
     reconcile_obj_str(k, "image", image);
     reconcile_obj_copy(k, "command", reconcile_get_arr(spec, "command"));
     reconcile_obj_set(k, "args", container_args(c));
-    if (!(ports = kube_collector_container_ports(c->pconfig, reconcile_get(spec, "ports"), err, sizeof(err))))
+    if (!(ports = kube_collector_container_ports(c->config, reconcile_get(spec, "ports"), err, sizeof(err))))
         return reconcile_fail(c, "%s", err);
     reconcile_obj_set(k, "ports", ports);
     reconcile_obj_copy(k, "envFrom", reconcile_get_arr(spec, "envFrom"));
@@ -165,7 +165,7 @@ static int container(reconcile_ctx *c, json_object *containers) {
             free(vol);
             free(path);
         }
-    kube_collector_probes(c->pspec, &live, &ready, &start);
+    kube_collector_probes(c->spec, &live, &ready, &start);
     if (live) reconcile_obj_set(k, "livenessProbe", live);
     if (ready) reconcile_obj_set(k, "readinessProbe", ready);
     if (start) reconcile_obj_set(k, "startupProbe", start);

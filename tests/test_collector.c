@@ -204,7 +204,8 @@ START_TEST(ports_only_enabled_components) {
 END_TEST
 
 START_TEST(ports_endpoint_extraction_quirks) {
-    /* First ":<digits>" wins: env-var hosts work, IPv6 literals give 1, an
+    /* The port after the last ':' of host:port: env-var hosts work, IPv6
+     * literals give their port (not the reference's 1, spec 7.11), an
      * env-var port or ":0" falls back to the default. */
     check_ports("{\"receivers\":{\"otlp\":{\"protocols\":{"
                 "\"grpc\":{\"endpoint\":\"${env:MY_POD_IP}:5317\"},"
@@ -216,8 +217,154 @@ START_TEST(ports_endpoint_extraction_quirks) {
                 "[" METRICS ","
                 "{\"name\":\"otlp-grpc\",\"containerPort\":5317,\"protocol\":\"TCP\"},"
                 "{\"name\":\"otlp-http\",\"containerPort\":4318,\"protocol\":\"TCP\"},"
-                "{\"name\":\"otlp-v6-grpc\",\"containerPort\":1,\"protocol\":\"TCP\"},"
+                "{\"name\":\"otlp-v6-grpc\",\"containerPort\":4317,\"protocol\":\"TCP\"},"
                 "{\"name\":\"otlp-v6-http\",\"containerPort\":4318,\"protocol\":\"TCP\"}]");
+}
+END_TEST
+
+START_TEST(endpoint_port_parsing) {
+    /* The port after the last ':' of host:port, brackets honoured. */
+    ck_assert_int_eq(kube_collector_endpoint_port("[::1]:4317"), 4317);
+    ck_assert_int_eq(kube_collector_endpoint_port("[::]:4317"), 4317);
+    ck_assert_int_eq(kube_collector_endpoint_port("0.0.0.0:4317"), 4317);
+    ck_assert_int_eq(kube_collector_endpoint_port(":4317"), 4317);
+    ck_assert_int_eq(kube_collector_endpoint_port("${env:POD_IP}:4317"), 4317);
+    ck_assert_int_eq(kube_collector_endpoint_port("[fd00::1]:5318"), 5318);
+    ck_assert_int_eq(kube_collector_endpoint_port("http://[fd00::1]:9411"), 9411);
+    ck_assert_int_eq(kube_collector_endpoint_port("http://[fd00::1]:9411/api/v2"), 9411);
+    ck_assert_int_eq(kube_collector_endpoint_port("http://0.0.0.0:9411"), 9411);
+    ck_assert_int_eq(kube_collector_endpoint_port("localhost:4317/v1"), 4317);
+    ck_assert_int_eq(kube_collector_endpoint_port("localhost:4317?next=http://x:1"), 4317);
+    /* As before: trailing text after the digits is ignored. */
+    ck_assert_int_eq(kube_collector_endpoint_port("0.0.0.0:4317x"), 4317);
+    /* As before: an env-var port or an unparsable value has no port, and
+     * the caller uses the default. */
+    ck_assert_int_eq(kube_collector_endpoint_port("0.0.0.0:${env:PORT}"), 0);
+    ck_assert_int_eq(kube_collector_endpoint_port("${env:POD_IP}:${env:PORT}"), 0);
+    ck_assert_int_eq(kube_collector_endpoint_port("[::1]"), 0);
+    ck_assert_int_eq(kube_collector_endpoint_port("[::1]:"), 0);
+    ck_assert_int_eq(kube_collector_endpoint_port("[::]:${env:PORT}"), 0);
+    ck_assert_int_eq(kube_collector_endpoint_port("0.0.0.0"), 0);
+    ck_assert_int_eq(kube_collector_endpoint_port("host:"), 0);
+    ck_assert_int_eq(kube_collector_endpoint_port("host:abc"), 0);
+    ck_assert_int_eq(kube_collector_endpoint_port("host:0"), 0);
+    ck_assert_int_eq(kube_collector_endpoint_port("host:99999999999"), 0);
+    ck_assert_int_eq(kube_collector_endpoint_port("host:2147483647"), 2147483647);
+    ck_assert_int_eq(kube_collector_endpoint_port("host:2147483648"), 0);
+    ck_assert_int_eq(kube_collector_endpoint_port(""), 0);
+    ck_assert_int_eq(kube_collector_endpoint_port(NULL), 0);
+}
+END_TEST
+
+START_TEST(ports_ipv6_endpoints) {
+    /* The sidecar's container ports and probes read the same parser. */
+    json_object *spec = tu_json(
+        "{\"config\":{\"receivers\":{"
+        "\"otlp\":{\"protocols\":{\"grpc\":{\"endpoint\":\"[::1]:4317\"},"
+        "\"http\":{\"endpoint\":\"[::]:4319\"}}},"
+        "\"zipkin\":{\"endpoint\":\"${env:POD_IP}:9412\"},"
+        "\"statsd\":{\"endpoint\":\":8126\"},"
+        "\"jaeger\":{\"protocols\":{\"grpc\":{\"endpoint\":\"0.0.0.0:14251\"},"
+        "\"thrift_http\":{\"endpoint\":\"[::]:${env:PORT}\"}}}},"
+        "\"extensions\":{\"health_check\":{\"endpoint\":\"[::]:13134\"},"
+        "\"jaeger_query\":{\"http\":{\"endpoint\":\"[::1]:16687\"},"
+        "\"grpc\":{\"endpoint\":\"[::1]:16685\"}}},"
+        "\"service\":{\"extensions\":[\"health_check\",\"jaeger_query\"],"
+        "\"pipelines\":{\"p\":{\"receivers\":[\"otlp\",\"zipkin\",\"statsd\",\"jaeger\"]}}}}}");
+    json_object *config = json_object_object_get(spec, "config"), *ports, *l = NULL;
+    char err[256] = "", *s;
+    ports = kube_collector_container_ports(config, NULL, err, sizeof(err));
+    ck_assert_msg(ports != NULL, "%s", err);
+    s = tu_str(ports);
+    ck_assert_str_eq(s, "[{\"name\":\"health-check\",\"containerPort\":13134,\"protocol\":\"TCP\"},"
+                        "{\"name\":\"jaeger-grpc\",\"containerPort\":14251,\"protocol\":\"TCP\"},"
+                        "{\"name\":\"jaeger-query\",\"containerPort\":16687,\"protocol\":\"TCP\"},"
+                        "{\"name\":\"jaeger-query-2\",\"containerPort\":16685,\"protocol\":\"TCP\"},"
+                        METRICS ","
+                        "{\"name\":\"otlp-grpc\",\"containerPort\":4317,\"protocol\":\"TCP\"},"
+                        "{\"name\":\"otlp-http\",\"containerPort\":4319,\"protocol\":\"TCP\"},"
+                        "{\"name\":\"port-14268\",\"containerPort\":14268,\"protocol\":\"TCP\"},"
+                        "{\"name\":\"statsd\",\"containerPort\":8126,\"protocol\":\"UDP\"},"
+                        "{\"name\":\"zipkin\",\"containerPort\":9412,\"protocol\":\"TCP\"}]");
+    free(s);
+    json_object_put(ports);
+    kube_collector_probes(spec, &l, NULL, NULL);
+    ck_assert_ptr_nonnull(l);
+    s = tu_str(l);
+    ck_assert_str_eq(s, "{\"httpGet\":{\"path\":\"/\",\"port\":13134}}");
+    free(s);
+    json_object_put(l);
+    json_object_put(spec);
+}
+END_TEST
+
+START_TEST(defaults_ipv6_listen_address) {
+    /* An empty endpoint takes the listen_address port: IPv6 included. */
+    json_object *c = tu_json("{\"receivers\":{\"otlp\":{\"protocols\":{"
+                             "\"grpc\":{\"listen_address\":\"[::1]:5317\"}}}},"
+                             PIPE("\"otlp\"", "") "}");
+    char err[256] = "";
+    ck_assert_int_eq(kube_collector_default_config(c, err, sizeof(err)), 0);
+    ck_assert_str_eq(json_object_get_string(json_object_object_get(
+                         json_object_object_get(json_object_object_get(json_object_object_get(
+                             json_object_object_get(c, "receivers"), "otlp"), "protocols"), "grpc"),
+                         "endpoint")),
+                     "0.0.0.0:5317");
+    json_object_put(c);
+}
+END_TEST
+
+START_TEST(component_ports_columns) {
+    /* The typed view: unsorted, unvalidated, with the Service columns. */
+    json_object *c = tu_json("{\"receivers\":{\"otlp\":{\"protocols\":{\"http\":{\"endpoint\":\"[::]:4319\"},"
+                             "\"grpc\":null}},\"zipkin\":{},\"myrx\":{\"endpoint\":\"h:70000\"},"
+                             "\"awsxray\":{}},"
+                             "\"exporters\":{\"prometheus\":{}},\"extensions\":{\"health_check\":{},"
+                             "\"jaeger_query\":{}},"
+                             "\"service\":{\"extensions\":[\"jaeger_query\",\"health_check\"],"
+                             "\"pipelines\":{\"p\":{\"receivers\":[\"otlp\",\"zipkin\",\"myrx\",\"awsxray\"],"
+                             "\"exporters\":[\"prometheus\"]}}}}");
+    static const struct {
+        const char *name;
+        int port;
+        const char *proto, *app;
+        int target;
+    } want[] = {
+        {"otlp-http", 4319, "", "http", 4319}, {"otlp-grpc", 4317, "", "grpc", 4317},
+        {"zipkin", 9411, "TCP", "http", 9411}, {"myrx", 70000, "", "", 0},
+        {"awsxray", 2000, "UDP", "", 2000},    {"prometheus", 8888, "", "", 0},
+        {"jaeger-query", 16686, "", "", 16686}, {"health-check", 13133, "", "", 0},
+    };
+    kube_collector_ports l;
+    char err[256] = "";
+    ck_assert_int_eq(kube_collector_component_ports(c, KUBE_COLLECTOR_ALL, &l, err, sizeof(err)), 0);
+    ck_assert_uint_eq(l.n, sizeof(want) / sizeof(want[0]));
+    for (size_t i = 0; i < l.n; i++) {
+        ck_assert_str_eq(l.v[i].name, want[i].name);
+        ck_assert_int_eq(l.v[i].port, want[i].port);
+        ck_assert_str_eq(l.v[i].protocol, want[i].proto);
+        ck_assert_str_eq(l.v[i].app_protocol, want[i].app);
+        ck_assert_int_eq(l.v[i].target_port, want[i].target);
+    }
+    kube_collector_ports_free(&l);
+    /* Only the kinds asked for; a receiver's build error is not an
+     * extension Service's. */
+    ck_assert_int_eq(kube_collector_component_ports(c, KUBE_COLLECTOR_EXPORTERS, &l, err, sizeof(err)), 0);
+    ck_assert_uint_eq(l.n, 1);
+    ck_assert_str_eq(l.v[0].name, "prometheus");
+    kube_collector_ports_free(&l);
+    json_object_put(c);
+    c = tu_json("{\"receivers\":{\"tcp_log\":{}},\"extensions\":{\"health_check\":{}},"
+                "\"service\":{\"extensions\":[\"health_check\"],\"pipelines\":{\"p\":{\"receivers\":[\"tcp_log\"]}}}}");
+    ck_assert_int_eq(kube_collector_component_ports(c, KUBE_COLLECTOR_ALL, &l, err, sizeof(err)), -1);
+    ck_assert_str_eq(err, "receiver tcp_log: port should not be empty");
+    ck_assert_ptr_null(l.v);
+    ck_assert_uint_eq(l.n, 0);
+    ck_assert_int_eq(kube_collector_component_ports(c, KUBE_COLLECTOR_EXTENSIONS, &l, err, sizeof(err)), 0);
+    ck_assert_uint_eq(l.n, 1);
+    ck_assert_str_eq(l.v[0].name, "health-check");
+    kube_collector_ports_free(&l);
+    json_object_put(c);
 }
 END_TEST
 
@@ -775,6 +922,10 @@ static Suite *suite(void) {
     tcase_add_test(tc, ports_prometheus_receiver_api_server);
     tcase_add_test(tc, ports_only_enabled_components);
     tcase_add_test(tc, ports_endpoint_extraction_quirks);
+    tcase_add_test(tc, endpoint_port_parsing);
+    tcase_add_test(tc, ports_ipv6_endpoints);
+    tcase_add_test(tc, defaults_ipv6_listen_address);
+    tcase_add_test(tc, component_ports_columns);
     tcase_add_test(tc, ports_tcplog_udplog);
     tcase_add_test(tc, ports_unknown_protocol);
     tcase_add_test(tc, ports_sidecar_appendix_a2);
