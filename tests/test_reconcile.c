@@ -11,6 +11,7 @@
 #include "reconcile/ports.h"
 #include "reconcile/render.h"
 #include "reconcile/stream.h"
+#include "reconcile/upgrade.h"
 #include "tests/util.h"
 
 #include <check.h>
@@ -319,6 +320,36 @@ START_TEST(service_ports_exporters_extensions) {
     EQ(sports(cfg, EXT, 0, NULL),
        "[{\"name\":\"health-check\",\"port\":13133},"
        "{\"name\":\"jaeger-query\",\"port\":16686,\"targetPort\":16686},"
+       "{\"name\":\"jaeger-query-2\",\"port\":16685,\"targetPort\":16685}]");
+}
+END_TEST
+
+START_TEST(service_ports_ipv6_endpoints) {
+    /* kube/collector.c's endpoint parsing: the port after the last ':' of
+     * host:port, a bracketed literal being the host (the reference: 1). */
+    const char *cfg = "{\"receivers\":{\"otlp\":{\"protocols\":{\"grpc\":{\"endpoint\":\"[::1]:4317\"},"
+                      "\"http\":{\"endpoint\":\"[::]:4319\"}}},\"zipkin\":{\"endpoint\":\"${env:POD_IP}:9412\"},"
+                      "\"mine\":{\"endpoint\":\"http://[fd00::1]:7777/x\"},\"statsd\":{\"endpoint\":\":8126\"},"
+                      "\"carbon\":{\"endpoint\":\"[::]:${env:PORT}\"},"
+                      "\"prometheus\":{\"api_server\":{\"enabled\":true,\"server_config\":{\"endpoint\":\"[::]:9090\"}}}},"
+                      "\"exporters\":{\"prometheus\":{\"endpoint\":\"[::]:9464\"}},"
+                      "\"extensions\":{\"health_check\":{\"endpoint\":\"[::]:13134\"},"
+                      "\"jaeger_query\":{\"http\":{\"endpoint\":\"[::1]:16687\"},\"grpc\":{\"endpoint\":\"[::1]:16685\"}}},"
+                      "\"service\":{\"extensions\":[\"health_check\",\"jaeger_query\"],\"pipelines\":{\"p\":{"
+                      "\"receivers\":[\"otlp\",\"zipkin\",\"mine\",\"statsd\",\"carbon\",\"prometheus\"],"
+                      "\"exporters\":[\"prometheus\"]}}}}";
+    EQ(sports(cfg, RX | EX, 0, NULL),
+       "[{\"name\":\"carbon\",\"port\":2003,\"targetPort\":2003},"
+       "{\"name\":\"mine\",\"port\":7777},"
+       "{\"name\":\"otlp-grpc\",\"appProtocol\":\"grpc\",\"port\":4317,\"targetPort\":4317},"
+       "{\"name\":\"otlp-http\",\"appProtocol\":\"http\",\"port\":4319,\"targetPort\":4319},"
+       "{\"name\":\"prometheus\",\"port\":9090},"
+       "{\"name\":\"prometheus\",\"port\":9464},"
+       "{\"name\":\"statsd\",\"protocol\":\"UDP\",\"port\":8126,\"targetPort\":8126},"
+       "{\"name\":\"zipkin\",\"protocol\":\"TCP\",\"appProtocol\":\"http\",\"port\":9412,\"targetPort\":9412}]");
+    EQ(sports(cfg, EXT, 0, NULL),
+       "[{\"name\":\"health-check\",\"port\":13134},"
+       "{\"name\":\"jaeger-query\",\"port\":16687,\"targetPort\":16687},"
        "{\"name\":\"jaeger-query-2\",\"port\":16685,\"targetPort\":16685}]");
 }
 END_TEST
@@ -658,8 +689,9 @@ START_TEST(render_odd_shapes) {
 END_TEST
 
 START_TEST(render_ipv6_endpoints) {
-    /* spec 7.11: the reference reads port 1 out of "[::1]:4317". The
-     * ConfigMap keeps the addresses as written. */
+    /* spec 7.11: the reference reads port 1 out of "[::1]:4317"; the port
+     * parsing in kube/collector.c does not. The ConfigMap keeps the
+     * addresses as written. */
     rendered *x = render_yaml(CR("c", "  config:\n    receivers:\n      otlp: {protocols: {grpc: {endpoint: '[::]:4317'},"
                                       " http: {endpoint: '[fd00::1]:5318'}}}\n      zipkin: {endpoint: '[::1]:9412'}\n"
                                       "    exporters: {}\n    extensions: {health_check: {endpoint: '[::]:13134'}}\n"
@@ -678,6 +710,101 @@ START_TEST(render_ipv6_endpoints) {
     s = at(find(x, "ConfigMap"), "data");
     ck_assert_ptr_nonnull(strstr(s, "[fd00::1]:5318"));
     free(s);
+    rendered_free(x);
+}
+END_TEST
+
+START_TEST(render_ipv6_listen_address_default) {
+    /* An empty endpoint defaults to 0.0.0.0 and the listen_address port:
+     * the IPv6 one's, not the reference's 1, in the ConfigMap and the
+     * container and Service ports alike. */
+    rendered *x = render_yaml(CR("c", "  config:\n    receivers:\n"
+                                      "      otlp: {protocols: {grpc: {listen_address: '[::1]:5317'}}}\n"
+                                      "    exporters: {}\n"
+                                      "    service: {pipelines: {p: {receivers: [otlp]}}}\n"));
+    char *s;
+    ck_assert_int_eq(x->rc, 0);
+    EQ(at(find(x, "Deployment"), "spec.template.spec.containers.0.ports"),
+       "[{\"name\":\"metrics\",\"containerPort\":8888,\"protocol\":\"TCP\"},"
+       "{\"name\":\"otlp-grpc\",\"containerPort\":5317,\"protocol\":\"TCP\"}]");
+    EQ(at(find(x, "Service"), "spec.ports"),
+       "[{\"name\":\"otlp-grpc\",\"appProtocol\":\"grpc\",\"port\":5317,\"targetPort\":5317}]");
+    s = at(find(x, "ConfigMap"), "data");
+    ck_assert_ptr_nonnull(strstr(s, "0.0.0.0:5317"));
+    ck_assert_ptr_nonnull(strstr(s, "[::1]:5317"));
+    free(s);
+    rendered_free(x);
+}
+END_TEST
+
+/* ---- upgrade routines, in memory (reconcile.md 5.6) ----------------------- */
+
+static char *upgraded(const char *config_json, int want_rc) {
+    json_object *c = tu_json(config_json);
+    ck_assert_int_eq(reconcile_upgrade_config(c), want_rc);
+    char *s = strdup(json_object_to_json_string_ext(c, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+    json_object_put(c);
+    return s;
+}
+
+#define TEL(m) "{\"service\":{\"telemetry\":{\"metrics\":" m "}}}"
+#define READER(h, p) "{\"pull\":{\"exporter\":{\"prometheus\":{\"host\":\"" h "\",\"port\":" #p "}}}}"
+
+START_TEST(upgrade_address_becomes_reader) {
+    EQ(upgraded(TEL("{\"address\":\"0.0.0.0:9999\"}"), 1), TEL("{\"readers\":[" READER("0.0.0.0", 9999) "]}"));
+    EQ(upgraded(TEL("{\"address\":\":8888\",\"level\":\"detailed\"}"), 1),
+       TEL("{\"level\":\"detailed\",\"readers\":[" READER("0.0.0.0", 8888) "]}"));
+    EQ(upgraded(TEL("{\"address\":\"[::]:8888\"}"), 1), TEL("{\"readers\":[" READER("::", 8888) "]}"));
+    EQ(upgraded(TEL("{\"address\":\"${env:MY_POD_IP}:8888\"}"), 1),
+       TEL("{\"readers\":[" READER("${env:MY_POD_IP}", 8888) "]}"));
+    /* an equal reader is not added twice; another one stays first */
+    EQ(upgraded(TEL("{\"address\":\"0.0.0.0:8888\",\"readers\":[" READER("0.0.0.0", 8888) "]}"), 1),
+       TEL("{\"readers\":[" READER("0.0.0.0", 8888) "]}"));
+    EQ(upgraded(TEL("{\"address\":\"0.0.0.0:9090\",\"readers\":[" READER("0.0.0.0", 8888) "]}"), 1),
+       TEL("{\"readers\":[" READER("0.0.0.0", 8888) "," READER("0.0.0.0", 9090) "]}"));
+}
+END_TEST
+
+START_TEST(upgrade_leaves_what_it_cannot_read) {
+    EQ(upgraded(TEL("{\"address\":\"\"}"), 0), TEL("{}"));
+    EQ(upgraded(TEL("{\"address\":\"localhost\"}"), 0), TEL("{\"address\":\"localhost\"}"));
+    EQ(upgraded(TEL("{\"address\":\"0.0.0.0:${env:PORT}\"}"), 0), TEL("{\"address\":\"0.0.0.0:${env:PORT}\"}"));
+    EQ(upgraded(TEL("{\"address\":\"::1:8888\"}"), 0), TEL("{\"address\":\"::1:8888\"}"));
+    EQ(upgraded(TEL("{\"address\":\"0.0.0.0:70000\"}"), 0), TEL("{\"address\":\"0.0.0.0:70000\"}"));
+    EQ(upgraded(TEL("{\"address\":\"0.0.0.0:1\",\"readers\":{}}"), 0), TEL("{\"address\":\"0.0.0.0:1\",\"readers\":{}}"));
+    EQ(upgraded("{\"receivers\":{}}", 0), "{\"receivers\":{}}");
+}
+END_TEST
+
+START_TEST(upgrade_status_version) {
+    ck_assert_int_lt(reconcile_version_cmp("0.110.0", "0.158.0"), 0);
+    ck_assert_int_lt(reconcile_version_cmp("0.99.0", "0.158.0"), 0);
+    ck_assert_int_eq(reconcile_version_cmp("v0.158.0", "0.158.0"), 0);
+    ck_assert_int_gt(reconcile_version_cmp("1.0.0", "0.158.0"), 0);
+    ck_assert_int_gt(reconcile_version_cmp("0.158.1", "0.158.0"), 0);
+    ck_assert_str_eq(reconcile_status_version(NULL, "0.158.0"), "0.158.0");
+    ck_assert_str_eq(reconcile_status_version("", "0.158.0"), "0.158.0");
+    ck_assert_str_eq(reconcile_status_version("0.110.0", "0.158.0"), "0.158.0");
+    ck_assert_str_eq(reconcile_status_version("0.200.0", "0.158.0"), "0.200.0");
+}
+END_TEST
+
+START_TEST(render_upgrades_the_telemetry_address) {
+    rendered *x = render_yaml("apiVersion: opentelemetry.io/v1beta1\nkind: OpenTelemetryCollector\n"
+                              "metadata: {name: old, namespace: obs}\n"
+                              "spec:\n  config:\n    receivers: {otlp: {protocols: {grpc: {}}}}\n"
+                              "    exporters: {debug: {}}\n"
+                              "    service:\n      telemetry: {metrics: {address: '0.0.0.0:9100'}}\n"
+                              "      pipelines: {t: {receivers: [otlp], exporters: [debug]}}\n");
+    char *data;
+    ck_assert_int_eq(x->rc, 0);
+    data = at(find(x, "ConfigMap"), "data");
+    ck_assert_ptr_null(strstr(data, "address"));
+    ck_assert_ptr_nonnull(strstr(data, "port: 9100"));
+    free(data);
+    ck_assert_uint_eq(x->r.nwarnings, 1);
+    ck_assert_str_eq(x->r.warnings[0], "service.telemetry.metrics.address is deprecated: rendered as a prometheus pull "
+                                       "reader");
     rendered_free(x);
 }
 END_TEST
@@ -746,6 +873,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, service_ports_single_and_generic);
     tcase_add_test(tc, service_ports_exporters_extensions);
     tcase_add_test(tc, service_ports_spec_ports_merge);
+    tcase_add_test(tc, service_ports_ipv6_endpoints);
     tcase_add_test(tc, render_counts_per_mode);
     tcase_add_test(tc, render_hpa);
     tcase_add_test(tc, render_errors);
@@ -757,6 +885,11 @@ static Suite *suite(void) {
     tcase_add_test(tc, render_prometheus_port_from_config);
     tcase_add_test(tc, render_odd_shapes);
     tcase_add_test(tc, render_ipv6_endpoints);
+    tcase_add_test(tc, render_ipv6_listen_address_default);
+    tcase_add_test(tc, upgrade_address_becomes_reader);
+    tcase_add_test(tc, upgrade_leaves_what_it_cannot_read);
+    tcase_add_test(tc, upgrade_status_version);
+    tcase_add_test(tc, render_upgrades_the_telemetry_address);
     tcase_add_test(tc, render_target_allocator_by_label);
     tcase_add_test(tc, stream_one_bad_does_not_hide_others);
     suite_add_tcase(s, tc);
