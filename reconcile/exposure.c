@@ -5,8 +5,10 @@
  *
  * Kept from the reference: gRPC ports are put on Ingress path prefixes
  * (spec 7.15; usually useless, but changing the set of paths would change
- * what existing clients reach). HTTPRoutes are rendered whenever enabled:
- * whether the Gateway API exists is the `run` command's question. */
+ * what existing clients reach). Routes and HTTPRoutes are left out, with a
+ * warning, when the cluster lacks their API (reconcile_options, which `run`
+ * fills from discovery): the reference skips Routes silently and fails on
+ * HTTPRoutes (spec 7.15), which would also stop pruning. */
 #include "reconcile/context.h"
 #include "reconcile/naming.h"
 #include "reconcile/obj.h"
@@ -150,6 +152,11 @@ static int build_http_routes(reconcile_ctx *c) {
     json_object *hr = reconcile_get_map(c->spec, "httpRoute"), *ports;
     const char *gw = reconcile_get_str(hr, "gateway"), *gwns = reconcile_get_str(hr, "gatewayNamespace");
     if (!reconcile_get_bool(hr, "enabled") || !gw || !*gw) return 0;
+    if (!c->opt->gateway) { /* the reference renders them and fails (spec 7.15) */
+        reconcile_warn(c, "spec.httpRoute is enabled but the Gateway API (gateway.networking.k8s.io/v1) is not "
+                          "installed: no HTTPRoutes");
+        return 0;
+    }
     if (!gwns || !*gwns) gwns = c->ns;
     if (!(ports = receiver_ports(c, 0))) return -1;
     for (size_t i = 0; i < json_object_array_length(ports); i++) {

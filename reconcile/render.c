@@ -37,6 +37,7 @@ void reconcile_options_default(reconcile_options *o) {
     o->rbac = 1;
     o->prometheus_crds = 1;
     o->routes = 1;
+    o->gateway = 1;
 }
 
 /* ---------------------------------------------------------------------------
@@ -470,7 +471,9 @@ int reconcile_render(json_object *collector, const char *ns, const reconcile_opt
     json_object_object_del(c.cr, KUBE_COLLECTOR_DERIVED_ERROR);
     c.spec = reconcile_get_map(c.cr, "spec");
     c.config = reconcile_get_map(c.spec, "config");
-    switch (reconcile_upgrade_config(c.config)) {
+    /* upgradeStrategy: none pins the collector as it is (spec 5.6). */
+    const char *strategy = reconcile_get_str(c.spec, "upgradeStrategy");
+    switch (strategy && strcmp(strategy, "none") == 0 ? 0 : reconcile_upgrade_config(c.config)) {
     case 1:
         reconcile_warn(&c, "service.telemetry.metrics.address is deprecated: rendered as a prometheus pull reader");
         break;

@@ -20,6 +20,7 @@ typedef struct reconcile_options {
     int rbac;                    /* may create ClusterRoles and bindings */
     int prometheus_crds;         /* ServiceMonitor and PodMonitor exist */
     int routes;                  /* route.openshift.io exists */
+    int gateway;                 /* gateway.networking.k8s.io/v1 exists */
 } reconcile_options;
 
 /* Everything available, the default collector image. */

@@ -42,6 +42,7 @@
 #include "reconcile/upgrade.h"
 
 #include <json-c/json.h>
+#include <math.h>
 #include <openssl/evp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -213,20 +214,63 @@ static bool empty(json_object *v) {
     }
 }
 
-/* Every field of want has the same value in have (see the header). */
-static bool subset(json_object *want, json_object *have) {
+/* A Kubernetes resource quantity ("500m", "1Gi", "1e3", "0.5") as a
+ * number; false when s is not one. The API server stores quantities in a
+ * canonical form ("1024Mi" comes back as "1Gi", 0.5 as "500m"), so they
+ * are compared by value, as the reference's semantic DeepEqual does. */
+static bool quantity(const char *s, long double *out) {
+    static const struct {
+        const char *suffix;
+        long double mult;
+    } SUFFIXES[] = {{"Ki", 0x1p10L}, {"Mi", 0x1p20L}, {"Gi", 0x1p30L}, {"Ti", 0x1p40L}, {"Pi", 0x1p50L},
+                    {"Ei", 0x1p60L}, {"n", -1e9L},    {"u", -1e6L},    {"m", -1e3L},    {"k", 1e3L},
+                    {"M", 1e6L},     {"G", 1e9L},     {"T", 1e12L},    {"P", 1e15L},    {"E", 1e18L}};
+    const char *p = s;
+    if (*p == '+' || *p == '-') p++;
+    if (!(*p >= '0' && *p <= '9') && !(*p == '.' && p[1] >= '0' && p[1] <= '9')) return false;
+    char *end;
+    long double v = strtold(s, &end);
+    if (end == s) return false;
+    if (*end) {
+        size_t i;
+        for (i = 0; i < sizeof SUFFIXES / sizeof *SUFFIXES; i++)
+            if (strcmp(end, SUFFIXES[i].suffix) == 0) break;
+        if (i == sizeof SUFFIXES / sizeof *SUFFIXES) return false;
+        /* negative: divide, which rounds once ("500m" is exactly 0.5) */
+        v = SUFFIXES[i].mult < 0 ? v / -SUFFIXES[i].mult : v * SUFFIXES[i].mult;
+    }
+    *out = v;
+    return true;
+}
+
+static bool number_of(json_object *o, bool quantities, long double *out) {
+    if (json_object_is_type(o, json_type_int) || json_object_is_type(o, json_type_double)) {
+        *out = json_object_get_double(o);
+        return true;
+    }
+    return quantities && json_object_is_type(o, json_type_string) && quantity(json_object_get_string(o), out);
+}
+
+/* Every field of want has the same value in have (see the header). q:
+ * below a "requests" or "limits" map, where strings are quantities (and
+ * only there: "1" and "1.0" are different env values). */
+static bool subset_q(json_object *want, json_object *have, bool q) {
     if (empty(want)) return true;
     json_type t = json_object_get_type(want);
-    if ((t == json_type_int || t == json_type_double) &&
-        (json_object_is_type(have, json_type_int) || json_object_is_type(have, json_type_double)))
-        return json_object_get_double(want) == json_object_get_double(have);
+    long double a, b;
+    if (t == json_type_string && json_object_is_type(have, json_type_string) &&
+        strcmp(json_object_get_string(want), json_object_get_string(have)) == 0)
+        return true;
+    if ((t == json_type_int || t == json_type_double || t == json_type_string) && number_of(want, q, &a) &&
+        number_of(have, q, &b))
+        return a == b || fabsl(a - b) <= 1e-12L * fmaxl(fabsl(a), fabsl(b)); /* "0.1m" against "100u" */
     if (!have || json_object_get_type(have) != t) return false;
     switch (t) {
     case json_type_object: {
         json_object_object_foreach(want, k, v) {
             json_object *h = NULL;
             json_object_object_get_ex(have, k, &h);
-            if (!subset(v, h)) return false;
+            if (!subset_q(v, h, q || strcmp(k, "requests") == 0 || strcmp(k, "limits") == 0)) return false;
         }
         return true;
     }
@@ -234,7 +278,7 @@ static bool subset(json_object *want, json_object *have) {
         size_t n = json_object_array_length(want);
         if (json_object_array_length(have) != n) return false;
         for (size_t i = 0; i < n; i++)
-            if (!subset(json_object_array_get_idx(want, i), json_object_array_get_idx(have, i))) return false;
+            if (!subset_q(json_object_array_get_idx(want, i), json_object_array_get_idx(have, i), q)) return false;
         return true;
     }
     case json_type_string: return strcmp(json_object_get_string(want), json_object_get_string(have)) == 0;
@@ -256,6 +300,10 @@ static int digest(json_object *o, char out[17]) {
     if (!s || EVP_Digest(s, strlen(s), md, &mdlen, EVP_sha256(), NULL) != 1) return -1;
     for (int i = 0; i < 8; i++) snprintf(out + 2 * i, 3, "%02x", md[i]);
     return 0;
+}
+
+static bool subset(json_object *want, json_object *have) {
+    return subset_q(want, have, false);
 }
 
 /* ---- listing ---------------------------------------------------------- */
@@ -446,11 +494,47 @@ static int delete_for_recreate(run *r, const char *path, bool orphan, char *err,
     return -1;
 }
 
-/* True for the API server's answer to a change of an immutable field
- * (StatefulSets word it differently from everything else). */
+static bool immutable_text(const char *s) {
+    return s && (strstr(s, "field is immutable") || strstr(s, "Forbidden: updates to statefulset spec"));
+}
+
+/* True for the API server's answer to a change of immutable fields and
+ * nothing else (StatefulSets word it differently from everything else): a
+ * 422 that also names an invalid value would refuse the new object too. */
 static bool immutable_refusal(int code, const char *body) {
-    return code == 422 && body &&
-           (strstr(body, "field is immutable") || strstr(body, "Forbidden: updates to statefulset spec"));
+    if (code != 422 || !body) return false;
+    json_object *j = json_tokener_parse(body);
+    json_object *causes = reconcile_get_arr(reconcile_get_map(j, "details"), "causes");
+    bool ok = causes ? json_object_array_length(causes) > 0 : immutable_text(reconcile_get_str(j, "message"));
+    for (size_t i = 0; causes && i < json_object_array_length(causes); i++)
+        if (!immutable_text(reconcile_get_str(json_object_array_get_idx(causes, i), "message"))) ok = false;
+    json_object_put(j);
+    return ok;
+}
+
+/* Asks the API server, without writing, whether obj would be accepted as
+ * a new object (validation, admission webhooks and policies all run on a
+ * dry-run create): only then is the old one deleted, so that a refusal
+ * does not leave the collector with no workload. The object exists, so
+ * the answer to watch for is 409 AlreadyExists, which the storage gives
+ * after everything else passed. 0, or -1 with err. */
+static int would_create(run *r, const kind_info *k, const char *ns, json_object *obj, char *err, size_t errlen) {
+    char url[1100], *body = NULL;
+    collection_path(url, sizeof url, k, ns);
+    size_t l = strlen(url);
+    snprintf(url + l, sizeof url - l, "?dryRun=All&fieldManager=" RECONCILE_FIELD_MANAGER);
+    int code = request(r, "POST", url, "application/json", json_text(obj), &body, NULL, err, errlen);
+    if (code == 409 || code == 200 || code == 201) {
+        free(body);
+        return 0;
+    }
+    if (code > 0) {
+        char why[400];
+        describe(why, sizeof why, code, body);
+        snprintf(err, errlen, "the new object would be refused, so the old one stays: %s", why);
+    }
+    free(body);
+    return -1;
 }
 
 static void apply_one(run *r, collector *c, json_object *obj) {
@@ -507,23 +591,28 @@ static void apply_one(run *r, collector *c, json_object *obj) {
     snprintf(url, sizeof url, "%s?fieldManager=" RECONCILE_FIELD_MANAGER "&force=true", path);
     char *body = NULL;
     int code = 0;
-    /* Twice at most: an immutable change we did not see coming (the
-     * server's 422) gets one delete and one more apply. */
+    bool recreated = false;
+    /* Twice at most: an immutable change of a workload we did not see
+     * coming (the server's 422) gets one delete and one more apply. */
     for (int attempt = 0; attempt < 2; attempt++) {
         if (immutable) {
-            logf_(r, "recreating %s %s/%s: %s (%s delete)", kind, c->ns, name, immutable,
-                  orphan ? "orphaning its pods" : "its pods go with it");
-            if (delete_for_recreate(r, path, orphan, err, sizeof err) != 0) {
+            free(body);
+            body = NULL;
+            logf_(r, "recreating %s %s/%s: %s (%s)", kind, c->ns, name, immutable,
+                  orphan ? "Orphan delete: its pods wait for the new one" : "Background delete: its pods go with it");
+            if (would_create(r, k, c->ns, obj, err, sizeof err) != 0 ||
+                delete_for_recreate(r, path, orphan, err, sizeof err) != 0) {
                 fail(c, "recreating %s %s (%s): %s", kind, name, immutable, err);
                 logf_(r, "error: %s/%s: recreating %s %s: %s", c->ns, c->name, kind, name, err);
                 return;
             }
             r->st->recreated++;
+            recreated = true;
         }
         free(body);
         body = NULL;
         code = request(r, "PATCH", url, "application/apply-patch+yaml", json_text(obj), &body, NULL, err, sizeof err);
-        if (attempt == 0 && !immutable && k->namespaced && immutable_refusal(code, body)) {
+        if (attempt == 0 && !immutable && k->rank == 5 && immutable_refusal(code, body)) {
             immutable = "the API server refused an immutable change";
             orphan = strcmp(kind, "StatefulSet") == 0;
             continue;
@@ -533,8 +622,9 @@ static void apply_one(run *r, collector *c, json_object *obj) {
     if (code == 200 || code == 201) {
         logf_(r, "applied %s %s%s%s", kind, k->namespaced ? c->ns : "", k->namespaced ? "/" : "", name);
         /* The answer is the object as it is now: its status is fresher
-         * than the listed one. */
-        if (workload) c->workload_applied = body ? json_tokener_parse(body) : NULL;
+         * than the listed one, except for one just created again, whose
+         * status is empty while the pods it adopts are still running. */
+        if (workload && !recreated) c->workload_applied = body ? json_tokener_parse(body) : NULL;
     } else {
         if (code > 0) describe(err, sizeof err, code, body);
         fail(c, "applying %s %s: %s", kind, name, err);
@@ -657,7 +747,10 @@ static void now_rfc3339(char out[32]) {
 static void write_status(run *r, collector *c, const reconcile_render_result *rr, bool rendered, const char *mode) {
     json_object *live = reconcile_get_map(c->cr, "status");
     json_object *st = json_object_new_object();
-    reconcile_obj_str(st, "version", reconcile_status_version(reconcile_get_str(live, "version"), DEFAULT_VERSION));
+    const char *lv = reconcile_get_str(live, "version"),
+               *strategy = reconcile_get_str(reconcile_get_map(c->cr, "spec"), "upgradeStrategy");
+    bool pinned = strategy && strcmp(strategy, "none") == 0 && lv && *lv; /* not upgraded: not bumped */
+    reconcile_obj_str(st, "version", pinned ? lv : reconcile_status_version(lv, DEFAULT_VERSION));
     if (rendered && !c->error[0]) {
         json_object *scale = reconcile_obj_map(st, "scale");
         if (mode && strcmp(mode, "sidecar") == 0) {
@@ -795,9 +888,14 @@ static bool reconcile_one(run *r, json_object *cr, const reconcile_options *opt)
         logf_(r, "error: %s/%s: %s", c.ns, c.name, err);
     } else {
         for (size_t i = 0; i < rr.nwarnings; i++) logf_(r, "warning: %s/%s: %s", c.ns, c.name, rr.warnings[i]);
+        /* A missing allocator: nothing is applied (the reference fails
+         * before building), so no ConfigMap points at an allocator that
+         * is not there. */
         check_target_allocator(r, &c);
-        ranked *order = calloc(rr.nobjs + 1, sizeof *order);
-        if (!order) {
+        ranked *order = c.error[0] ? NULL : calloc(rr.nobjs + 1, sizeof *order);
+        if (c.error[0]) {
+            /* the objects stay as they were */
+        } else if (!order) {
             fail(&c, "out of memory");
         } else {
             for (size_t i = 0; i < rr.nobjs; i++) {
@@ -872,6 +970,7 @@ int reconcile_run(kube_api *api, const reconcile_run_opts *o, reconcile_run_stat
     reconcile_options_default(&opt);
     opt.prometheus_crds = r.have[NEED_PROMETHEUS];
     opt.routes = r.have[NEED_ROUTE];
+    opt.gateway = r.have[NEED_GATEWAY];
     st->collectors = json_object_array_length(crs);
     for (size_t i = 0; i < st->collectors; i++) {
         json_object *cr = json_object_array_get_idx(crs, i), *m = reconcile_get_map(cr, "metadata");

@@ -33,6 +33,8 @@ On demand, through the methods of FakeAPI or POST /_control with
                                server-side applies of that object answer
                                code with a Status carrying message, `times`
                                times or until heal()
+  fail_create(resource, name, code=403, message=...)  dry-run creates of
+                               that object are refused until heal()
   linger(resource, name, gets)  after its next DELETE the object is still
                                found by the next `gets` GETs, as while the
                                garbage collector holds an Orphan delete
@@ -43,12 +45,15 @@ Writes, for otel-reconcile run:
   GET collection?labelSelector=k=v,...  equality selectors
   PATCH collection/NAME        server-side apply (application/apply-patch+yaml,
                                fieldManager required): creates, or merges the
-                               applied object into the stored one (RFC 7386);
+                               applied object into the stored one (RFC 7386),
+                               resource quantities in canonical form;
                                the resourceVersion moves on every apply; a
                                change of an IMMUTABLE field answers 422 with
                                the API server's message
   PATCH collection/NAME/status merge patch of the status subresource
   DELETE collection/NAME       200 with the object, 404 when absent
+  POST collection?dryRun=All   a dry-run create: 409 when the object exists,
+                               unless fail_create refuses it first
 
 Authentication: a bearer token, or a client certificate signed by
 client_ca. Every request (method, path, query, accept, status) is kept in
@@ -68,6 +73,7 @@ import threading
 import time
 import urllib.parse
 import uuid
+from fractions import Fraction
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 # plural -> (group/version prefix, kind, namespaced)
@@ -137,6 +143,40 @@ def fields_v1(v):
     return {}
 
 
+BINARY = [("Ei", 2 ** 60), ("Pi", 2 ** 50), ("Ti", 2 ** 40), ("Gi", 2 ** 30), ("Mi", 2 ** 20), ("Ki", 2 ** 10)]
+DECIMAL = [("E", 10 ** 18), ("P", 10 ** 15), ("T", 10 ** 12), ("G", 10 ** 9), ("M", 10 ** 6), ("k", 10 ** 3),
+           ("", 1), ("m", Fraction(1, 10 ** 3)), ("u", Fraction(1, 10 ** 6)), ("n", Fraction(1, 10 ** 9))]
+
+
+def canonical_quantity(v):
+    """The API server's canonical form of a resource quantity ("1024Mi" ->
+    "1Gi", "0.5" -> "500m", 1073741824 -> "1073741824"): binary input keeps
+    a binary suffix, anything else a decimal one, the largest that leaves an
+    integer. Values it does not parse are returned as they are."""
+    text = str(v)
+    m = re.fullmatch(r"([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)?", text)
+    if not m or isinstance(v, bool):
+        return v
+    suffix = m.group(2) or ""
+    table = BINARY if suffix.endswith("i") else DECIMAL
+    value = Fraction(m.group(1)) * dict(BINARY + DECIMAL)[suffix]
+    if value == 0:
+        return "0"
+    for name, mult in table:
+        if (value / mult).denominator == 1:
+            return "%d%s" % (value / mult, name)
+    return "%dn" % (value / Fraction(1, 10 ** 9))
+
+
+def canonical_resources(v, inside=False):
+    """Every value below a "requests" or "limits" map in canonical form."""
+    if isinstance(v, dict):
+        return {k: canonical_resources(x, inside or k in ("requests", "limits")) for k, x in v.items()}
+    if isinstance(v, list):
+        return [canonical_resources(x, inside) for x in v]
+    return canonical_quantity(v) if inside and v is not None else v
+
+
 def selected(obj, selector):
     """Equality-based label selectors only (k=v,k2=v2), what the clients ask."""
     labels = obj.get("metadata", {}).get("labels") or {}
@@ -167,6 +207,7 @@ class FakeAPI:
         self.hidden = set()
         self.failing = {}  # (resource, name) -> HTTP status of its applies
         self.lingering = {}  # (resource, name) -> (GETs left, the deleted object)
+        self.failing_create = {}  # (resource, name) -> (HTTP status, message) of dry-run creates
         self.version = ("1", "30")
         self.bookmark_interval = bookmark_interval
         self.requests = []
@@ -285,9 +326,16 @@ class FakeAPI:
         with self.cond:
             self.lingering[(resource, name)] = (gets, None)
 
+    def fail_create(self, resource, name, code=403, message="denied by policy"):
+        """Dry-run creates of that object answer code with message (an
+        admission policy that would refuse it) until heal()."""
+        with self.cond:
+            self.failing_create[(resource, name)] = (int(code), message)
+
     def heal(self):
         with self.cond:
             self.failing.clear()
+            self.failing_create.clear()
 
     def get(self, resource, name, namespace=None):
         if RESOURCES[resource][2]:
@@ -376,15 +424,46 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         u = urllib.parse.urlsplit(self.path)
         if u.path != "/_control":
-            return self._send(405, status(405, "MethodNotAllowed", "read-only fake"))
+            return self._create()
         n = int(self.headers.get("Content-Length", "0"))
         args = json.loads(self.rfile.read(n) or b"{}")
         op = args.pop("op", "")
         if op not in ("apply", "delete", "gone", "drop", "stall", "set_token", "slow", "set_version", "hide",
-                      "unhide", "fail_apply", "heal"):
+                      "unhide", "fail_apply", "fail_create", "heal"):
             return self._send(400, {"error": "unknown op %r" % op}, record=False)
         result = getattr(self.fake, op)(**args)
         self._send(200, {"ok": True, "result": result if isinstance(result, (bool, dict)) else None}, record=False)
+
+    def _create(self):
+        """POST collection?dryRun=All: what otel-reconcile asks before it
+        deletes an object to create it again. Validation first (fail_create),
+        then the storage's existence check (409), as a real server does.
+        Real creates are not needed by any client and answer 405."""
+        fake = self.fake
+        u = urllib.parse.urlsplit(self.path)
+        q = dict(urllib.parse.parse_qsl(u.query))
+        if not self._authorised():
+            return self._send(401, status(401, "Unauthorized", "Unauthorized"))
+        m = PATH_RE.match(u.path)
+        if (not m or m.group(4) or m.group(3) not in RESOURCES or RESOURCES[m.group(3)][0] != m.group(1) or
+                m.group(3) in fake.hidden):
+            return self._send(404, status(404, "NotFound", "the server could not find the requested resource"))
+        if q.get("dryRun") != "All":
+            return self._send(405, status(405, "MethodNotAllowed", "the fake only answers dry-run creates"))
+        _, ns, resource, _ = m.groups()
+        try:
+            obj = self._body()
+        except Exception as e:  # noqa: BLE001
+            return self._send(400, status(400, "BadRequest", "body: %s" % e))
+        name = (obj.get("metadata") or {}).get("name", "")
+        with fake.cond:
+            failing = fake.failing_create.get((resource, name))
+        if failing:
+            code, message = failing
+            return self._send(code, status(code, "Forbidden" if code == 403 else "Invalid", message))
+        if fake.get(resource, name, ns) is not None:
+            return self._send(409, status(409, "AlreadyExists", '%s "%s" already exists' % (resource, name)))
+        self._send(201, obj)
 
     def do_GET(self):
         fake = self.fake
@@ -522,6 +601,7 @@ class _Handler(BaseHTTPRequestHandler):
         meta = patch.get("metadata") or {}
         if meta.get("name") != name or (ns and meta.get("namespace", ns) != ns):
             return self._send(400, status(400, "BadRequest", "the name of the object does not match the path"))
+        patch = canonical_resources(patch)
         with fake.cond:
             old = fake.objects[resource].get((ns, name))
             if old and resource in IMMUTABLE:

@@ -376,9 +376,11 @@ def steps(k, fake, tmp):
     fake.apply("opentelemetrycollectors", shared)
     rc, nums, err, reqs = k.run()
     msg = cond(k.get("opentelemetrycollectors", "user", "team")).get("message", "")
-    check("TargetAllocator by label: a missing one fails the collector",
-          rc == 1 and msg == "TargetAllocator shared: not found (the label opentelemetry.io/target-allocator names it)",
-          (rc, msg))
+    user = k.get("opentelemetrycollectors", "user", "team")
+    check("TargetAllocator by label: a missing one fails the collector, nothing of it applied",
+          rc == 1 and msg == "TargetAllocator shared: not found (the label opentelemetry.io/target-allocator names it)"
+          and not k.names("configmaps", "team", user["metadata"]["uid"]) and
+          not k.names("statefulsets", "team", user["metadata"]["uid"]), (rc, msg))
     fake.apply("targetallocators", {"metadata": {"name": "shared", "namespace": "team"}, "spec": {}})
     rc, nums, err, reqs = k.run()
     check("TargetAllocator by label: an existing one is used, none created",
@@ -398,9 +400,10 @@ def steps(k, fake, tmp):
     fake.hide("routes")
     rc, nums, err, reqs = k.run()
     msg = cond(k.get("opentelemetrycollectors", "web", "team")).get("message", "")
-    check("Gateway API missing: the collector fails with the reason", rc == 1 and
-          msg == "HTTPRoute web-otlp-http-httproute: the Gateway API CRDs (gateway.networking.k8s.io/v1) are not "
-          "installed", (rc, msg))
+    check("Gateway API and route API missing: reconciled without them, the reason on the collector", rc == 0 and
+          msg == "Successfully reconciled with warnings: spec.ingress.type is route but the OpenShift route API is "
+          "not available: no Routes; spec.httpRoute is enabled but the Gateway API (gateway.networking.k8s.io/v1) is "
+          "not installed: no HTTPRoutes", (rc, msg))
     check("route API missing: no Routes, a warning", "warning: team/web: spec.ingress.type is route but the OpenShift "
           "route API is not available: no Routes" in err and count(reqs, "PATCH", "/routes/") == 0, err[-800:])
     fake.unhide("httproutes")
@@ -439,15 +442,70 @@ def steps(k, fake, tmp):
           [p["status"] for p in polls] == [200, 200, 404] and
           [v["metadata"]["name"] for v in sts["spec"].get("volumeClaimTemplates", [])] == ["data"],
           (rc, nums, dels, [p["status"] for p in polls], err[-500:]))
+    # The API server stores quantities in canonical form: equal by value is equal.
+    s = k.get("opentelemetrycollectors", "scraper", "team")
+    s["spec"]["volumeClaimTemplates"][0]["spec"]["resources"]["requests"]["storage"] = "1024Mi"
+    s["spec"]["resources"] = {"limits": {"cpu": "0.5", "memory": "1073741824"}}
+    fake.apply("opentelemetrycollectors", s)
+    rc, nums, err, reqs = k.run()
+    check("quantities: a new resources block is applied, an equal claim size is no immutable change",
+          rc == 0 and nums["recreated"] == 0 and count(reqs, "PATCH", "/statefulsets/scraper-collector") == 1 and
+          count(reqs, "DELETE") == 0, (rc, nums, err[-500:]))
+    sts = k.get("statefulsets", "scraper-collector", "team")
+    sts["spec"]["volumeClaimTemplates"][0]["spec"]["resources"]["requests"]["storage"] = "1Gi"
+    sts["spec"]["template"]["spec"]["containers"][0]["resources"] = {"limits": {"cpu": "500m", "memory": "1Gi"}}
+    fake.apply("statefulsets", sts)
+    rc, nums, err, reqs = k.run()
+    check("quantities: canonical forms (1Gi for 1024Mi, 500m for 0.5) are not a change", rc == 0 and
+          count(reqs, "PATCH") == 0 and count(reqs, "DELETE") == 0,
+          [r["path"] for r in reqs if r["method"] != "GET"])
+
+    # A recreate is asked first as a dry-run create: a policy refusing the new
+    # object keeps the old one running.
+    dep = k.get("deployments", "alpha-collector", "obs")
+    dep["spec"]["selector"] = {"matchLabels": {"app": "older-still"}}
+    fake.apply("deployments", dep)
+    fake.fail_create("deployments", "alpha-collector", 403, 'admission webhook "policy.example.com" denied the '
+                     'request: no new Deployments on Fridays')
+    rc, nums, err, reqs = k.run()
+    msg = cond(k.get("opentelemetrycollectors", "alpha", "obs")).get("message", "")
+    posts = [r for r in reqs if r["method"] == "POST"]
+    check("recreate refused by a policy: nothing deleted, the reason on the collector",
+          rc == 1 and count(reqs, "DELETE") == 0 and len(posts) == 1 and
+          posts[0]["query"] == "dryRun=All&fieldManager=otel-reconcile" and
+          k.get("deployments", "alpha-collector", "obs") is not None and
+          msg == 'recreating Deployment alpha-collector (spec.selector changed): the new object would be refused, so '
+          'the old one stays: 403 admission webhook "policy.example.com" denied the request: no new Deployments on '
+          'Fridays', (rc, msg, [r["path"] for r in reqs if r["method"] != "GET"]))
+    fake.heal()
+    rc, nums, err, reqs = k.run()
+    check("recreate allowed again: done", rc == 0 and nums["recreated"] == 1, (rc, nums, err[-500:]))
+    # An immutable-field 422 of a kind that is not a workload fails, deletes nothing.
+    fake.fail_apply("services", "alpha-collector", 422, "spec.clusterIP: Invalid value: \"None\": field is immutable",
+                    times=1)
+    a = k.get("opentelemetrycollectors", "alpha", "obs")
+    a["spec"]["replicas"] = 5
+    a["spec"]["ports"] = [{"name": "extra", "port": 9999}]
+    fake.apply("opentelemetrycollectors", a)
+    rc, nums, err, reqs = k.run()
+    check("immutable 422 on a Service: the collector fails, nothing is deleted", rc == 1 and count(reqs, "DELETE") == 0
+          and "applying Service alpha-collector: 422" in cond(k.get("opentelemetrycollectors", "alpha", "obs")).get(
+              "message", ""), (rc, nums, [r["path"] for r in reqs if r["method"] != "GET"]))
+    rc, nums, err, reqs = k.run()
+    check("and the next run applies it", rc == 0, (rc, err[-500:]))
+
     b = k.get("opentelemetrycollectors", "beta", "obs")
     b["spec"]["config"]["exporters"]["debug"] = {"verbosity": "basic"}
     fake.apply("opentelemetrycollectors", b)
     fake.fail_apply("daemonsets", "beta-collector", 422, "spec.template.spec.foo: field is immutable", times=1)
     rc, nums, err, reqs = k.run()
     dels = [r["path"] for r in reqs if r["method"] == "DELETE"]
+    order = [(r["method"], r["query"]) for r in reqs if "/daemonsets" in r["path"] and r["method"] != "GET"]
     check("an immutable change only the server saw: deleted and applied again", rc == 0 and nums["recreated"] == 1 and
-          count(reqs, "PATCH", "/daemonsets/beta-collector") == 2 and dels == [
-              "/apis/apps/v1/namespaces/obs/daemonsets/beta-collector"], (rc, nums, dels, err[-500:]))
+          dels == ["/apis/apps/v1/namespaces/obs/daemonsets/beta-collector"] and order == [
+              ("PATCH", "fieldManager=otel-reconcile&force=true"), ("POST", "dryRun=All&fieldManager=otel-reconcile"),
+              ("DELETE", "propagationPolicy=Background"), ("PATCH", "fieldManager=otel-reconcile&force=true")],
+          (rc, nums, order, err[-500:]))
     rc, nums, err, reqs = k.run()
     check("after recreating: the next run writes nothing", rc == 0 and count(reqs, "PATCH") == 0 and
           count(reqs, "DELETE") == 0, [r["path"] for r in reqs if r["method"] != "GET"])
@@ -495,6 +553,18 @@ def steps(k, fake, tmp):
     check("upgrade: a newer status.version is kept", rc == 0 and count(reqs, "PATCH") == 0 and
           k.get("opentelemetrycollectors", "old", "obs")["status"]["version"] == "0.200.0", nums)
     fake.delete("opentelemetrycollectors", "old", "obs")
+    pinned = collector("pinned", upgradeStrategy="none")
+    pinned["spec"]["config"]["service"]["telemetry"] = {"metrics": {"address": "0.0.0.0:9999"}}
+    pinned["status"] = {"version": "0.110.0"}
+    pinned = fake.apply("opentelemetrycollectors", pinned)
+    rc, nums, err, reqs = k.run()
+    cms = [k.get("configmaps", n, "obs")["data"]["collector.yaml"] for n in k.names("configmaps", "obs",
+                                                                                    pinned["metadata"]["uid"])]
+    p = k.get("opentelemetrycollectors", "pinned", "obs")
+    check("upgradeStrategy none: no upgrade, status.version kept", rc == 0 and len(cms) == 1 and
+          'address: "0.0.0.0:9999"' in cms[0] and "readers" not in cms[0] and p["status"]["version"] == "0.110.0",
+          (rc, cms, p.get("status"), err[-300:]))
+    fake.delete("opentelemetrycollectors", "pinned", "obs")
     s = k.get("opentelemetrycollectors", "scraper", "team")
     s["spec"]["targetAllocator"] = {"enabled": False}
     fake.apply("opentelemetrycollectors", s)
