@@ -612,8 +612,6 @@ static void apply_one(run *r, collector *c, json_object *obj) {
             r->st->recreated++;
             recreated = true;
         }
-        free(body);
-        body = NULL;
         code = request(r, "PATCH", url, "application/apply-patch+yaml", json_text(obj), &body, NULL, err, sizeof err);
         if (attempt == 0 && !immutable && k->rank == 5 && immutable_refusal(code, body)) {
             immutable = "the API server refused an immutable change";
