@@ -11,7 +11,7 @@ LIBS    = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)
 SAN     := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-LIB_SRC  := $(sort $(wildcard kube/*.c mutate/*.c certs/*.c) $(filter-out reconcile/main.c,$(wildcard reconcile/*.c)))
+LIB_SRC  := $(sort $(wildcard base/*.c kube/*.c mutate/*.c certs/*.c) $(filter-out reconcile/main.c,$(wildcard reconcile/*.c)))
 SRV_SRC  := $(sort $(wildcard server/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
 TEST_SUPPORT := tests/util.c tests/engine_fixture.c
@@ -162,7 +162,7 @@ FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_FLAGS   := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
                 -fno-omit-frame-pointer -D_GNU_SOURCE -I.
-FUZZ_LIB      = $(sort $(wildcard kube/*.c mutate/*.c))
+FUZZ_LIB      = $(sort $(wildcard base/*.c kube/*.c mutate/*.c))
 # kube/ also holds the API client (libcurl, OpenSSL), so those link too.
 FUZZ_PKGS     = json-c yaml-0.1 libcurl openssl
 .PHONY: fuzz

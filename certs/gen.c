@@ -13,6 +13,8 @@
  * from an openssl.cnf-style string. */
 #include "certs/gen.h"
 
+#include "base/alloc.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -225,7 +227,8 @@ static char *pem_of(int (*write)(BIO *, const void *), const void *obj, size_t *
     if (!bio || !write(bio, obj)) goto done;
     char *data;
     long n = BIO_get_mem_data(bio, &data);
-    if (n <= 0 || !(out = malloc((size_t)n + 1))) goto done;
+    if (n <= 0) goto done;
+    out = xmalloc((size_t)n + 1);
     memcpy(out, data, (size_t)n);
     out[n] = 0;
     *len = (size_t)n;
@@ -306,10 +309,7 @@ int tls_generate(const tls_gen_options *o, char *err, size_t errlen) {
         goto err;
     }
     size_t blen = 4 * ((len[1] + 2) / 3);
-    if (!(bundle = malloc(blen + 2))) {
-        snprintf(err, errlen, "out of memory");
-        goto err;
-    }
+    bundle = xmalloc(blen + 2);
     EVP_EncodeBlock((unsigned char *)bundle, (const unsigned char *)pem[1], (int)len[1]);
     bundle[blen] = '\n';
     bundle[blen + 1] = 0;

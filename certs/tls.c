@@ -21,6 +21,8 @@
  * without touching the timestamps we compare. */
 #include "certs/tls.h"
 
+#include "base/alloc.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -123,11 +125,7 @@ static char *read_small(const char *path, size_t *len, file_id *id, char *err, s
         snprintf(err, errlen, "%s is not a regular file of at most 1 MiB", path);
         goto err;
     }
-    buf = malloc((size_t)st.st_size + 1);
-    if (!buf) {
-        snprintf(err, errlen, "out of memory reading %s", path);
-        goto err;
-    }
+    buf = xmalloc((size_t)st.st_size + 1);
     size_t n = 0;
     while (n < (size_t)st.st_size) { /* a file that shrinks meanwhile is read as it is */
         ssize_t r = read(fd, buf + n, (size_t)st.st_size - n);
@@ -161,10 +159,7 @@ static int no_passphrase(char *buf, int size, int rwflag, void *u) {
  * blocks first gives a reason worth logging. */
 static int check_key_pem(const char *buf, size_t len, const char *key_file, char *err, size_t errlen) {
     BIO *bio = BIO_new_mem_buf(buf, (int)len);
-    if (!bio) {
-        snprintf(err, errlen, "out of memory loading %s", key_file);
-        return -1;
-    }
+    if (!bio) base_oom(); /* OpenSSL's only failure here */
     int found = 0, encrypted = 0;
     while (!found) {
         char *name = NULL, *header = NULL;
@@ -210,18 +205,14 @@ static int load_pair(const char *cert_file, const char *key_file, bundle **out, 
     size_t clen = 0, klen = 0;
     char *cbuf = NULL, *kbuf = NULL;
     BIO *bio = NULL;
-    bundle *b = calloc(1, sizeof *b);
-    if (!b) {
-        snprintf(err, errlen, "out of memory");
-        return LOAD_ERROR;
-    }
+    bundle *b = xcalloc(1, sizeof *b);
     atomic_init(&b->refs, 1);
     ERR_clear_error();
 
     if (!(cbuf = read_small(cert_file, &clen, cert_id, err, errlen))) goto err;
     if (!(kbuf = read_small(key_file, &klen, key_id, err, errlen))) goto err;
 
-    if (!(bio = BIO_new_mem_buf(cbuf, (int)clen))) goto oom;
+    if (!(bio = BIO_new_mem_buf(cbuf, (int)clen))) base_oom();
     if (!(b->cert = PEM_read_bio_X509(bio, NULL, no_passphrase, NULL))) {
         unsigned long e = ERR_peek_last_error();
         if (ERR_GET_LIB(e) == ERR_LIB_PEM && ERR_GET_REASON(e) == PEM_R_NO_START_LINE)
@@ -230,14 +221,11 @@ static int load_pair(const char *cert_file, const char *key_file, bundle **out, 
             snprintf(err, errlen, "cannot parse the certificate in %s: %s", cert_file, ossl_reason());
         goto err;
     }
-    if (!(b->chain = sk_X509_new_null())) goto oom;
+    if (!(b->chain = sk_X509_new_null())) base_oom();
     for (;;) {
         X509 *x = PEM_read_bio_X509(bio, NULL, no_passphrase, NULL);
         if (!x) break;
-        if (!sk_X509_push(b->chain, x)) {
-            X509_free(x);
-            goto oom;
-        }
+        if (!sk_X509_push(b->chain, x)) base_oom();
     }
     /* The loop ends at "no start line" after the last certificate; any other
      * error is a damaged intermediate, typically a file caught mid-write. */
@@ -252,7 +240,7 @@ static int load_pair(const char *cert_file, const char *key_file, bundle **out, 
     bio = NULL;
 
     if (check_key_pem(kbuf, klen, key_file, err, errlen) != 0) goto err;
-    if (!(bio = BIO_new_mem_buf(kbuf, (int)klen))) goto oom;
+    if (!(bio = BIO_new_mem_buf(kbuf, (int)klen))) base_oom();
     if (!(b->key = PEM_read_bio_PrivateKey(bio, NULL, no_passphrase, NULL))) {
         snprintf(err, errlen, "cannot parse the private key in %s: %s", key_file, ossl_reason());
         goto err;
@@ -269,8 +257,6 @@ static int load_pair(const char *cert_file, const char *key_file, bundle **out, 
     *out = b;
     return LOAD_OK;
 
-oom:
-    snprintf(err, errlen, "out of memory loading %s", cert_file);
 err:
     BIO_free(bio);
     free(cbuf);
@@ -290,16 +276,10 @@ static int on_cert(SSL *ssl, void *arg) {
 
 tls_server *tls_server_new(const char *cert_file, const char *key_file, const tls_options *opt, char *err,
                            size_t errlen) {
-    tls_server *s = calloc(1, sizeof *s);
-    if (!s) {
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
+    tls_server *s = xcalloc(1, sizeof *s);
     pthread_mutex_init(&s->mu, NULL);
-    if (!(s->cert_file = strdup(cert_file)) || !(s->key_file = strdup(key_file))) {
-        snprintf(err, errlen, "out of memory");
-        goto err;
-    }
+    s->cert_file = xstrdup(cert_file);
+    s->key_file = xstrdup(key_file);
 
     bundle *b = NULL;
     int rc = load_pair(cert_file, key_file, &b, &s->cert_id, &s->key_id, err, errlen);

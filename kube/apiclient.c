@@ -13,6 +13,9 @@
  * syscall-free request would make a difference to. */
 #include "kube/apiclient.h"
 
+#include "base/alloc.h"
+#include "base/sbuf.h"
+
 #include <curl/curl.h>
 #include <errno.h>
 #include <pthread.h>
@@ -55,15 +58,13 @@ static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 static void curl_init(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
 
 static char *dupn(const char *s, size_t n) {
-    char *d = malloc(n + 1);
-    if (d) {
-        memcpy(d, s, n);
-        d[n] = 0;
-    }
+    char *d = xmalloc(n + 1);
+    memcpy(d, s, n);
+    d[n] = 0;
     return d;
 }
 
-static char *dup0(const char *s) { return s ? strdup(s) : NULL; }
+static char *dup0(const char *s) { return s ? xstrdup(s) : NULL; }
 
 kube_api *kube_api_new(const kube_api_settings *s, char *err, size_t errlen) {
     pthread_once(&curl_once, curl_init);
@@ -71,10 +72,9 @@ kube_api *kube_api_new(const kube_api_settings *s, char *err, size_t errlen) {
         snprintf(err, errlen, "the API server address must start with https:// (got \"%s\")", s->server ? s->server : "");
         return NULL;
     }
-    kube_api *a = calloc(1, sizeof *a);
-    if (!a) goto oom;
+    kube_api *a = xcalloc(1, sizeof *a);
     pthread_mutex_init(&a->mu, NULL);
-    a->server = strdup(s->server);
+    a->server = xstrdup(s->server);
     size_t sl = strlen(a->server);
     while (sl > 8 && a->server[sl - 1] == '/') a->server[--sl] = 0; /* paths start with / */
     a->ca_file = dup0(s->ca_file);
@@ -97,9 +97,6 @@ kube_api *kube_api_new(const kube_api_settings *s, char *err, size_t errlen) {
         fclose(f);
     }
     return a;
-oom:
-    snprintf(err, errlen, "out of memory");
-    return NULL;
 }
 
 kube_api *kube_api_new_incluster(const char *sa_dir, char *err, size_t errlen) {
@@ -159,7 +156,7 @@ static char *auth_header(kube_api *a) {
                 while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' ')) n--;
                 buf[n] = 0;
                 free(a->token);
-                a->token = strdup(buf);
+                a->token = xstrdup(buf);
                 a->token_st = st;
                 a->token_stale = false;
             }
@@ -177,8 +174,7 @@ static void token_rejected(kube_api *a) {
 }
 
 kube_api_conn *kube_api_conn_new(kube_api *api, const atomic_bool *stop) {
-    kube_api_conn *c = calloc(1, sizeof *c);
-    if (!c) return NULL;
+    kube_api_conn *c = xcalloc(1, sizeof *c);
     c->api = api;
     c->stop = stop;
     if (!(c->h = curl_easy_init())) {
@@ -263,28 +259,19 @@ static void describe(kube_api_conn *c, CURLcode rc, char *err, size_t errlen) {
     snprintf(err, errlen, "%s: %s", kube_api_server(c->api), c->errbuf[0] ? c->errbuf : curl_easy_strerror(rc));
 }
 
+/* A response body, bounded: a server (or a proxy) sending more than
+ * MAX_BODY is cut off rather than allowed to grow us without limit. */
 typedef struct buf {
-    char *p;
-    size_t n, cap;
+    sbuf s;
     bool overflow;
 } buf;
 
 static bool buf_add(buf *b, const char *d, size_t n) {
-    if (b->n + n + 1 > MAX_BODY) {
+    if (b->s.len + n + 1 > MAX_BODY) {
         b->overflow = true;
         return false;
     }
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 16384;
-        while (cap < b->n + n + 1) cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p) return false;
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->n, d, n);
-    b->n += n;
-    b->p[b->n] = 0;
+    sbuf_add(&b->s, d, n);
     return true;
 }
 
@@ -335,13 +322,11 @@ int kube_api_request(kube_api_conn *c, const char *method, const char *path, con
     if (rc != CURLE_OK) {
         if (b.overflow) snprintf(err, errlen, "%s%s: response larger than %u bytes", c->api->server, path, MAX_BODY);
         else describe(c, rc, err, errlen);
-        free(b.p);
+        sbuf_free(&b.s);
         return -1;
     }
     if (status == 401) token_rejected(c->api);
-    if (!b.p) buf_add(&b, "", 0);
-    *body = b.p;
-    if (len) *len = b.n;
+    *body = sbuf_take(&b.s, len);
     return (int)status;
 }
 
@@ -362,17 +347,17 @@ static size_t on_stream(char *d, size_t sz, size_t nm, void *ud) {
     if (!buf_add(&s->b, d, n)) return 0;
     if (s->status != 200) return n; /* an error body: handed over whole at the end */
     size_t start = 0;
-    for (size_t i = 0; i < s->b.n; i++) {
-        if (s->b.p[i] != '\n') continue;
-        s->b.p[i] = 0;
-        if (i > start && s->on_line(s->ud, s->b.p + start, i - start)) {
+    for (size_t i = 0; i < s->b.s.len; i++) {
+        if (s->b.s.s[i] != '\n') continue;
+        s->b.s.s[i] = 0;
+        if (i > start && s->on_line(s->ud, s->b.s.s + start, i - start)) {
             s->stopped = true;
             return 0;
         }
         start = i + 1;
     }
-    memmove(s->b.p, s->b.p + start, s->b.n - start);
-    s->b.n -= start;
+    memmove(s->b.s.s, s->b.s.s + start, s->b.s.len - start + 1);
+    s->b.s.len -= start;
     return n;
 }
 
@@ -396,7 +381,7 @@ int kube_api_stream(kube_api_conn *c, const char *path, const char *accept, long
     int ret;
     if (rc == CURLE_OK || (rc == CURLE_WRITE_ERROR && s.stopped)) {
         if (status == 401) token_rejected(c->api);
-        if (status != 200) on_line(ud, s.b.p ? s.b.p : (char *)"", s.b.n);
+        if (status != 200) on_line(ud, s.b.s.s ? s.b.s.s : (char *)"", s.b.s.len);
         ret = (int)status;
     } else if (rc == CURLE_ABORTED_BY_CALLBACK && c->stalled) {
         snprintf(err, errlen, "the watch sent nothing for %ld s", idle_s);
@@ -408,6 +393,6 @@ int kube_api_stream(kube_api_conn *c, const char *path, const char *accept, long
         describe(c, rc, err, errlen);
         ret = -1;
     }
-    free(s.b.p);
+    sbuf_free(&s.b.s);
     return ret;
 }

@@ -5,13 +5,8 @@
 #ifndef KUBE_DEFAULTS_H
 #define KUBE_DEFAULTS_H
 
-#include "kube/config.h"
 
 #include <json-c/json.h>
-
-/* Fills default images, resources and per-language settings into obj
- * (an Instrumentation), in place. */
-void kube_default_instrumentation(json_object *obj, const kube_config *cfg);
 
 /* Converts a v1alpha1 collector (config as a YAML string) to the v1beta1
  * shape and applies the config defaults, in place. Returns 0, or -1 with a

@@ -8,13 +8,14 @@
  * kube/trim.c's, shared with the live cluster source. */
 #include "kube/filesource.h"
 
+#include "base/alloc.h"
 #include "kube/file.h"
-
 #include "kube/trim.h"
 #include "kube/yaml.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +31,7 @@ typedef struct file {
 
 struct kube_filesource {
     kube_store *store;
-    const kube_config *cfg;
+    kube_prepare prep; /* by value: the caller's may be a temporary */
     char **dirs;
     size_t ndirs;
     char *default_ns;
@@ -41,7 +42,7 @@ struct kube_filesource {
 };
 
 /* One parsed document (possibly a List) into the kept objects. */
-static void take(json_object *doc, const char *name, int line, const kube_config *cfg, const char *default_ns,
+static void take(json_object *doc, const char *name, int line, const kube_prepare *prep, const char *default_ns,
                  const kube_logger *log, json_object ***objs, size_t *n) {
     if (!json_object_is_type(doc, json_type_object)) {
         kube_logf(log, KUBE_LOG_WARN, "%s:%d: not an object; skipped", name, line);
@@ -51,21 +52,19 @@ static void take(json_object *doc, const char *name, int line, const kube_config
     if (kind && !strcmp(kind, "List")) {
         json_object *items = kube_obj_get(doc, "items");
         size_t ni = json_object_is_type(items, json_type_array) ? json_object_array_length(items) : 0;
-        for (size_t i = 0; i < ni; i++) take(json_object_array_get_idx(items, i), name, line, cfg, default_ns, log, objs, n);
+        for (size_t i = 0; i < ni; i++) take(json_object_array_get_idx(items, i), name, line, prep, default_ns, log, objs, n);
         return;
     }
     char where[512];
     snprintf(where, sizeof where, "%s:%d", name, line);
-    json_object *keep = kube_trim_object(doc, cfg, default_ns, where, log);
+    json_object *keep = kube_trim_object(doc, prep, default_ns, where, log);
     if (!keep) return;
-    json_object **v = realloc(*objs, sizeof *v * (*n + 1));
-    if (!v) { json_object_put(keep); return; }
+    json_object **v = xrealloc(*objs, sizeof *v * (*n + 1));
     *objs = v;
     v[(*n)++] = keep;
 }
 
-
-int kube_manifest_objects(const char *name, const char *text, size_t len, const kube_config *cfg,
+int kube_manifest_objects(const char *name, const char *text, size_t len, const kube_prepare *prep,
                           const char *default_ns, const kube_logger *log, json_object ***objs, size_t *nobjs,
                           char *err, size_t errlen) {
     size_t nl = strlen(name);
@@ -78,7 +77,7 @@ int kube_manifest_objects(const char *name, const char *text, size_t len, const 
             snprintf(err, errlen, "%s:%d: %s", name, line, reason);
             return -1;
         }
-        take(doc, name, 1, cfg, default_ns, log, objs, nobjs);
+        take(doc, name, 1, prep, default_ns, log, objs, nobjs);
         json_object_put(doc);
         return 0;
     }
@@ -90,22 +89,21 @@ int kube_manifest_objects(const char *name, const char *text, size_t len, const 
         return -1;
     }
     for (size_t i = 0; i < ndocs; i++)
-        if (docs[i].obj) take(docs[i].obj, name, docs[i].line, cfg, default_ns, log, objs, nobjs);
+        if (docs[i].obj) take(docs[i].obj, name, docs[i].line, prep, default_ns, log, objs, nobjs);
     kube_yaml_docs_free(docs, ndocs);
     (void)start;
     return 0;
 }
 
-kube_filesource *kube_filesource_new(kube_store *store, const kube_config *cfg, const char *const *dirs, size_t ndirs,
+kube_filesource *kube_filesource_new(kube_store *store, const kube_prepare *prep, const char *const *dirs, size_t ndirs,
                                      const char *default_ns, const kube_logger *log) {
-    kube_filesource *fs = calloc(1, sizeof *fs);
-    if (!fs) return NULL;
+    kube_filesource *fs = xcalloc(1, sizeof *fs);
     fs->store = store;
-    fs->cfg = cfg;
-    fs->dirs = calloc(ndirs ? ndirs : 1, sizeof *fs->dirs);
-    for (size_t i = 0; i < ndirs; i++) fs->dirs[i] = strdup(dirs[i]);
+    if (prep) fs->prep = *prep;
+    fs->dirs = xcalloc(ndirs ? ndirs : 1, sizeof *fs->dirs);
+    for (size_t i = 0; i < ndirs; i++) fs->dirs[i] = xstrdup(dirs[i]);
     fs->ndirs = ndirs;
-    fs->default_ns = strdup(default_ns ? default_ns : "default");
+    fs->default_ns = xstrdup(default_ns ? default_ns : "default");
     if (log) fs->log = *log;
     return fs;
 }
@@ -164,8 +162,7 @@ int kube_filesource_poll(kube_filesource *fs, int *failing) {
             for (size_t i = 0; i < fs->nfiles && !f; i++)
                 if (!strcmp(fs->files[i].path, path)) f = &fs->files[i];
             if (!f) {
-                file *v = realloc(fs->files, sizeof *v * (fs->nfiles + 1));
-                if (!v) { free(path); continue; }
+                file *v = xrealloc(fs->files, sizeof *v * (fs->nfiles + 1));
                 fs->files = v;
                 f = &v[fs->nfiles++];
                 memset(f, 0, sizeof *f);
@@ -184,7 +181,7 @@ int kube_filesource_poll(kube_filesource *fs, int *failing) {
             if (!text) {
                 kube_logf(&fs->log, KUBE_LOG_ERROR, "%s: cannot read: %s", f->path, strerror(errno));
                 f->failing = true;
-            } else if (kube_manifest_objects(f->path, text, len, fs->cfg, fs->default_ns, &fs->log, &objs, &n, err,
+            } else if (kube_manifest_objects(f->path, text, len, &fs->prep, fs->default_ns, &fs->log, &objs, &n, err,
                                              sizeof err) != 0) {
                 kube_logf(&fs->log, KUBE_LOG_ERROR, "%s (the last good content stays in service)", err);
                 f->failing = true;
@@ -216,8 +213,7 @@ int kube_filesource_poll(kube_filesource *fs, int *failing) {
     if (fs->nfiles) qsort(fs->files, fs->nfiles, sizeof *fs->files, cmp_path);
     size_t total = 0;
     for (size_t i = 0; i < fs->nfiles; i++) total += fs->files[i].nobjs;
-    json_object **all = malloc(sizeof *all * (total ? total : 1));
-    if (!all) return 0;
+    json_object **all = xmalloc(sizeof *all * (total ? total : 1));
     size_t k = 0;
     for (size_t i = 0; i < fs->nfiles; i++)
         for (size_t j = 0; j < fs->files[i].nobjs; j++) all[k++] = json_object_get(fs->files[i].objs[j]);

@@ -14,14 +14,14 @@
 #ifndef KUBE_FILESOURCE_H
 #define KUBE_FILESOURCE_H
 
-#include "kube/config.h"
 #include "kube/log.h"
 #include "kube/store.h"
+#include "kube/trim.h"
 
 typedef struct kube_filesource kube_filesource;
 
 /* default_ns: the namespace of namespaced objects that name none. */
-kube_filesource *kube_filesource_new(kube_store *store, const kube_config *cfg, const char *const *dirs, size_t ndirs,
+kube_filesource *kube_filesource_new(kube_store *store, const kube_prepare *prep, const char *const *dirs, size_t ndirs,
                                      const char *default_ns, const kube_logger *log);
 /* Returns 1 when a new snapshot was published, 0 when nothing changed; the
  * number of files currently failing is in *failing (may be NULL). */
@@ -29,9 +29,9 @@ int kube_filesource_poll(kube_filesource *fs, int *failing);
 void kube_filesource_free(kube_filesource *fs);
 
 /* Reads the objects of one manifest text (YAML or JSON), trimmed and
- * defaulted as above, appending to *objs. Returns 0, or -1 with
+ * prepared as above, appending to *objs. Returns 0, or -1 with
  * "NAME:LINE: reason" in err (nothing appended). Also used by `inject`. */
-int kube_manifest_objects(const char *name, const char *text, size_t len, const kube_config *cfg,
+int kube_manifest_objects(const char *name, const char *text, size_t len, const kube_prepare *prep,
                           const char *default_ns, const kube_logger *log, json_object ***objs, size_t *nobjs,
                           char *err, size_t errlen);
 #endif

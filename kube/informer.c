@@ -21,6 +21,8 @@
  *    in the store, so it is done under the writer mutex. */
 #include "kube/informer.h"
 
+#include "base/alloc.h"
+#include "base/json.h"
 #include "kube/store.h"
 #include "kube/trim.h"
 
@@ -37,7 +39,7 @@
 struct kube_informer {
     kube_informer_spec spec;
     kube_api *api;
-    const kube_config *cfg;
+    kube_prepare prep; /* by value: the caller's may be a temporary */
     kube_informer_opts o;
     pthread_mutex_t *wmu;
     kube_informer_ctl *ctl;
@@ -75,23 +77,22 @@ static const char *accept_watch(const kube_informer *inf) {
                                    : "application/json";
 }
 
-kube_informer *kube_informer_new(const kube_informer_spec *spec, kube_api *api, const kube_config *cfg,
+kube_informer *kube_informer_new(const kube_informer_spec *spec, kube_api *api, const kube_prepare *prep,
                                  const kube_informer_opts *o, pthread_mutex_t *writer_mu, kube_informer_ctl *ctl,
                                  void (*changed)(void *ud), void *ud, const kube_logger *log) {
-    kube_informer *inf = calloc(1, sizeof *inf);
-    if (!inf) return NULL;
+    kube_informer *inf = xcalloc(1, sizeof *inf);
     inf->spec = *spec;
     inf->api = api;
-    inf->cfg = cfg;
+    if (prep) inf->prep = *prep;
     inf->o = *o;
     inf->wmu = writer_mu;
     inf->ctl = ctl;
     inf->changed = changed;
     inf->ud = ud;
     if (log) inf->log = *log;
-    inf->map = json_object_new_object();
+    inf->map = jnew_obj();
     inf->need_list = true;
-    if (strcmp(spec->kind, "Namespace") != 0) inf->interned = calloc(MAX_INTERNED, sizeof *inf->interned);
+    if (strcmp(spec->kind, "Namespace") != 0) inf->interned = xcalloc(MAX_INTERNED, sizeof *inf->interned);
     inf->seed = (unsigned)time(NULL) ^ (unsigned)(uintptr_t)inf;
     return inf;
 }
@@ -112,7 +113,6 @@ static void backoff(kube_informer *inf) {
     }
     pthread_mutex_unlock(&inf->ctl->mu);
 }
-
 
 
 /* Keeps only the annotations the engine reads of a namespace; false when
@@ -146,7 +146,7 @@ static void intern(kube_informer *inf, json_object *obj) {
         size_t j = 0;
         while (j < inf->ninterned && !json_object_equal(inf->interned[j], v)) j++;
         if (j < inf->ninterned) {
-            if (inf->interned[j] != v) json_object_object_add(spec, keys[i], json_object_get(inf->interned[j]));
+            if (inf->interned[j] != v) jset(spec, keys[i], json_object_get(inf->interned[j]));
         } else if (inf->ninterned < MAX_INTERNED) {
             inf->interned[inf->ninterned++] = json_object_get(v);
         }
@@ -160,8 +160,8 @@ static json_object *prepare(kube_informer *inf, json_object *o, char *key, size_
     *absent = false;
     if (!json_object_is_type(o, json_type_object)) return NULL;
     /* PartialObjectMetadata and list items carry another kind or none. */
-    json_object_object_add(o, "kind", json_object_new_string(inf->spec.kind));
-    if (inf->spec.metadata_only) json_object_object_add(o, "apiVersion", json_object_new_string("v1"));
+    jset(o, "kind", jnew_str(inf->spec.kind));
+    if (inf->spec.metadata_only) jset(o, "apiVersion", jnew_str("v1"));
     json_object *meta = kube_obj_get(o, "metadata");
     if (json_object_is_type(meta, json_type_object)) json_object_object_del(meta, "managedFields");
     const char *ns = kube_obj_str(o, "metadata.namespace"), *name = kube_obj_str(o, "metadata.name");
@@ -173,7 +173,7 @@ static json_object *prepare(kube_informer *inf, json_object *o, char *key, size_
     }
     char where[128];
     snprintf(where, sizeof where, "watch %s", inf->spec.name);
-    return kube_trim_object(o, inf->cfg, "", where, &inf->log);
+    return kube_trim_object(o, &inf->prep, "", where, &inf->log);
 }
 
 static void set_count(kube_informer *inf) {
@@ -190,7 +190,7 @@ static void drop_map(kube_informer *inf, json_object *map) {
 
 /* LIST in pages into a new map, swapped in whole. */
 static int list(kube_informer *inf) {
-    json_object *fresh = json_object_new_object();
+    json_object *fresh = jnew_obj();
     char cont[2048] = "", path[4096], err[512], rv[128] = "";
     for (;;) {
         snprintf(path, sizeof path, "%s?limit=%ld%s%s", inf->spec.path, inf->o.page_size, cont[0] ? "&continue=" : "",
@@ -244,7 +244,7 @@ static int list(kube_informer *inf) {
                 intern(inf, o);
                 pthread_mutex_unlock(inf->wmu);
             }
-            json_object_object_add(fresh, key, o);
+            jset(fresh, key, o);
         }
         const char *r = kube_obj_str(doc, "metadata.resourceVersion"), *c = kube_obj_str(doc, "metadata.continue");
         if (r) snprintf(rv, sizeof rv, "%s", r);
@@ -304,7 +304,7 @@ static int on_line(void *ud, char *line, size_t len) {
                     json_object_object_del(inf->map, key);
                 } else {
                     if (inf->interned) intern(inf, o);
-                    json_object_object_add(inf->map, key, o);
+                    jset(inf->map, key, o);
                 }
                 set_count(inf);
                 pthread_mutex_unlock(inf->wmu);
@@ -378,8 +378,7 @@ void kube_informer_collect(kube_informer *inf, json_object ***objs, size_t *n, s
     if (need > *cap) {
         size_t c = *cap ? *cap : 64;
         while (c < need) c *= 2;
-        json_object **v = realloc(*objs, sizeof *v * c);
-        if (!v) return;
+        json_object **v = xrealloc(*objs, sizeof *v * c);
         *objs = v;
         *cap = c;
     }

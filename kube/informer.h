@@ -7,7 +7,7 @@
  * capped exponential backoff with jitter (reset by the next success), so a
  * flapping API server is not hammered by every replica at once.
  *
- * Objects are trimmed and defaulted by kube_trim_object() and kept in the
+ * Objects are trimmed and prepared by kube_trim_object() and kept in the
  * informer's own map. The maps' objects are also in the store, whose
  * reference counting is not atomic: every change to a map, and every
  * collection of it for publishing, happens under the writer mutex given at
@@ -16,12 +16,13 @@
 #define KUBE_INFORMER_H
 
 #include "kube/apiclient.h"
-#include "kube/config.h"
 #include "kube/log.h"
+#include "kube/trim.h"
 
 #include <json-c/json.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef struct kube_informer kube_informer;
@@ -49,7 +50,7 @@ typedef struct kube_informer_opts {
 
 /* changed(ud) is called (from the informer thread, without locks held)
  * after the map changed. */
-kube_informer *kube_informer_new(const kube_informer_spec *spec, kube_api *api, const kube_config *cfg,
+kube_informer *kube_informer_new(const kube_informer_spec *spec, kube_api *api, const kube_prepare *prep,
                                  const kube_informer_opts *o, pthread_mutex_t *writer_mu, kube_informer_ctl *ctl,
                                  void (*changed)(void *ud), void *ud, const kube_logger *log);
 int kube_informer_start(kube_informer *inf);

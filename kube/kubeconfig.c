@@ -4,8 +4,9 @@
  * anchors behave as in kubectl. The *-data fields are base64 PEM, decoded
  * here and handed to libcurl as memory blobs: no temporary key files. */
 #include "kube/kubeconfig.h"
-#include "kube/file.h"
 
+#include "base/alloc.h"
+#include "kube/file.h"
 #include "kube/store.h"
 #include "kube/yaml.h"
 
@@ -31,12 +32,11 @@ static json_object *named(json_object *root, const char *list, const char *name,
 /* base64 text to bytes (malloc'ed); NULL when it is not base64. */
 static char *b64(const char *in, size_t *out_len) {
     size_t n = strlen(in), k = 0;
-    char *clean = malloc(n + 1);
-    if (!clean) return NULL;
+    char *clean = xmalloc(n + 1);
     for (size_t i = 0; i < n; i++)
         if (in[i] != '\n' && in[i] != '\r' && in[i] != ' ' && in[i] != '\t') clean[k++] = in[i];
     clean[k] = 0;
-    char *out = malloc(k / 4 * 3 + 4);
+    char *out = xmalloc(k / 4 * 3 + 4);
     int r = k % 4 == 0 && out ? EVP_DecodeBlock((unsigned char *)out, (unsigned char *)clean, (int)k) : -1;
     if (r < 0) {
         free(clean);
@@ -54,7 +54,7 @@ static char *b64(const char *in, size_t *out_len) {
 static char *rel(const char *dir, const char *p) {
     char *r = NULL;
     if (!p) return NULL;
-    if (p[0] == '/') return strdup(p);
+    if (p[0] == '/') return xstrdup(p);
     if (asprintf(&r, "%s/%s", dir, p) < 0) return NULL;
     return r;
 }
@@ -75,8 +75,8 @@ kube_api *kube_api_new_kubeconfig(const char *path, const char *context, char *e
         snprintf(err, errlen, "%s:%d: %s", path, ye.line, ye.msg[0] ? ye.msg : "not a kubeconfig");
         goto done;
     }
-    pathcopy = strdup(path);
-    dir = strdup(dirname(pathcopy));
+    pathcopy = xstrdup(path);
+    dir = xstrdup(dirname(pathcopy));
     const char *ctx = context ? context : kube_obj_str(root, "current-context");
     if (!ctx || !*ctx) {
         snprintf(err, errlen, "%s: no current-context", path);

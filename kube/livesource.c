@@ -13,6 +13,8 @@
  * different loops, which the short TTL makes cheap anyway. */
 #include "kube/livesource.h"
 
+#include "base/alloc.h"
+#include "base/json.h"
 #include "kube/informer.h"
 #include "kube/trim.h"
 
@@ -43,7 +45,7 @@ static const kube_informer_spec specs[KUBE_LIVE_NRES] = {
 struct kube_livesource {
     kube_store *store;
     kube_api *api;
-    const kube_config *cfg;
+    kube_prepare prep; /* by value: the caller's may be a temporary */
     pthread_mutex_t *wmu;
     kube_live_opts o;
     kube_logger log;
@@ -113,13 +115,12 @@ static void on_changed(void *ud) {
     pthread_mutex_unlock(&ls->pmu);
 }
 
-kube_livesource *kube_livesource_new(kube_store *store, kube_api *api, const kube_config *cfg,
+kube_livesource *kube_livesource_new(kube_store *store, kube_api *api, const kube_prepare *prep,
                                      pthread_mutex_t *writer_mu, const kube_live_opts *o, const kube_logger *log) {
-    kube_livesource *ls = calloc(1, sizeof *ls);
-    if (!ls) return NULL;
+    kube_livesource *ls = xcalloc(1, sizeof *ls);
     ls->store = store;
     ls->api = api;
-    ls->cfg = cfg;
+    if (prep) ls->prep = *prep;
     ls->wmu = writer_mu;
     ls->o = *o;
     if (ls->o.watch_timeout_s <= 0) ls->o.watch_timeout_s = 300;
@@ -135,7 +136,7 @@ kube_livesource *kube_livesource_new(kube_store *store, kube_api *api, const kub
     pthread_key_create(&ls->key, thread_free);
     kube_informer_opts io = {ls->o.watch_timeout_s, ls->o.idle_timeout_s, 500};
     for (int i = 0; i < KUBE_LIVE_NRES; i++)
-        ls->inf[i] = kube_informer_new(&specs[i], api, cfg, &io, writer_mu, &ls->ctl, on_changed, ls, &ls->log);
+        ls->inf[i] = kube_informer_new(&specs[i], api, &ls->prep, &io, writer_mu, &ls->ctl, on_changed, ls, &ls->log);
     return ls;
 }
 
@@ -328,7 +329,7 @@ static bool valid_name(const char *s) {
 static kube_live_thread *thread_state(kube_livesource *ls) {
     kube_live_thread *t = pthread_getspecific(ls->key);
     if (t) return t;
-    if (!(t = calloc(1, sizeof *t))) return NULL;
+    t = xcalloc(1, sizeof *t);
     if (!(t->conn = kube_api_conn_new(ls->api, &ls->ctl.stop))) {
         free(t);
         return NULL;
@@ -341,8 +342,7 @@ static void defer_put(kube_live_thread *t, json_object *o) {
     if (!o) return;
     if (t->ndeferred == t->capdeferred) {
         size_t c = t->capdeferred ? t->capdeferred * 2 : 8;
-        json_object **v = realloc(t->deferred, sizeof *v * c);
-        if (!v) return; /* leaks one object rather than freeing one in use */
+        json_object **v = xrealloc(t->deferred, sizeof *v * c);
         t->deferred = v;
         t->capdeferred = c;
     }
@@ -372,13 +372,13 @@ static void cache_put(kube_live_thread *t, const char *key, json_object *obj, do
 
 static void count(kube_livesource *ls, int what) { atomic_fetch_add_explicit(&ls->lookups[what], 1, memory_order_relaxed); }
 
-static mutate_lookup on_demand(kube_live_req *r, int d, const char *ns, const char *name, json_object **out) {
+static kube_found on_demand(kube_live_req *r, int d, const char *ns, const char *name, json_object **out) {
     kube_livesource *ls = r->ls;
-    if (!valid_name(ns) || !valid_name(name)) return MUTATE_NOT_FOUND;
+    if (!valid_name(ns) || !valid_name(name)) return KUBE_NOT_FOUND;
     char key[600];
     snprintf(key, sizeof key, "%s/%s/%s", demand[d].kind, ns, name);
     kube_live_thread *t = r->t ? r->t : (r->t = thread_state(ls));
-    if (!t) return MUTATE_UNKNOWN;
+    if (!t) return KUBE_UNKNOWN;
     double now = mono();
     for (int i = 0; i < CACHE_N; i++) {
         centry *e = &t->c[i];
@@ -386,12 +386,12 @@ static mutate_lookup on_demand(kube_live_req *r, int d, const char *ns, const ch
         e->used = ++t->tick;
         count(ls, KUBE_LOOKUP_CACHED);
         *out = e->obj;
-        return e->obj ? MUTATE_FOUND : MUTATE_NOT_FOUND;
+        return e->obj ? KUBE_FOUND : KUBE_NOT_FOUND;
     }
     long left_ms = (long)((r->deadline - now) * 1000);
     if (left_ms < 1) {
         count(ls, KUBE_LOOKUP_BUDGET);
-        return MUTATE_UNKNOWN;
+        return KUBE_UNKNOWN;
     }
     char path[800], err[512], *body = NULL;
     snprintf(path, sizeof path, "%s/namespaces/%s/%s/%s", demand[d].prefix, ns, demand[d].plural, name);
@@ -401,24 +401,24 @@ static mutate_lookup on_demand(kube_live_req *r, int d, const char *ns, const ch
     while (b < KUBE_LOOKUP_NBUCKETS && dt > kube_lookup_bounds[b]) b++;
     atomic_fetch_add_explicit(&ls->buckets[b], 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&ls->lookup_ns, (unsigned long long)(dt * 1e9), memory_order_relaxed);
-    mutate_lookup res = MUTATE_UNKNOWN;
+    kube_found res = KUBE_UNKNOWN;
     if (st == 200) {
         json_object *doc = json_tokener_parse(body);
         if (json_object_is_type(doc, json_type_object)) {
-            json_object_object_add(doc, "kind", json_object_new_string(demand[d].kind));
-            json_object *o = kube_trim_object(doc, ls->cfg, ns, "lookup", &ls->log);
+            jset(doc, "kind", jnew_str(demand[d].kind));
+            json_object *o = kube_trim_object(doc, &ls->prep, ns, "lookup", &ls->log);
             if (o) {
                 cache_put(t, key, o, CACHE_TTL_FOUND);
                 *out = o;
-                res = MUTATE_FOUND;
+                res = KUBE_FOUND;
                 count(ls, KUBE_LOOKUP_FOUND);
             }
         }
         json_object_put(doc);
-        if (res != MUTATE_FOUND) count(ls, KUBE_LOOKUP_ERROR);
+        if (res != KUBE_FOUND) count(ls, KUBE_LOOKUP_ERROR);
     } else if (st == 404) {
         cache_put(t, key, NULL, CACHE_TTL_MISSING);
-        res = MUTATE_NOT_FOUND;
+        res = KUBE_NOT_FOUND;
         count(ls, KUBE_LOOKUP_NOT_FOUND);
     } else if (st < 0 && mono() >= r->deadline - 0.002) {
         count(ls, KUBE_LOOKUP_TIMEOUT);
@@ -432,25 +432,25 @@ static mutate_lookup on_demand(kube_live_req *r, int d, const char *ns, const ch
     return res;
 }
 
-static mutate_lookup live_get(void *ud, const char *kind, const char *ns, const char *name, json_object **out) {
+static kube_found live_get(void *ud, const char *kind, const char *ns, const char *name, json_object **out) {
     kube_live_req *r = ud;
     bool cluster = !strcmp(kind, "Namespace");
     *out = kube_snapshot_get(r->snap, kind, cluster ? NULL : ns, name);
-    if (*out) return MUTATE_FOUND;
+    if (*out) return KUBE_FOUND;
     for (size_t d = 0; d < sizeof demand / sizeof demand[0]; d++)
         if (!strcmp(kind, demand[d].kind)) return on_demand(r, (int)d, ns, name, out);
     /* Watched kinds: the snapshot is the answer. */
-    return MUTATE_NOT_FOUND;
+    return KUBE_NOT_FOUND;
 }
 
-static mutate_lookup live_each(void *ud, const char *kind, const char *ns, void (*fn)(void *arg, json_object *obj),
+static kube_found live_each(void *ud, const char *kind, const char *ns, void (*fn)(void *arg, json_object *obj),
                                void *arg) {
     kube_live_req *r = ud;
     kube_snapshot_each(r->snap, kind, ns, fn, arg);
-    return MUTATE_FOUND;
+    return KUBE_FOUND;
 }
 
-void kube_live_begin(kube_live_req *r, kube_livesource *ls, const kube_snapshot *snap, mutate_source *src) {
+void kube_live_begin(kube_live_req *r, kube_livesource *ls, const kube_snapshot *snap, kube_reader *src) {
     r->ls = ls;
     r->snap = snap;
     r->deadline = mono() + (double)ls->o.lookup_budget_ms / 1000.0;

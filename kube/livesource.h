@@ -15,7 +15,7 @@
  * the admission thread GETs them (metadata only) through its own
  * connection, with a small per-thread cache (positive and negative, short
  * TTL) and a per-admission budget; when the budget is spent the lookup
- * answers MUTATE_UNKNOWN and the engine falls back (pod-template-hash rule,
+ * answers KUBE_UNKNOWN and the engine falls back (pod-template-hash rule,
  * a warning). Objects fetched on demand belong to that thread and never
  * enter the shared store.
  *
@@ -26,12 +26,13 @@
 #define KUBE_LIVESOURCE_H
 
 #include "kube/apiclient.h"
-#include "kube/config.h"
 #include "kube/log.h"
+#include "kube/reader.h"
 #include "kube/store.h"
-#include "mutate/mutate.h"
+#include "kube/trim.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 
 #define KUBE_LIVE_COALESCE_MS 50
 #define KUBE_LIVE_VERSION_EVERY_S 300
@@ -50,7 +51,7 @@ typedef struct kube_live_opts {
  * the store around kube_store_set_layer() (store.h: reference counts are
  * only touched by writers; the live objects are also in the informers'
  * maps). */
-kube_livesource *kube_livesource_new(kube_store *store, kube_api *api, const kube_config *cfg,
+kube_livesource *kube_livesource_new(kube_store *store, kube_api *api, const kube_prepare *prep,
                                      pthread_mutex_t *writer_mu, const kube_live_opts *o, const kube_logger *log);
 int kube_livesource_start(kube_livesource *ls);
 /* Stops and joins every thread (within about a second). */
@@ -71,7 +72,7 @@ typedef struct kube_live_req {
     double deadline;        /* CLOCK_MONOTONIC seconds */
     struct kube_live_thread *t;
 } kube_live_req;
-void kube_live_begin(kube_live_req *r, kube_livesource *ls, const kube_snapshot *snap, mutate_source *src);
+void kube_live_begin(kube_live_req *r, kube_livesource *ls, const kube_snapshot *snap, kube_reader *src);
 void kube_live_end(kube_live_req *r);
 
 /* Outcomes of on-demand lookups. */

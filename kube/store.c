@@ -12,6 +12,8 @@
  * current; the writer frees a retired snapshot only when no slot holds it. */
 #include "kube/store.h"
 
+#include "base/alloc.h"
+
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -109,8 +111,8 @@ static void reclaim(kube_store *st) {
 static kube_snapshot *build(kube_store *st) {
     size_t total = 0;
     for (int l = 0; l < KUBE_NLAYERS; l++) total += st->layers[l].n;
-    kube_snapshot *s = calloc(1, sizeof *s);
-    if (!s || !(s->e = calloc(total ? total : 1, sizeof *s->e))) abort();
+    kube_snapshot *s = xcalloc(1, sizeof *s);
+    s->e = xcalloc(total ? total : 1, sizeof *s->e);
     size_t n = 0;
     for (int l = 0; l < KUBE_NLAYERS; l++) {
         for (size_t i = 0; i < st->layers[l].n; i++) {
@@ -138,8 +140,7 @@ static kube_snapshot *build(kube_store *st) {
 }
 
 kube_store *kube_store_new(void) {
-    kube_store *st = calloc(1, sizeof *st);
-    if (!st) return NULL;
+    kube_store *st = xcalloc(1, sizeof *st);
     pthread_mutex_init(&st->wmu, NULL);
     atomic_store(&st->cur, build(st));
     return st;

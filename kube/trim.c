@@ -5,9 +5,10 @@
  * stays out of memory, which is what keeps 10,000 namespaces small. */
 #include "kube/trim.h"
 
-#include "kube/defaults.h"
+#include "base/json.h"
 #include "kube/store.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 static const char *const owner_kinds[] = {"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "CronJob", NULL};
@@ -20,18 +21,14 @@ int kube_is_owner_kind(const char *k) {
 
 static void copy_key(json_object *from, json_object *to, const char *key) {
     json_object *v;
-    if (json_object_object_get_ex(from, key, &v) && v) {
-        json_object *c = NULL;
-        json_object_deep_copy(v, &c, NULL);
-        json_object_object_add(to, key, c);
-    }
+    if (json_object_object_get_ex(from, key, &v) && v) jset(to, key, jcopy(v));
 }
 
 /* The metadata we keep: enough to find objects and walk owners. */
 static json_object *slim_meta(json_object *meta, const char *ns, bool with_annotations) {
-    json_object *m = json_object_new_object();
+    json_object *m = jnew_obj();
     copy_key(meta, m, "name");
-    if (ns) json_object_object_add(m, "namespace", json_object_new_string(ns));
+    if (ns) jset(m, "namespace", jnew_str(ns));
     copy_key(meta, m, "uid");
     copy_key(meta, m, "labels");
     if (with_annotations) copy_key(meta, m, "annotations");
@@ -40,27 +37,27 @@ static json_object *slim_meta(json_object *meta, const char *ns, bool with_annot
 }
 
 static json_object *slim(json_object *o, const char *kind, json_object *meta, const char *ns) {
-    json_object *s = json_object_new_object();
+    json_object *s = jnew_obj();
     copy_key(o, s, "apiVersion");
-    json_object_object_add(s, "kind", json_object_new_string(kind));
-    json_object_object_add(s, "metadata", slim_meta(meta, ns, !strcmp(kind, "Namespace")));
+    jset(s, "kind", jnew_str(kind));
+    jset(s, "metadata", slim_meta(meta, ns, !strcmp(kind, "Namespace")));
     if (!strcmp(kind, "Secret") || !strcmp(kind, "ConfigMap")) {
-        json_object *keys = json_object_new_array();
+        json_object *keys = jnew_arr();
         const char *fields[] = {"data", "binaryData", "stringData", NULL};
         for (int i = 0; fields[i]; i++) {
             json_object *d;
             if (!json_object_object_get_ex(o, fields[i], &d) || !json_object_is_type(d, json_type_object)) continue;
             json_object_object_foreach(d, k, v) {
                 (void)v;
-                json_object_array_add(keys, json_object_new_string(k));
+                jpush(keys, jnew_str(k));
             }
         }
-        json_object_object_add(s, "keys", keys);
+        jset(s, "keys", keys);
     }
     return s;
 }
 
-json_object *kube_trim_object(json_object *doc, const kube_config *cfg, const char *default_ns, const char *where,
+json_object *kube_trim_object(json_object *doc, const kube_prepare *prep, const char *default_ns, const char *where,
                               const kube_logger *log) {
     if (!json_object_is_type(doc, json_type_object)) {
         kube_logf(log, KUBE_LOG_WARN, "%s: not an object; skipped", where);
@@ -81,16 +78,12 @@ json_object *kube_trim_object(json_object *doc, const kube_config *cfg, const ch
     } else if (!strcmp(kind, "Secret") || !strcmp(kind, "ConfigMap") || kube_is_owner_kind(kind)) {
         keep = slim(doc, kind, meta, ns);
     } else if (!strcmp(kind, "Instrumentation") || !strcmp(kind, "OpenTelemetryCollector")) {
-        if (json_object_deep_copy(doc, &keep, NULL) != 0) return NULL;
+        keep = jcopy(doc);
         json_object *km = kube_obj_get(keep, "metadata");
-        json_object_object_add(km, "namespace", json_object_new_string(ns));
-        if (!strcmp(kind, "Instrumentation")) {
-            kube_default_instrumentation(keep, cfg);
-        } else {
-            char err[256];
-            if (kube_default_collector(keep, err, sizeof err) != 0)
-                kube_logf(log, KUBE_LOG_WARN, "%s: OpenTelemetryCollector %s/%s: %s", where, ns, oname, err);
-        }
+        jset(km, "namespace", jnew_str(ns));
+        char err[256];
+        if (prep && prep->fn(prep->ud, kind, keep, err, sizeof err) != 0)
+            kube_logf(log, KUBE_LOG_WARN, "%s: %s %s/%s: %s", where, kind, ns, oname, err);
     } else {
         kube_logf(log, KUBE_LOG_DEBUG, "%s: kind %s is not used; skipped", where, kind);
         return NULL;

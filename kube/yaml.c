@@ -52,6 +52,10 @@
  * U+FFFD since YAML streams cannot carry them. */
 #include "kube/yaml.h"
 
+#include "base/alloc.h"
+#include "base/json.h"
+#include "base/sbuf.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -169,8 +173,7 @@ static void resolve_number(const char *s, size_t n, scalar *out) {
     uint64_t u;
 
     if (n >= sizeof small) {
-        big = malloc(n + 1);
-        if (!big) return; /* only numerals over 63 bytes get here; leave it a string */
+        big = xmalloc(n + 1);
         p = big;
     }
     for (size_t i = 0; i < n; i++)
@@ -223,7 +226,7 @@ static void resolve_plain(const char *s, size_t n, scalar *out) {
     }
     if (c == '.') {
         if (float_syntax(s, n)) {
-            char tmp[64], *p = n < sizeof tmp ? tmp : malloc(n + 1);
+            char tmp[64], *p = n < sizeof tmp ? tmp : xmalloc(n + 1);
             if (!p) return;
             memcpy(p, s, n);
             p[n] = 0;
@@ -364,26 +367,14 @@ static void anchors_reset(ctx *c) {
 /* Registers an anchor at the start of its node, so that a later
  * redefinition inside the node wins, as in YAML, and self-reference shows
  * up as an unfinished anchor. */
-static int anchor_begin(ctx *c, const char *name, int line, int *idx) {
-    json_object *io;
-
+static void anchor_begin(ctx *c, const char *name, int *idx) {
     *idx = -1;
-    if (!name) return 0;
-    if (c->nan == c->capan) {
-        size_t cap = c->capan ? c->capan * 2 : 16;
-        anchor *a = realloc(c->an, cap * sizeof *a);
-        if (!a) return fail(c, line, "out of memory");
-        c->an = a;
-        c->capan = cap;
-    }
-    if (!c->anames && !(c->anames = json_object_new_object())) return fail(c, line, "out of memory");
-    if (!(io = json_object_new_int((int)c->nan)) || json_object_object_add(c->anames, name, io)) {
-        json_object_put(io);
-        return fail(c, line, "out of memory");
-    }
+    if (!name) return;
+    c->an = xgrow(c->an, &c->capan, c->nan + 1, sizeof *c->an);
+    if (!c->anames) c->anames = jnew_obj();
+    jset(c->anames, name, jnew_int((int)c->nan));
     memset(&c->an[c->nan], 0, sizeof c->an[0]);
     *idx = (int)c->nan++;
-    return 0;
 }
 
 static void anchor_end(ctx *c, int idx, json_object *val, size_t nodes, int height) {
@@ -404,33 +395,32 @@ static int charge(ctx *c, size_t n, int line, int alias) {
     return 0;
 }
 
-static int merge_one(ctx *c, json_object *dst, json_object *src, int line) {
+static void merge_one(json_object *dst, json_object *src) {
     json_object_object_foreach(src, k, v) {
         if (json_object_object_get_ex(dst, k, NULL)) continue;
-        if (json_object_object_add(dst, k, json_object_get(v))) {
-            json_object_put(v);
-            return fail(c, line, "out of memory");
-        }
+        jset(dst, k, json_object_get(v));
     }
-    return 0;
 }
 
 static int merge(ctx *c, json_object *dst, json_object *src, int line) {
     const char *bad = "map merge requires map or sequence of maps as the value";
 
-    if (json_object_is_type(src, json_type_object)) return merge_one(c, dst, src, line);
+    if (json_object_is_type(src, json_type_object)) {
+        merge_one(dst, src);
+        return 0;
+    }
     if (!json_object_is_type(src, json_type_array)) return fail(c, line, "%s", bad);
     for (size_t i = 0, n = json_object_array_length(src); i < n; i++)
         if (!json_object_is_type(json_object_array_get_idx(src, i), json_type_object))
             return fail(c, line, "%s", bad);
     for (size_t i = 0, n = json_object_array_length(src); i < n; i++)
-        if (merge_one(c, dst, json_object_array_get_idx(src, i), line)) return -1;
+        merge_one(dst, json_object_array_get_idx(src, i));
     return 0;
 }
 
 /* Hands v (owned) to the open container or makes it the document root.
  * height is v's container height (0 for scalars). */
-static int add_value(ctx *c, json_object *v, int height, int line) {
+static int add_value(ctx *c, json_object *v, int height) {
     frame *f;
     int rc = 0;
 
@@ -442,18 +432,14 @@ static int add_value(ctx *c, json_object *v, int height, int line) {
     f = &c->st[c->nst - 1];
     if (f->height < height + 1) f->height = height + 1;
     if (!f->is_map) {
-        if (json_object_array_add(f->obj, v)) {
-            json_object_put(v);
-            return fail(c, line, "out of memory");
-        }
+        jpush(f->obj, v);
         return 0;
     }
     if (f->key_merge) {
         rc = merge(c, f->obj, v, f->key_line);
         json_object_put(v);
-    } else if (json_object_object_add(f->obj, f->key, v)) {
-        json_object_put(v);
-        rc = fail(c, line, "out of memory");
+    } else {
+        jset(f->obj, f->key, v);
     }
     free(f->key);
     f->key = NULL;
@@ -467,7 +453,7 @@ static int in_key_position(ctx *c) {
 static int set_key(ctx *c, const char *text, size_t n, int merge_key, int line) {
     frame *f = &c->st[c->nst - 1];
     if (memchr(text, 0, n)) return fail(c, line, "mapping key contains a NUL character");
-    if (!(f->key = strndup(text, n))) return fail(c, line, "out of memory");
+    f->key = xstrndup(text, n);
     f->key_merge = merge_key;
     f->key_line = line;
     return 0;
@@ -476,8 +462,8 @@ static int set_key(ctx *c, const char *text, size_t n, int merge_key, int line) 
 static json_object *scalar_json(const scalar *s, const char *text, size_t n) {
     switch (s->kind) {
     case K_NULL: return NULL;
-    case K_BOOL: return json_object_new_boolean(s->b);
-    case K_INT: return json_object_new_int64(s->i);
+    case K_BOOL: return jnew_bool(s->b);
+    case K_INT: return jnew_int(s->i);
     case K_BIGINT:
     case K_FLOAT: return json_object_new_double(s->d);
     default: return json_object_new_string_len(text, (int)n);
@@ -498,22 +484,18 @@ static int on_scalar(ctx *c, yaml_event_t *ev) {
                       sizeof why))
         return fail(c, line, "%s", why);
     if (charge(c, 1, line, 0)) return -1;
-    if (anchor_begin(c, (const char *)ev->data.scalar.anchor, line, &idx)) return -1;
+    anchor_begin(c, (const char *)ev->data.scalar.anchor, &idx);
     if (idx < 0 && in_key_position(c)) return set_key(c, text, n, merge_key, line);
     v = scalar_json(&s, text, n);
-    if (!v && s.kind != K_NULL) return fail(c, line, "out of memory");
     if (idx >= 0) {
-        if (!(c->an[idx].text = strndup(text, n))) {
-            json_object_put(v);
-            return fail(c, line, "out of memory");
-        }
+        c->an[idx].text = xstrndup(text, n);
         anchor_end(c, idx, v, 1, 0);
     }
     if (in_key_position(c)) {
         json_object_put(v); /* the anchor keeps its own reference */
         return set_key(c, text, n, merge_key, line);
     }
-    return add_value(c, v, 0, line);
+    return add_value(c, v, 0);
 }
 
 static int on_alias(ctx *c, yaml_event_t *ev) {
@@ -533,9 +515,8 @@ static int on_alias(ctx *c, yaml_event_t *ev) {
     if (c->nst + (size_t)a->height > KUBE_YAML_MAX_DEPTH)
         return fail(c, line, "nesting deeper than %d levels", KUBE_YAML_MAX_DEPTH);
     if (charge(c, a->nodes, line, 1)) return -1;
-    if (a->val && json_object_deep_copy(a->val, &copy, NULL) < 0)
-        return fail(c, line, "out of memory");
-    return add_value(c, copy, a->height, line);
+    copy = jcopy(a->val);
+    return add_value(c, copy, a->height);
 }
 
 static int on_start(ctx *c, yaml_event_t *ev, int is_map) {
@@ -549,31 +530,24 @@ static int on_start(ctx *c, yaml_event_t *ev, int is_map) {
     if (c->nst >= KUBE_YAML_MAX_DEPTH)
         return fail(c, line, "nesting deeper than %d levels", KUBE_YAML_MAX_DEPTH);
     if (charge(c, 1, line, 0)) return -1;
-    if (c->nst == c->capst) {
-        size_t cap = c->capst ? c->capst * 2 : 16;
-        frame *st = realloc(c->st, cap * sizeof *st);
-        if (!st) return fail(c, line, "out of memory");
-        c->st = st;
-        c->capst = cap;
-    }
-    if (anchor_begin(c, anc, line, &idx)) return -1;
+    c->st = xgrow(c->st, &c->capst, c->nst + 1, sizeof *c->st);
+    anchor_begin(c, anc, &idx);
     f = &c->st[c->nst];
     memset(f, 0, sizeof *f);
     f->is_map = is_map;
     f->anchor = idx;
     f->height = 1;
     f->nodes0 = c->nodes - 1;
-    if (!(f->obj = is_map ? json_object_new_object() : json_object_new_array()))
-        return fail(c, line, "out of memory");
+    f->obj = is_map ? jnew_obj() : jnew_arr();
     c->nst++;
     return 0;
 }
 
-static int on_end(ctx *c, yaml_event_t *ev) {
+static int on_end(ctx *c) {
     frame f = c->st[--c->nst];
     anchor_end(c, f.anchor, f.obj, c->nodes - f.nodes0, f.height);
     free(f.key); /* libyaml always supplies a value; defensive */
-    return add_value(c, f.obj, f.height, mark_line(ev->start_mark));
+    return add_value(c, f.obj, f.height);
 }
 
 static int on_document_end(ctx *c) {
@@ -582,13 +556,7 @@ static int on_document_end(ctx *c) {
         c->have_root = 0;
         return 0; /* empty (or null) documents are skipped */
     }
-    if (c->ndocs == c->capdocs) {
-        size_t cap = c->capdocs ? c->capdocs * 2 : 4;
-        kube_yaml_doc *d = realloc(c->docs, cap * sizeof *d);
-        if (!d) return fail(c, c->doc_line, "out of memory");
-        c->docs = d;
-        c->capdocs = cap;
-    }
+    c->docs = xgrow(c->docs, &c->capdocs, c->ndocs + 1, sizeof *c->docs);
     c->docs[c->ndocs].obj = c->root;
     c->docs[c->ndocs].line = c->doc_line;
     c->ndocs++;
@@ -610,7 +578,7 @@ static int parser_fail(ctx *c) {
     const char *why = p->problem ? p->problem : "invalid YAML";
 
     switch (p->error) {
-    case YAML_MEMORY_ERROR: return fail(c, 0, "out of memory");
+    case YAML_MEMORY_ERROR: base_oom();
     case YAML_READER_ERROR: return fail(c, offset_line(c, p->problem_offset), "%s", why);
     default: return fail(c, mark_line(p->problem_mark), "%s", why);
     }
@@ -639,7 +607,7 @@ static int run(ctx *c) {
         case YAML_SEQUENCE_START_EVENT: rc = on_start(c, &ev, 0); break;
         case YAML_MAPPING_START_EVENT: rc = on_start(c, &ev, 1); break;
         case YAML_SEQUENCE_END_EVENT:
-        case YAML_MAPPING_END_EVENT: rc = on_end(c, &ev); break;
+        case YAML_MAPPING_END_EVENT: rc = on_end(c); break;
         default: break;
         }
         yaml_event_delete(&ev);
@@ -667,7 +635,7 @@ int kube_yaml_parse(const char *buf, size_t len, kube_yaml_doc **docs, size_t *n
     c.buf = buf ? buf : "";
     c.len = buf ? len : 0;
     c.budget = KUBE_YAML_NODE_BUDGET + (c.len < SIZE_MAX / 2 ? c.len : SIZE_MAX / 2);
-    if (!yaml_parser_initialize(&c.parser)) return fail(&c, 0, "out of memory");
+    if (!yaml_parser_initialize(&c.parser)) base_oom();
     yaml_parser_set_input_string(&c.parser, (const unsigned char *)c.buf, c.len);
 
     rc = run(&c);
@@ -717,37 +685,11 @@ json_object *kube_yaml_parse_one(const char *buf, size_t len, kube_yaml_error *e
  * Writing
  * ---------------------------------------------------------------------- */
 
-typedef struct sbuf {
-    char *p;
-    size_t n, cap;
-    int oom;
-} sbuf;
-
-static void sb_put(sbuf *b, const char *s, size_t n) {
-    if (b->oom) return;
-    if (b->cap - b->n < n + 1) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap - b->n < n + 1) {
-            if (cap > SIZE_MAX / 2) { b->oom = 1; return; }
-            cap *= 2;
-        }
-        char *p = realloc(b->p, cap);
-        if (!p) { b->oom = 1; return; }
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-    b->p[b->n] = 0;
-}
-
-static void sb_puts(sbuf *b, const char *s) { sb_put(b, s, strlen(s)); }
-
 static void sb_indent(sbuf *b, int n) {
     static const char sp[] = "                                ";
     while (n > 0) {
         int k = n < (int)sizeof sp - 1 ? n : (int)sizeof sp - 1;
-        sb_put(b, sp, (size_t)k);
+        sbuf_add(b, sp, (size_t)k);
         n -= k;
     }
 }
@@ -845,7 +787,7 @@ static int string_style(const char *s, size_t n, int is_key) {
 static void emit_dquoted(sbuf *b, const char *s, size_t n) {
     char esc[12];
 
-    sb_put(b, "\"", 1);
+    sbuf_add(b, "\"", 1);
     for (size_t i = 0; i < n;) {
         size_t start = i;
         uint32_t cp = 0;
@@ -855,32 +797,32 @@ static void emit_dquoted(sbuf *b, const char *s, size_t n) {
             if (!k || cp == '"' || cp == '\\' || needs_escape(cp)) break;
             i += k;
         }
-        sb_put(b, s + start, i - start);
+        sbuf_add(b, s + start, i - start);
         if (i >= n) break;
         size_t k = utf8_next((const unsigned char *)s + i, n - i, &cp);
         if (!k) {
-            sb_puts(b, "\\uFFFD");
+            sbuf_puts(b, "\\uFFFD");
             i++;
             continue;
         }
         switch (cp) {
-        case '"': sb_puts(b, "\\\""); break;
-        case '\\': sb_puts(b, "\\\\"); break;
-        case '\n': sb_puts(b, "\\n"); break;
-        case '\t': sb_puts(b, "\\t"); break;
-        case '\r': sb_puts(b, "\\r"); break;
-        case 0: sb_puts(b, "\\0"); break;
+        case '"': sbuf_puts(b, "\\\""); break;
+        case '\\': sbuf_puts(b, "\\\\"); break;
+        case '\n': sbuf_puts(b, "\\n"); break;
+        case '\t': sbuf_puts(b, "\\t"); break;
+        case '\r': sbuf_puts(b, "\\r"); break;
+        case 0: sbuf_puts(b, "\\0"); break;
         default:
             snprintf(esc, sizeof esc, "\\u%04" PRIX32, cp);
-            sb_puts(b, esc);
+            sbuf_puts(b, esc);
         }
         i += k;
     }
-    sb_put(b, "\"", 1);
+    sbuf_add(b, "\"", 1);
 }
 
 static void emit_scalar_string(sbuf *b, const char *s, size_t n, int is_key) {
-    if (string_style(s, n, is_key) == S_PLAIN) sb_put(b, s, n);
+    if (string_style(s, n, is_key) == S_PLAIN) sbuf_add(b, s, n);
     else emit_dquoted(b, s, n);
 }
 
@@ -892,19 +834,19 @@ static void emit_literal(sbuf *b, const char *s, size_t n, int indent) {
     size_t trail = 0, i = 0;
 
     while (trail < n && s[n - 1 - trail] == '\n') trail++;
-    sb_put(b, "|", 1);
-    if (s[0] == ' ' || s[0] == '\t' || s[0] == '\n') sb_put(b, "2", 1);
-    if (trail == 0) sb_put(b, "-", 1);
-    else if (trail > 1) sb_put(b, "+", 1);
-    sb_put(b, "\n", 1);
+    sbuf_add(b, "|", 1);
+    if (s[0] == ' ' || s[0] == '\t' || s[0] == '\n') sbuf_add(b, "2", 1);
+    if (trail == 0) sbuf_add(b, "-", 1);
+    else if (trail > 1) sbuf_add(b, "+", 1);
+    sbuf_add(b, "\n", 1);
     while (i < n) {
         const char *nl = memchr(s + i, '\n', n - i);
         size_t end = nl ? (size_t)(nl - s) : n;
         if (end > i) {
             sb_indent(b, indent);
-            sb_put(b, s + i, end - i);
+            sbuf_add(b, s + i, end - i);
         }
-        sb_put(b, "\n", 1);
+        sbuf_add(b, "\n", 1);
         i = end + 1;
     }
 }
@@ -912,16 +854,16 @@ static void emit_literal(sbuf *b, const char *s, size_t n, int indent) {
 static void emit_double(sbuf *b, double d) {
     char tmp[40];
 
-    if (isnan(d)) { sb_puts(b, ".nan"); return; }
-    if (isinf(d)) { sb_puts(b, d < 0 ? "-.inf" : ".inf"); return; }
+    if (isnan(d)) { sbuf_puts(b, ".nan"); return; }
+    if (isinf(d)) { sbuf_puts(b, d < 0 ? "-.inf" : ".inf"); return; }
     /* shortest %g that reads back exactly; always looks like a float so
      * that it is not re-read as an integer */
     for (int prec = 15; prec <= 17; prec++) {
         snprintf(tmp, sizeof tmp, "%.*g", prec, d);
         if (strtod(tmp, NULL) == d) break;
     }
-    sb_puts(b, tmp);
-    if (!strpbrk(tmp, ".e")) sb_puts(b, ".0");
+    sbuf_puts(b, tmp);
+    if (!strpbrk(tmp, ".e")) sbuf_puts(b, ".0");
 }
 
 enum { AT_ROOT, AT_MAPVAL, AT_SEQITEM };
@@ -940,17 +882,17 @@ static void emit_map(sbuf *b, json_object *o, int indent, int first_inline) {
         size_t kn = strlen(k), mark;
         if (!(first && first_inline)) sb_indent(b, indent);
         first = 0;
-        mark = b->n;
+        mark = b->len;
         emit_scalar_string(b, k, kn, 1);
-        if (b->n - mark > KUBE_YAML_MAX_SIMPLE_KEY) {
+        if (b->len - mark > KUBE_YAML_MAX_SIMPLE_KEY) {
             /* too long for a simple key: use the explicit "? key" form */
-            b->n = mark;
-            sb_puts(b, "? ");
+            sbuf_truncate(b, mark);
+            sbuf_puts(b, "? ");
             emit_scalar_string(b, k, kn, 1);
-            sb_put(b, "\n", 1);
+            sbuf_add(b, "\n", 1);
             sb_indent(b, indent);
         }
-        sb_put(b, ":", 1);
+        sbuf_add(b, ":", 1);
         emit_node(b, v, indent, AT_MAPVAL);
     }
 }
@@ -958,7 +900,7 @@ static void emit_map(sbuf *b, json_object *o, int indent, int first_inline) {
 static void emit_seq(sbuf *b, json_object *o, int indent, int first_inline) {
     for (size_t i = 0, n = json_object_array_length(o); i < n; i++) {
         if (i > 0 || !first_inline) sb_indent(b, indent);
-        sb_put(b, "- ", 2);
+        sbuf_add(b, "- ", 2);
         emit_node(b, json_object_array_get_idx(o, i), indent, AT_SEQITEM);
     }
 }
@@ -971,12 +913,12 @@ static void emit_node(sbuf *b, json_object *o, int indent, int at) {
 
     if (at == AT_MAPVAL) {
         if (is_block_collection(o)) {
-            sb_put(b, "\n", 1);
+            sbuf_add(b, "\n", 1);
             if (json_object_is_type(o, json_type_object)) emit_map(b, o, indent + 2, 0);
             else emit_seq(b, o, indent + 2, 0);
             return;
         }
-        sb_put(b, " ", 1);
+        sbuf_add(b, " ", 1);
     } else if (at == AT_SEQITEM && is_block_collection(o)) {
         if (json_object_is_type(o, json_type_object)) emit_map(b, o, indent + 2, 1);
         else emit_seq(b, o, indent + 2, 1);
@@ -984,13 +926,13 @@ static void emit_node(sbuf *b, json_object *o, int indent, int at) {
     }
 
     switch (json_object_get_type(o)) {
-    case json_type_null: sb_puts(b, "null"); break;
-    case json_type_boolean: sb_puts(b, json_object_get_boolean(o) ? "true" : "false"); break;
+    case json_type_null: sbuf_puts(b, "null"); break;
+    case json_type_boolean: sbuf_puts(b, json_object_get_boolean(o) ? "true" : "false"); break;
     case json_type_int: {
         int64_t v = json_object_get_int64(o);
         if (v == INT64_MAX) snprintf(tmp, sizeof tmp, "%" PRIu64, json_object_get_uint64(o));
         else snprintf(tmp, sizeof tmp, "%" PRId64, v);
-        sb_puts(b, tmp);
+        sbuf_puts(b, tmp);
         break;
     }
     case json_type_double: emit_double(b, json_object_get_double(o)); break;
@@ -1009,26 +951,22 @@ static void emit_node(sbuf *b, json_object *o, int indent, int at) {
             emit_map(b, o, 0, 0);
             return;
         }
-        sb_puts(b, "{}");
+        sbuf_puts(b, "{}");
         break;
     case json_type_array:
         if (at == AT_ROOT && json_object_array_length(o) > 0) {
             emit_seq(b, o, 0, 0);
             return;
         }
-        sb_puts(b, "[]");
+        sbuf_puts(b, "[]");
         break;
     }
-    sb_put(b, "\n", 1);
+    sbuf_add(b, "\n", 1);
 }
 
 char *kube_yaml_emit(json_object *obj) {
-    sbuf b = {0};
+    sbuf b = SBUF_INIT;
 
     emit_node(&b, obj, 0, AT_ROOT);
-    if (b.oom) {
-        free(b.p);
-        return NULL;
-    }
-    return b.p;
+    return sbuf_take(&b, NULL);
 }

@@ -11,6 +11,8 @@
  * part never discards the others; it leaves a warning instead. */
 #include "mutate/internal.h"
 
+#include "base/versions.h"
+
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -18,11 +20,7 @@
 #include <string.h>
 #include <strings.h>
 
-static const char *const lang_names[MUTATE_NLANGS] = {
-    "java", "nodejs", "python", "dotnet", "go", "apache-httpd", "nginx", "sdk",
-};
-
-const char *mutate_lang_name(mutate_lang_id id) { return id < MUTATE_NLANGS ? lang_names[id] : "?"; }
+const char *mutate_lang_name(mutate_lang_id id) { return id < MUTATE_NLANGS ? mutate_lang_get(id)->name : "?"; }
 
 void mutate_options_init(mutate_options *o) {
     memset(o, 0, sizeof *o);
@@ -33,92 +31,26 @@ void mutate_options_init(mutate_options *o) {
     o->multi_instrumentation = true;
     o->native_sidecars = false;
     o->python_mode = MUTATE_PYTHON_PYTHONPATH;
-    o->collector_image = "ghcr.io/open-telemetry/opentelemetry-collector-releases/opentelemetry-collector:0.158.0";
+    o->collector_image = DEFAULT_COLLECTOR_IMAGE;
 }
 
 void mctx_warn(mctx *m, const char *fmt, ...) {
-    char *s = NULL;
     va_list ap;
     va_start(ap, fmt);
-    if (vasprintf(&s, fmt, ap) < 0) s = NULL;
+    char *s = xvasprintf(fmt, ap);
     va_end(ap);
-    if (!s) return;
-    char **w = realloc(m->res->warnings, sizeof *w * (m->res->nwarnings + 1));
-    if (!w) { free(s); return; }
-    m->res->warnings = w;
-    w[m->res->nwarnings++] = s;
+    m->res->warnings = xrealloc(m->res->warnings, sizeof *m->res->warnings * (m->res->nwarnings + 1));
+    m->res->warnings[m->res->nwarnings++] = s;
 }
 
 void mctx_skip(mctx *m, mutate_skip why) { m->res->skips |= 1u << why; }
-
-json_object *jcopy(json_object *v) {
-    json_object *c = NULL;
-    if (v && json_object_deep_copy(v, &c, NULL) != 0) abort();
-    return c;
-}
-
-json_object *jget(json_object *o, const char *key) {
-    json_object *v = NULL;
-    if (!json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, key, &v)) return NULL;
-    return v;
-}
-
-const char *jstr(json_object *o, const char *key) {
-    json_object *v = jget(o, key);
-    return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
-json_object *jarr(json_object *parent, const char *key) {
-    json_object *a = jget(parent, key);
-    if (json_object_is_type(a, json_type_array)) return a;
-    a = json_object_new_array();
-    json_object_object_add(parent, key, a);
-    return a;
-}
-
-size_t jlen(json_object *a) { return json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0; }
-
-json_object *jstrs(int n, ...) {
-    json_object *a = json_object_new_array();
-    va_list ap;
-    va_start(ap, n);
-    for (int i = 0; i < n; i++) json_object_array_add(a, json_object_new_string(va_arg(ap, const char *)));
-    va_end(ap);
-    return a;
-}
-
-void jarr_insert(json_object *arr, size_t idx, json_object *v) {
-    size_t n = json_object_array_length(arr);
-    if (idx >= n) { json_object_array_add(arr, v); return; }
-    json_object **tail = malloc(sizeof *tail * (n - idx));
-    if (!tail) abort();
-    for (size_t i = idx; i < n; i++) tail[i - idx] = json_object_get(json_object_array_get_idx(arr, i));
-    json_object_array_del_idx(arr, idx, n - idx);
-    json_object_array_add(arr, v);
-    for (size_t i = 0; i < n - idx; i++) json_object_array_add(arr, tail[i]);
-    free(tail);
-}
-
-json_object *jfind_named(json_object *arr, const char *name, size_t *idx) {
-    size_t n = jlen(arr);
-    for (size_t i = 0; i < n; i++) {
-        json_object *e = json_object_array_get_idx(arr, i);
-        const char *en = jstr(e, "name");
-        if (en && strcmp(en, name) == 0) {
-            if (idx) *idx = i;
-            return e;
-        }
-    }
-    return NULL;
-}
 
 bool streq_ci(const char *a, const char *b) { return a && b && strcasecmp(a, b) == 0; }
 
 void split_ref(mctx *m, const char *value, char **ns, char **name) {
     const char *slash = strchr(value, '/');
-    *ns = slash ? strndup(value, (size_t)(slash - value)) : strdup(m->ns);
-    *name = strdup(slash ? slash + 1 : value);
-    if (!*ns || !*name) abort();
+    *ns = slash ? xstrndup(value, (size_t)(slash - value)) : xstrdup(m->ns);
+    *name = xstrdup(slash ? slash + 1 : value);
 }
 
 const char *pod_annotation(mctx *m, const char *key) { return jstr(jget(m->meta, "annotations"), key); }
@@ -136,14 +68,14 @@ const char *resolve_annotation(mctx *m, const char *key) {
 
 /* Shallow object copy: same children (new references), new container. */
 static json_object *shallow(json_object *o) {
-    json_object *c = json_object_new_object();
-    json_object_object_foreach(o, k, v) json_object_object_add(c, k, json_object_get(v));
+    json_object *c = jnew_obj();
+    json_object_object_foreach(o, k, v) jset(c, k, json_object_get(v));
     return c;
 }
 
 static void cow_deep(json_object *parent, const char *key) {
     json_object *v = jget(parent, key);
-    if (v) json_object_object_add(parent, key, jcopy(v));
+    if (v) jset(parent, key, jcopy(v));
 }
 
 /* A list whose elements are never edited in place (volumes): a new array
@@ -152,8 +84,8 @@ static void cow_list(json_object *parent, const char *key) {
     json_object *v = jget(parent, key);
     if (!json_object_is_type(v, json_type_array)) return;
     json_object *c = json_object_new_array_ext((int)jlen(v));
-    for (size_t i = 0; i < jlen(v); i++) json_object_array_add(c, json_object_get(json_object_array_get_idx(v, i)));
-    json_object_object_add(parent, key, c);
+    for (size_t i = 0; i < jlen(v); i++) jpush(c, json_object_get(json_object_array_get_idx(v, i)));
+    jset(parent, key, c);
 }
 
 /* Containers: the engine edits env, volumeMounts and command of a container
@@ -166,16 +98,16 @@ static void cow_containers(json_object *parent, const char *key) {
     for (size_t i = 0; i < jlen(v); i++) {
         json_object *e = json_object_array_get_idx(v, i);
         if (!json_object_is_type(e, json_type_object)) {
-            json_object_array_add(c, json_object_get(e));
+            jpush(c, json_object_get(e));
             continue;
         }
         json_object *ce = shallow(e);
         cow_deep(ce, "env");
         cow_deep(ce, "volumeMounts");
         cow_deep(ce, "command");
-        json_object_array_add(c, ce);
+        jpush(c, ce);
     }
-    json_object_object_add(parent, key, c);
+    jset(parent, key, c);
 }
 
 void mutate_result_free(mutate_result *res) {
@@ -189,7 +121,7 @@ void mutate_result_free(mutate_result *res) {
 
 int mutate_pod(const mutate_request *req, mutate_result *res) {
     memset(res, 0, sizeof *res);
-    res->patch = json_object_new_array();
+    res->patch = jnew_arr();
     mctx m = {.req = req, .opt = req->opt, .ns = req->namespace ? req->namespace : "", .in = req->pod, .res = res};
     if (!json_object_is_type(req->pod, json_type_object)) {
         mctx_warn(&m, "the object is not a pod");
@@ -205,11 +137,11 @@ int mutate_pod(const mutate_request *req, mutate_result *res) {
     }
 
     m.pod = shallow(req->pod);
-    m.meta = meta ? shallow(meta) : json_object_new_object();
-    json_object_object_add(m.pod, "metadata", m.meta);
+    m.meta = meta ? shallow(meta) : jnew_obj();
+    jset(m.pod, "metadata", m.meta);
     cow_deep(m.meta, "labels");
     m.spec = shallow(spec);
-    json_object_object_add(m.pod, "spec", m.spec);
+    jset(m.pod, "spec", m.spec);
     cow_containers(m.spec, "containers");
     cow_containers(m.spec, "initContainers");
     cow_list(m.spec, "volumes");
@@ -224,7 +156,7 @@ int mutate_pod(const mutate_request *req, mutate_result *res) {
     if (!meta && json_object_object_length(m.meta) == 0) {
         json_object *orig;
         if (json_object_object_get_ex(req->pod, "metadata", &orig))
-            json_object_object_add(m.pod, "metadata", json_object_get(orig));
+            jset(m.pod, "metadata", json_object_get(orig));
         else json_object_object_del(m.pod, "metadata");
     }
     mutate_patch_diff(req->pod, m.pod, res->patch);

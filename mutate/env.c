@@ -16,35 +16,35 @@ bool env_has_value_from(json_object *c, const char *name) {
 }
 
 static json_object *new_env(const char *name) {
-    json_object *e = json_object_new_object();
-    json_object_object_add(e, "name", json_object_new_string(name));
+    json_object *e = jnew_obj();
+    jset(e, "name", jnew_str(name));
     return e;
 }
 
 json_object *env_new_value(const char *name, const char *value) {
     json_object *e = new_env(name);
-    json_object_object_add(e, "value", json_object_new_string(value));
+    jset(e, "value", jnew_str(value));
     return e;
 }
 
 void env_append(json_object *c, const char *name, const char *value) {
-    json_object_array_add(jarr(c, "env"), env_new_value(name, value));
+    jpush(jarr_at(c, "env"), env_new_value(name, value));
 }
 
 json_object *env_new_field(const char *name, const char *field_path) {
-    json_object *e = new_env(name), *vf = json_object_new_object(), *fr = json_object_new_object();
-    json_object_object_add(fr, "fieldPath", json_object_new_string(field_path));
-    json_object_object_add(vf, "fieldRef", fr);
-    json_object_object_add(e, "valueFrom", vf);
+    json_object *e = new_env(name), *vf = jnew_obj(), *fr = jnew_obj();
+    jset(fr, "fieldPath", jnew_str(field_path));
+    jset(vf, "fieldRef", fr);
+    jset(e, "valueFrom", vf);
     return e;
 }
 
 void env_append_field(json_object *c, const char *name, const char *field_path) {
-    json_object_array_add(jarr(c, "env"), env_new_field(name, field_path));
+    jpush(jarr_at(c, "env"), env_new_field(name, field_path));
 }
 
 void env_prepend_field(json_object *c, const char *name, const char *field_path) {
-    jarr_insert(jarr(c, "env"), 0, env_new_field(name, field_path));
+    jinsert(jarr_at(c, "env"), 0, env_new_field(name, field_path));
 }
 
 void env_append_if_not_set(json_object *c, json_object *list) {
@@ -53,7 +53,7 @@ void env_append_if_not_set(json_object *c, json_object *list) {
         json_object *e = json_object_array_get_idx(list, i);
         const char *name = jstr(e, "name");
         if (!name || env_find(c, name, NULL)) continue;
-        json_object_array_add(jarr(c, "env"), jcopy(e));
+        jpush(jarr_at(c, "env"), jcopy(e));
     }
 }
 
@@ -64,7 +64,7 @@ void env_move_to_end(json_object *c, const char *name) {
     if (!e || idx + 1 == json_object_array_length(env)) return;
     json_object_get(e);
     json_object_array_del_idx(env, idx, 1);
-    json_object_array_add(env, e);
+    jpush(env, e);
 }
 
 bool mount_path_taken(json_object *c, const char *path) {
@@ -78,9 +78,9 @@ bool mount_path_taken(json_object *c, const char *path) {
 }
 
 void mount_add(json_object *c, const char *name, const char *path, bool readonly) {
-    json_object *m = json_object_new_object();
-    json_object_object_add(m, "name", json_object_new_string(name));
-    json_object_object_add(m, "mountPath", json_object_new_string(path));
-    if (readonly) json_object_object_add(m, "readOnly", json_object_new_boolean(1));
-    json_object_array_add(jarr(c, "volumeMounts"), m);
+    json_object *m = jnew_obj();
+    jset(m, "name", jnew_str(name));
+    jset(m, "mountPath", jnew_str(path));
+    if (readonly) jset(m, "readOnly", jnew_bool(1));
+    jpush(jarr_at(c, "volumeMounts"), m);
 }

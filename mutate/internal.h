@@ -7,6 +7,8 @@
 #ifndef MUTATE_INTERNAL_H
 #define MUTATE_INTERNAL_H
 
+#include "base/alloc.h"
+#include "base/json.h"
 #include "mutate/mutate.h"
 
 #include <stdbool.h>
@@ -46,8 +48,12 @@ typedef struct mutate_lang {
     mutate_lang_id id;
     const char *name;      /* annotation suffix: inject-<name> */
     const char *display;   /* in messages: "Java", "NodeJS", ... */
+    const char *config_key; /* the settings file's spelling (enable-<key>-auto-instrumentation); NULL: none */
     const char *spec_key;  /* spec.<key> of the Instrumentation */
     const char *res_key;   /* resources field inside spec.<key> */
+    /* What the Instrumentation defaulting fills in (spec 2.9); NULL: nothing. */
+    const char *default_image;
+    const char *request_cpu, *request_memory;
     const char *volume;    /* volume and init container name */
     const char *init_mount;
     /* Skip the container (message in *why, static text) when the original
@@ -87,14 +93,6 @@ const mutate_lang *mutate_lang_get(mutate_lang_id id);
 /* engine.c */
 void mctx_warn(mctx *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void mctx_skip(mctx *m, mutate_skip why);
-json_object *jcopy(json_object *v);                     /* deep copy, NULL-safe */
-json_object *jget(json_object *o, const char *key);     /* NULL unless o is an object with key */
-const char *jstr(json_object *o, const char *key);      /* NULL unless a string */
-json_object *jarr(json_object *parent, const char *key);/* the array at key, created if absent */
-size_t jlen(json_object *a);                             /* 0 unless an array */
-json_object *jstrs(int n, ...);                          /* a new array of n strings */
-void jarr_insert(json_object *arr, size_t idx, json_object *v);
-json_object *jfind_named(json_object *arr, const char *name, size_t *idx);
 const char *pod_annotation(mctx *m, const char *key);
 /* Pod/namespace precedence of spec 1.2; NULL-safe, returns "" when unset. */
 const char *resolve_annotation(mctx *m, const char *key);

@@ -59,39 +59,39 @@ static size_t resolve_targets(lctx *l, target *out, size_t cap) {
 }
 
 json_object *lang_volume(lctx *l, const char *name) {
-    json_object *v = json_object_new_object();
-    json_object_object_add(v, "name", json_object_new_string(name));
+    json_object *v = jnew_obj();
+    jset(v, "name", jnew_str(name));
     json_object *tmpl = jget(l->lspec, "volumeClaimTemplate");
     if (json_object_is_type(tmpl, json_type_object) && json_object_object_length(tmpl)) {
-        json_object *eph = json_object_new_object();
-        json_object_object_add(eph, "volumeClaimTemplate", jcopy(tmpl));
-        json_object_object_add(v, "ephemeral", eph);
+        json_object *eph = jnew_obj();
+        jset(eph, "volumeClaimTemplate", jcopy(tmpl));
+        jset(v, "ephemeral", eph);
         return v;
     }
-    json_object *ed = json_object_new_object();
+    json_object *ed = jnew_obj();
     json_object *size = jget(l->lspec, "volumeLimitSize");
-    json_object_object_add(ed, "sizeLimit", size ? jcopy(size) : json_object_new_string("200Mi"));
-    json_object_object_add(v, "emptyDir", ed);
+    jset(ed, "sizeLimit", size ? jcopy(size) : jnew_str("200Mi"));
+    jset(v, "emptyDir", ed);
     return v;
 }
 
 static json_object *init_container(lctx *l, const char *name, const char *image, json_object *command,
                                    json_object *sc, bool pull_policy) {
-    json_object *c = json_object_new_object();
-    json_object_object_add(c, "name", json_object_new_string(name));
-    json_object_object_add(c, "image", json_object_new_string(image ? image : ""));
-    json_object_object_add(c, "command", command);
+    json_object *c = jnew_obj();
+    jset(c, "name", jnew_str(name));
+    jset(c, "image", jnew_str(image ? image : ""));
+    jset(c, "command", command);
     json_object *res = jget(l->lspec, l->lang->res_key);
-    if (res) json_object_object_add(c, "resources", jcopy(res));
-    json_object *mounts = json_object_new_array();
-    json_object_array_add(mounts, json_object_new_object());
+    if (res) jset(c, "resources", jcopy(res));
+    json_object *mounts = jnew_arr();
+    jpush(mounts, jnew_obj());
     json_object *mnt = json_object_array_get_idx(mounts, 0);
-    json_object_object_add(mnt, "name", json_object_new_string(l->lang->volume));
-    json_object_object_add(mnt, "mountPath", json_object_new_string(l->lang->init_mount));
-    json_object_object_add(c, "volumeMounts", mounts);
+    jset(mnt, "name", jnew_str(l->lang->volume));
+    jset(mnt, "mountPath", jnew_str(l->lang->init_mount));
+    jset(c, "volumeMounts", mounts);
     const char *pp = jstr(l->ispec, "imagePullPolicy");
-    if (pull_policy && pp && *pp) json_object_object_add(c, "imagePullPolicy", json_object_new_string(pp));
-    if (sc) json_object_object_add(c, "securityContext", jcopy(sc));
+    if (pull_policy && pp && *pp) jset(c, "imagePullPolicy", jnew_str(pp));
+    if (sc) jset(c, "securityContext", jcopy(sc));
     return c;
 }
 
@@ -106,7 +106,7 @@ static void java_extensions(lctx *l, json_object *sc, json_object *out) {
         const char *dir = jstr(e, "dir");
         snprintf(src, sizeof src, "%s/.", dir ? dir : "");
         json_object *cmd = jstrs(4, "cp", "-r", src, "/otel-auto-instrumentation-java/extensions");
-        json_object_array_add(out, init_container(l, name, jstr(e, "image"), cmd, sc, false));
+        jpush(out, init_container(l, name, jstr(e, "image"), cmd, sc, false));
     }
 }
 
@@ -119,8 +119,7 @@ void lang_run(lctx *l) {
     if (l->lang->prepare && !l->lang->prepare(l)) return;
 
     size_t cap = jlen(jget(m->spec, "containers")) + jlen(jget(m->spec, "initContainers"));
-    target *t = calloc(cap ? cap : 1, sizeof *t);
-    if (!t) abort();
+    target *t = xcalloc(cap ? cap : 1, sizeof *t);
     size_t n = resolve_targets(l, t, cap), done = 0;
     for (size_t i = 0; i < n; i++) {
         json_object *c = t[i].c;
@@ -145,20 +144,20 @@ void lang_run(lctx *l) {
     m->res->injected |= MUTATE_BIT(l->lang->id);
     sdk_tls_volumes(l);
 
-    json_object *vols = jarr(m->spec, "volumes");
-    if (!jfind_named(vols, l->lang->volume, NULL)) json_object_array_add(vols, lang_volume(l, l->lang->volume));
+    json_object *vols = jarr_at(m->spec, "volumes");
+    if (!jfind_named(vols, l->lang->volume, NULL)) jpush(vols, lang_volume(l, l->lang->volume));
 
-    json_object *inits = jarr(m->spec, "initContainers");
+    json_object *inits = jarr_at(m->spec, "initContainers");
     if (!jfind_named(inits, l->lang->volume, NULL)) {
         json_object *sc = jget(l->ispec, "initContainerSecurityContext");
         if (!sc) sc = jget(t[0].c, "securityContext");
-        json_object *add = json_object_new_array();
-        json_object_array_add(add, init_container(l, l->lang->volume, jstr(l->lspec, "image"), l->lang->command(l), sc, true));
+        json_object *add = jnew_arr();
+        jpush(add, init_container(l, l->lang->volume, jstr(l->lspec, "image"), l->lang->command(l), sc, true));
         if (l->lang->id == MUTATE_JAVA) java_extensions(l, sc, add);
         size_t at = json_object_array_length(inits);
         if (t[0].init) jfind_named(inits, jstr(t[0].c, "name"), &at);
         for (size_t i = 0; i < json_object_array_length(add); i++)
-            jarr_insert(inits, at + i, json_object_get(json_object_array_get_idx(add, i)));
+            jinsert(inits, at + i, json_object_get(json_object_array_get_idx(add, i)));
         json_object_put(add);
     }
     free(t);

@@ -5,6 +5,8 @@
  * carries both, so only CORECLR_PROFILER_PATH changes. */
 #include "mutate/internal.h"
 
+#include "base/versions.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,8 +55,8 @@ static void set(json_object *c, const char *name, const char *value, bool concat
     if (!concat || jget(e, "valueFrom")) return;
     const char *old = jstr(e, "value");
     char *v = NULL;
-    if (asprintf(&v, "%s:%s", old ? old : "", value) < 0) abort();
-    json_object_object_add(e, "value", json_object_new_string(v));
+    v = xasprintf("%s:%s", old ? old : "", value);
+    jset(e, "value", jnew_str(v));
     free(v);
 }
 
@@ -81,8 +83,12 @@ const mutate_lang mutate_lang_dotnet = {
     .id = MUTATE_DOTNET,
     .name = "dotnet",
     .display = ".NET",
+    .config_key = "dot-net",
     .spec_key = "dotnet",
     .res_key = "resourceRequirements",
+    .default_image = DEFAULT_DOTNET_IMAGE,
+    .request_cpu = "50m",
+    .request_memory = "128Mi",
     .volume = "opentelemetry-auto-instrumentation-dotnet",
     .init_mount = DOTNET_ROOT,
     .prepare = dotnet_prepare,

@@ -11,16 +11,18 @@
  * touched, so a missing OTEL_GO_AUTO_TARGET_EXE leaves nothing to revert. */
 #include "mutate/internal.h"
 
+#include "base/versions.h"
+
 #include <string.h>
 
 #define GO_SIDECAR "opentelemetry-auto-instrumentation"
 #define ANN_GO_EXE ANN_PREFIX "otel-go-auto-target-exe"
 
 static json_object *kernel_debug_volume(void) {
-    json_object *v = json_object_new_object(), *hp = json_object_new_object();
-    json_object_object_add(v, "name", json_object_new_string("kernel-debug"));
-    json_object_object_add(hp, "path", json_object_new_string("/sys/kernel/debug"));
-    json_object_object_add(v, "hostPath", hp);
+    json_object *v = jnew_obj(), *hp = jnew_obj();
+    jset(v, "name", jnew_str("kernel-debug"));
+    jset(hp, "path", jnew_str("/sys/kernel/debug"));
+    jset(v, "hostPath", hp);
     return v;
 }
 
@@ -49,22 +51,22 @@ static void go_inject(lctx *l) {
     }
     if (!json_object_is_type(app, json_type_object)) return;
 
-    json_object *sc = json_object_new_object();
-    json_object_object_add(sc, "name", json_object_new_string(GO_SIDECAR));
-    json_object_object_add(sc, "image", json_object_new_string(jstr(l->lspec, "image") ? jstr(l->lspec, "image") : ""));
+    json_object *sc = jnew_obj();
+    jset(sc, "name", jnew_str(GO_SIDECAR));
+    jset(sc, "image", jnew_str(jstr(l->lspec, "image") ? jstr(l->lspec, "image") : ""));
     json_object *res = jget(l->lspec, "resourceRequirements");
-    if (res) json_object_object_add(sc, "resources", jcopy(res));
+    if (res) jset(sc, "resources", jcopy(res));
     json_object *secctx = jget(l->lspec, "securityContext");
-    if (secctx) json_object_object_add(sc, "securityContext", jcopy(secctx));
+    if (secctx) jset(sc, "securityContext", jcopy(secctx));
     else {
-        secctx = json_object_new_object();
-        json_object_object_add(secctx, "privileged", json_object_new_boolean(1));
-        json_object_object_add(secctx, "runAsUser", json_object_new_int(0));
-        json_object_object_add(sc, "securityContext", secctx);
+        secctx = jnew_obj();
+        jset(secctx, "privileged", jnew_bool(1));
+        jset(secctx, "runAsUser", jnew_int(0));
+        jset(sc, "securityContext", secctx);
     }
     mount_add(sc, "kernel-debug", "/sys/kernel/debug", false);
     const char *pp = jstr(l->ispec, "imagePullPolicy");
-    if (pp && *pp) json_object_object_add(sc, "imagePullPolicy", json_object_new_string(pp));
+    if (pp && *pp) jset(sc, "imagePullPolicy", jnew_str(pp));
 
     /* The annotation is a pod annotation only; present-but-empty counts. */
     const char *exe = jstr(jget(m->meta, "annotations"), ANN_GO_EXE);
@@ -79,10 +81,10 @@ static void go_inject(lctx *l) {
         json_object_put(sc);
         return;
     }
-    json_object_object_add(m->spec, "shareProcessNamespace", json_object_new_boolean(1));
-    json_object_array_add(jarr(m->spec, "containers"), sc);
-    json_object *vols = jarr(m->spec, "volumes");
-    if (!jfind_named(vols, "kernel-debug", NULL)) json_object_array_add(vols, kernel_debug_volume());
+    jset(m->spec, "shareProcessNamespace", jnew_bool(1));
+    jpush(jarr_at(m->spec, "containers"), sc);
+    json_object *vols = jarr_at(m->spec, "volumes");
+    if (!jfind_named(vols, "kernel-debug", NULL)) jpush(vols, kernel_debug_volume());
     sdk_tls_volumes(l);
     m->res->injected |= MUTATE_BIT(MUTATE_GO);
 }
@@ -91,7 +93,11 @@ const mutate_lang mutate_lang_go = {
     .id = MUTATE_GO,
     .name = "go",
     .display = "Go",
+    .config_key = "go",
     .spec_key = "go",
     .res_key = "resourceRequirements",
+    .default_image = DEFAULT_GO_IMAGE,
+    .request_cpu = "50m",
+    .request_memory = "64Mi",
     .inject = go_inject,
 };

@@ -1,6 +1,8 @@
 /* mutate/lang_nodejs.c - Node.js: --require of the SDK through NODE_OPTIONS (spec 2.2). */
 #include "mutate/internal.h"
 
+#include "base/versions.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -20,8 +22,8 @@ static void node_defaults(lctx *l, json_object *c) {
     else if (!jget(e, "valueFrom")) {
         const char *old = jstr(e, "value");
         char *v = NULL;
-        if (asprintf(&v, "%s" NODE_REQUIRE, old ? old : "") < 0) abort();
-        json_object_object_add(e, "value", json_object_new_string(v));
+        v = xasprintf("%s" NODE_REQUIRE, old ? old : "");
+        jset(e, "value", jnew_str(v));
         free(v);
     } else {
         mctx_warn(l->m, "inject-nodejs: NODE_OPTIONS of container %s comes from valueFrom; the SDK is not loaded",
@@ -39,8 +41,12 @@ const mutate_lang mutate_lang_nodejs = {
     .id = MUTATE_NODEJS,
     .name = "nodejs",
     .display = "NodeJS",
+    .config_key = "node-js",
     .spec_key = "nodejs",
     .res_key = "resourceRequirements",
+    .default_image = DEFAULT_NODEJS_IMAGE,
+    .request_cpu = "50m",
+    .request_memory = "128Mi",
     .volume = "opentelemetry-auto-instrumentation-nodejs",
     .init_mount = "/otel-auto-instrumentation-nodejs",
     .precheck = node_precheck,

@@ -10,6 +10,8 @@
  * back to the PYTHONPATH hook with a warning. */
 #include "mutate/internal.h"
 
+#include "base/versions.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +40,7 @@ static void set_pythonpath(lctx *l, json_object *c, const char *prefix, const ch
     json_object *e = env_find(c, "PYTHONPATH", NULL);
     if (!e) {
         char *v = NULL;
-        if (asprintf(&v, "%s%s%s", prefix, *prefix ? ":" : "", suffix) < 0) abort();
+        v = xasprintf("%s%s%s", prefix, *prefix ? ":" : "", suffix);
         env_append(c, "PYTHONPATH", v);
         free(v);
         return;
@@ -52,8 +54,8 @@ static void set_pythonpath(lctx *l, json_object *c, const char *prefix, const ch
     }
     const char *old = jstr(e, "value");
     char *v = NULL;
-    if (asprintf(&v, "%s%s%s:%s", prefix, *prefix ? ":" : "", old ? old : "", suffix) < 0) abort();
-    json_object_object_add(e, "value", json_object_new_string(v));
+    v = xasprintf("%s%s%s:%s", prefix, *prefix ? ":" : "", old ? old : "", suffix);
+    jset(e, "value", jnew_str(v));
     free(v);
 }
 
@@ -62,7 +64,7 @@ static void py_mount(lctx *l, json_object *c) {
     json_object *cmd = jget(c, "command");
     if (l->entrypoint && jlen(cmd) > 0) {
         const char *first = json_object_get_string(json_object_array_get_idx(cmd, 0));
-        if (!first || strcmp(first, PY_LAUNCHER) != 0) jarr_insert(cmd, 0, json_object_new_string(PY_LAUNCHER));
+        if (!first || strcmp(first, PY_LAUNCHER) != 0) jinsert(cmd, 0, jnew_str(PY_LAUNCHER));
         set_pythonpath(l, c, "", PY_ROOT);
         return;
     }
@@ -93,8 +95,12 @@ const mutate_lang mutate_lang_python = {
     .id = MUTATE_PYTHON,
     .name = "python",
     .display = "Python",
+    .config_key = "python",
     .spec_key = "python",
     .res_key = "resourceRequirements",
+    .default_image = DEFAULT_PYTHON_IMAGE,
+    .request_cpu = "50m",
+    .request_memory = "64Mi",
     .volume = "opentelemetry-auto-instrumentation-python",
     .init_mount = PY_ROOT,
     .prepare = py_prepare,

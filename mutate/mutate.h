@@ -3,7 +3,7 @@
  * A pod, its namespace and a read-only view of the cluster's resources go in;
  * the mutated pod, the RFC 6902 patch that produces it, and human warnings
  * come out. The engine does no I/O and keeps no globals: every lookup goes
- * through the mutate_source callbacks, so the same code serves the HTTPS
+ * through the kube_reader callbacks, so the same code serves the HTTPS
  * webhook (store snapshots, API lookups with a budget) and the offline
  * `otel-webhook inject` command (files).
  *
@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <json-c/json.h>
 
+#include "kube/reader.h"
+
 /* Languages in the order the reference applies them (spec 2.0). */
 typedef enum mutate_lang_id {
     MUTATE_JAVA,
@@ -34,25 +36,6 @@ typedef enum mutate_lang_id {
 } mutate_lang_id;
 
 #define MUTATE_BIT(l) (1u << (l))
-
-typedef enum mutate_lookup {
-    MUTATE_FOUND,
-    MUTATE_NOT_FOUND,
-    MUTATE_UNKNOWN /* the source could not tell (timeout, budget spent, error) */
-} mutate_lookup;
-
-/* Read-only access to cluster objects. kinds are Kubernetes kind names
- * ("Instrumentation", "OpenTelemetryCollector", "ReplicaSet", ...). */
-typedef struct mutate_source {
-    void *ud;
-    /* *out is borrowed and valid for the whole mutate_pod() call. */
-    mutate_lookup (*get)(void *ud, const char *kind, const char *ns, const char *name,
-                         json_object **out);
-    /* Calls fn for every object of kind in ns; returns MUTATE_FOUND when the
-     * listing is complete, MUTATE_UNKNOWN when the source could not list. */
-    mutate_lookup (*each)(void *ud, const char *kind, const char *ns,
-                          void (*fn)(void *arg, json_object *obj), void *arg);
-} mutate_source;
 
 typedef enum mutate_python_mode {
     MUTATE_PYTHON_PYTHONPATH, /* the reference's sitecustomize hook */
@@ -78,7 +61,7 @@ typedef struct mutate_request {
     json_object *pod;       /* borrowed, never modified */
     const char *namespace;  /* the admission request's namespace */
     json_object *ns;        /* the Namespace object, or NULL */
-    const mutate_source *src;
+    const kube_reader *src;
     const mutate_options *opt;
 } mutate_request;
 
@@ -115,13 +98,5 @@ const char *mutate_lang_name(mutate_lang_id id);
 /* The diff that turns a into b as RFC 6902 operations appended to ops.
  * Unchanged subtrees shared by pointer are skipped without a walk. */
 void mutate_patch_diff(json_object *a, json_object *b, json_object *ops);
-
-/* Compact JSON text of v (malloc'ed, NUL-terminated; length in *len), about
- * three times faster than json-c's writer on patches. */
-char *mutate_json_text(json_object *v, size_t *len);
-
-/* Length of the valid UTF-8 sequence starting at s (n bytes available),
- * 0 when the bytes there are not valid UTF-8. For bytes >= 0x80. */
-size_t mutate_utf8_len(const unsigned char *s, size_t n);
 
 #endif

@@ -63,10 +63,10 @@ static void count_one(void *arg, json_object *obj) {
  * when it cannot. */
 static json_object *find_instrumentation(mctx *m, const mutate_lang_id id, const char *value) {
     const char *ann = mutate_lang_name(id);
-    const mutate_source *src = m->req->src;
+    const kube_reader *src = m->req->src;
     if (streq_ci(value, "true")) {
         pick p = {0};
-        if (!src || src->each(src->ud, "Instrumentation", m->ns, count_one, &p) != MUTATE_FOUND) {
+        if (!src || src->each(src->ud, "Instrumentation", m->ns, count_one, &p) != KUBE_FOUND) {
             mctx_warn(m, "inject-%s: the Instrumentations of namespace %s could not be listed; %s not injected",
                       ann, m->ns, display[id]);
             mctx_skip(m, MUTATE_SKIP_LOOKUP);
@@ -84,13 +84,13 @@ static json_object *find_instrumentation(mctx *m, const mutate_lang_id id, const
     char *ns, *name;
     split_ref(m, value, &ns, &name);
     json_object *obj = NULL;
-    mutate_lookup r = src ? src->get(src->ud, "Instrumentation", ns, name, &obj) : MUTATE_NOT_FOUND;
-    if (r == MUTATE_FOUND && obj) {
+    kube_found r = src ? src->get(src->ud, "Instrumentation", ns, name, &obj) : KUBE_NOT_FOUND;
+    if (r == KUBE_FOUND && obj) {
         free(ns);
         free(name);
         return obj;
     }
-    if (r == MUTATE_UNKNOWN) {
+    if (r == KUBE_UNKNOWN) {
         mctx_warn(m, "inject-%s: Instrumentation %s/%s could not be read; %s not injected", ann, ns, name, display[id]);
         mctx_skip(m, MUTATE_SKIP_LOOKUP);
     } else {
@@ -118,10 +118,9 @@ static bool split_names(const char *value, char ***out, size_t *n) {
         for (const char *q = a; q < b; q++)
             if (!isalnum((unsigned char)*q) && *q != '-') goto bad;
         if (b > a) {
-            char **v = realloc(*out, sizeof *v * (*n + 1));
-            if (!v) goto bad;
+            char **v = xrealloc(*out, sizeof *v * (*n + 1));
             *out = v;
-            v[(*n)++] = strndup(a, (size_t)(b - a));
+            v[(*n)++] = xstrndup(a, (size_t)(b - a));
         }
         p = comma ? comma + 1 : end;
     }
@@ -136,10 +135,9 @@ bad:
 
 static void names_append(lctx *l, char **names, size_t n) {
     if (!n) return;
-    char **v = realloc(l->names, sizeof *v * (l->nnames + n));
-    if (!v) abort();
+    char **v = xrealloc(l->names, sizeof *v * (l->nnames + n));
     l->names = v;
-    for (size_t i = 0; i < n; i++) v[l->nnames++] = strdup(names[i]);
+    for (size_t i = 0; i < n; i++) v[l->nnames++] = xstrdup(names[i]);
 }
 
 static void names_free(char **names, size_t n) {
@@ -154,8 +152,7 @@ static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *
  * were repeated. */
 static size_t dedupe(lctx *l, char *dup, size_t duplen) {
     size_t w = 0, ndup = 0, off = 0;
-    const char **d = malloc(sizeof *d * (l->nnames ? l->nnames : 1));
-    if (!d) abort();
+    const char **d = xmalloc(sizeof *d * (l->nnames ? l->nnames : 1));
     for (size_t i = 0; i < l->nnames; i++) {
         size_t j = 0, k = 0;
         while (j < w && strcmp(l->names[j], l->names[i]) != 0) j++;

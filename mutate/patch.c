@@ -16,6 +16,10 @@
  * against a cursor, so every index is valid at the moment it is applied. */
 #include "mutate/mutate.h"
 
+#include "base/alloc.h"
+#include "base/json.h"
+#include "base/sbuf.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,25 +29,10 @@
  * common prefix and suffix, still correct, just less targeted. */
 #define LCS_MAX_CELLS (1u << 20)
 
-typedef struct pbuf {
-    char *s;
-    size_t len, cap;
-} pbuf;
-
-static void pb_reserve(pbuf *p, size_t extra) {
-    if (p->len + extra + 1 <= p->cap) return;
-    size_t cap = p->cap ? p->cap : 128;
-    while (cap < p->len + extra + 1) cap *= 2;
-    char *s = realloc(p->s, cap);
-    if (!s) abort(); /* out of memory while building a patch: nothing sane left */
-    p->s = s;
-    p->cap = cap;
-}
-
 /* Appends "/" and token escaped per RFC 6901 (~ -> ~0, / -> ~1). */
-static void pb_push_token(pbuf *p, const char *tok) {
+static void push_token(sbuf *p, const char *tok) {
     size_t n = strlen(tok);
-    pb_reserve(p, 2 * n + 1);
+    sbuf_reserve(p, 2 * n + 1);
     p->s[p->len++] = '/';
     for (size_t i = 0; i < n; i++) {
         if (tok[i] == '~') { p->s[p->len++] = '~'; p->s[p->len++] = '0'; }
@@ -53,22 +42,22 @@ static void pb_push_token(pbuf *p, const char *tok) {
     p->s[p->len] = 0;
 }
 
-static void pb_push_index(pbuf *p, size_t idx) {
+static void push_index(sbuf *p, size_t idx) {
     char num[24];
     snprintf(num, sizeof num, "%zu", idx);
-    pb_push_token(p, num);
+    push_token(p, num);
 }
 
 static void emit(json_object *ops, const char *op, const char *path, json_object *value) {
-    json_object *o = json_object_new_object();
-    json_object_object_add(o, "op", json_object_new_string(op));
-    json_object_object_add(o, "path", json_object_new_string(path));
+    json_object *o = jnew_obj();
+    jset(o, "op", jnew_str(op));
+    jset(o, "path", jnew_str(path));
     /* The value is shared with the mutated pod, not copied: both belong to
      * one request on one thread, and reference counting frees them in any
      * order. Copying was a third of the engine's time. */
-    if (value) json_object_object_add(o, "value", json_object_get(value));
+    if (value) jset(o, "value", json_object_get(value));
     else if (strcmp(op, "remove") != 0) json_object_object_add(o, "value", NULL);
-    json_object_array_add(ops, o);
+    jpush(ops, o);
 }
 
 
@@ -95,59 +84,54 @@ static bool elem_match(const side *x, size_t i, const side *y, size_t j) {
 
 static void side_init(side *s, json_object *arr, size_t n) {
     s->arr = arr;
-    s->name = malloc(sizeof *s->name * (n ? n : 1));
-    if (!s->name) abort();
+    s->name = xmalloc(sizeof *s->name * (n ? n : 1));
     for (size_t i = 0; i < n; i++) s->name[i] = elem_name(json_object_array_get_idx(arr, i));
 }
 
-static void diff_at(pbuf *path, json_object *a, json_object *b, json_object *ops);
+static void diff_at(sbuf *path, json_object *a, json_object *b, json_object *ops);
 
-static void diff_object(pbuf *path, json_object *a, json_object *b, json_object *ops) {
+static void diff_object(sbuf *path, json_object *a, json_object *b, json_object *ops) {
     size_t base = path->len;
     json_object_object_foreach(a, ka, va) {
         (void)va;
         if (!json_object_object_get_ex(b, ka, NULL)) {
-            pb_push_token(path, ka);
+            push_token(path, ka);
             emit(ops, "remove", path->s, NULL);
-            path->len = base;
-            path->s[base] = 0;
+            sbuf_truncate(path, base);
         }
     }
     json_object_object_foreach(b, kb, vb) {
         json_object *old;
-        pb_push_token(path, kb);
+        push_token(path, kb);
         if (!json_object_object_get_ex(a, kb, &old)) emit(ops, "add", path->s, vb);
         else diff_at(path, old, vb, ops);
-        path->len = base;
-        path->s[base] = 0;
+        sbuf_truncate(path, base);
     }
 }
 
 /* Emits the ops for old[i0,i1) -> new[j0,j1) when nothing inside matches:
  * removes at the cursor, then adds at the cursor. */
-static void replace_run(pbuf *path, json_object *b, size_t i0, size_t i1, size_t j0,
+static void replace_run(sbuf *path, json_object *b, size_t i0, size_t i1, size_t j0,
                         size_t j1, size_t *cur, size_t curlen_after, json_object *ops) {
     size_t base = path->len;
     for (size_t i = i0; i < i1; i++) {
-        pb_push_index(path, *cur);
+        push_index(path, *cur);
         emit(ops, "remove", path->s, NULL);
-        path->len = base;
-        path->s[base] = 0;
+        sbuf_truncate(path, base);
     }
     for (size_t j = j0; j < j1; j++) {
         /* After the run, the array holds cur + (remaining old) elements; an
          * add at the very end is written "-" as people expect to read it. */
-        if (*cur == curlen_after) pb_push_token(path, "-");
-        else pb_push_index(path, *cur);
+        if (*cur == curlen_after) push_token(path, "-");
+        else push_index(path, *cur);
         emit(ops, "add", path->s, json_object_array_get_idx(b, j));
-        path->len = base;
-        path->s[base] = 0;
+        sbuf_truncate(path, base);
         (*cur)++;
         curlen_after++;
     }
 }
 
-static void diff_array(pbuf *path, json_object *a, json_object *b, json_object *ops) {
+static void diff_array(sbuf *path, json_object *a, json_object *b, json_object *ops) {
     size_t n = json_object_array_length(a), m = json_object_array_length(b);
     size_t base = path->len;
     side A, B;
@@ -164,10 +148,9 @@ static void diff_array(pbuf *path, json_object *a, json_object *b, json_object *
     /* Matched pairs inside the middle run, from an LCS table when small. */
     size_t *pi = NULL, *pj = NULL, npairs = 0;
     if (an && bm && (size_t)(an + 1) * (bm + 1) <= LCS_MAX_CELLS) {
-        unsigned *t = calloc((an + 1) * (bm + 1), sizeof *t);
-        pi = malloc(sizeof *pi * (an < bm ? an : bm));
-        pj = malloc(sizeof *pj * (an < bm ? an : bm));
-        if (!t || !pi || !pj) abort();
+        unsigned *t = xcalloc((an + 1) * (bm + 1), sizeof *t);
+        pi = xmalloc(sizeof *pi * (an < bm ? an : bm));
+        pj = xmalloc(sizeof *pj * (an < bm ? an : bm));
 #define T(i, j) t[(size_t)(i) * (bm + 1) + (j)]
         for (size_t i = an; i-- > 0;)
             for (size_t j = bm; j-- > 0;)
@@ -200,10 +183,9 @@ static void diff_array(pbuf *path, json_object *a, json_object *b, json_object *
         /* Elements still to come from a after the run: (n - ni). */
         replace_run(path, b, i, ni, j, nj, &cur, cur + (n - ni), ops);
         if (k == total_pairs) break;
-        pb_push_index(path, cur);
+        push_index(path, cur);
         diff_at(path, json_object_array_get_idx(a, ni), json_object_array_get_idx(b, nj), ops);
-        path->len = base;
-        path->s[base] = 0;
+        sbuf_truncate(path, base);
         cur++;
         i = ni + 1;
         j = nj + 1;
@@ -214,7 +196,7 @@ static void diff_array(pbuf *path, json_object *a, json_object *b, json_object *
     free(B.name);
 }
 
-static void diff_at(pbuf *path, json_object *a, json_object *b, json_object *ops) {
+static void diff_at(sbuf *path, json_object *a, json_object *b, json_object *ops) {
     if (a == b) return;
     json_type ta = json_object_get_type(a), tb = json_object_get_type(b);
     if (ta == json_type_object && tb == json_type_object) diff_object(path, a, b, ops);
@@ -223,144 +205,9 @@ static void diff_at(pbuf *path, json_object *a, json_object *b, json_object *ops
 }
 
 void mutate_patch_diff(json_object *a, json_object *b, json_object *ops) {
-    pbuf path = {0};
-    pb_reserve(&path, 64);
+    sbuf path = SBUF_INIT;
+    sbuf_reserve(&path, 64);
     path.s[0] = 0;
     diff_at(&path, a, b, ops);
-    free(path.s);
-}
-
-/* ------------------------------------------------------------------------
- * Serialisation. json-c's writer appends escaped strings byte by byte into a
- * printbuf; ours copies runs of plain bytes with one memcpy. The patch is
- * mostly long strings (OTEL_CONFIG, resource attributes), so this is where
- * the difference shows. Output is compact RFC 8259 JSON, '/' unescaped. */
-
-size_t mutate_utf8_len(const unsigned char *s, size_t n) {
-    unsigned char c = s[0];
-    size_t len;
-    unsigned min;
-    if (c < 0xC2) return 0; /* continuation byte or overlong lead */
-    if (c < 0xE0) len = 2, min = 0x80;
-    else if (c < 0xF0) len = 3, min = 0x800;
-    else if (c < 0xF5) len = 4, min = 0x10000;
-    else return 0;
-    if (len > n) return 0;
-    unsigned cp = c & (0x7F >> len);
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xC0) != 0x80) return 0;
-        cp = (cp << 6) | (s[i] & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-    return len;
-}
-
-/* Strings come from requests, files and annotations: bytes that are not
- * valid UTF-8 become U+FFFD, so the output is always valid JSON for the
- * API server whatever came in. */
-static void out_str(pbuf *o, const char *s, size_t n) {
-    static const char hex[] = "0123456789abcdef";
-    pb_reserve(o, n + 2);
-    o->s[o->len++] = '"';
-    size_t run = 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c >= 0x80) {
-            size_t ul = mutate_utf8_len((const unsigned char *)s + i, n - i);
-            if (ul) {
-                i += ul - 1;
-                continue;
-            }
-            pb_reserve(o, (i - run) + 8 + (n - i));
-            memcpy(o->s + o->len, s + run, i - run);
-            o->len += i - run;
-            run = i + 1;
-            memcpy(o->s + o->len, "\\ufffd", 6);
-            o->len += 6;
-            continue;
-        }
-        if (c >= 0x20 && c != '"' && c != '\\') continue;
-        pb_reserve(o, (i - run) + 8 + (n - i));
-        memcpy(o->s + o->len, s + run, i - run);
-        o->len += i - run;
-        run = i + 1;
-        o->s[o->len++] = '\\';
-        switch (c) {
-        case '"': o->s[o->len++] = '"'; break;
-        case '\\': o->s[o->len++] = '\\'; break;
-        case '\n': o->s[o->len++] = 'n'; break;
-        case '\t': o->s[o->len++] = 't'; break;
-        case '\r': o->s[o->len++] = 'r'; break;
-        case '\b': o->s[o->len++] = 'b'; break;
-        case '\f': o->s[o->len++] = 'f'; break;
-        default:
-            o->s[o->len++] = 'u';
-            o->s[o->len++] = '0';
-            o->s[o->len++] = '0';
-            o->s[o->len++] = hex[c >> 4];
-            o->s[o->len++] = hex[c & 15];
-        }
-    }
-    pb_reserve(o, n - run + 2);
-    memcpy(o->s + o->len, s + run, n - run);
-    o->len += n - run;
-    o->s[o->len++] = '"';
-    o->s[o->len] = 0;
-}
-
-static void out_raw(pbuf *o, const char *s, size_t n) {
-    pb_reserve(o, n);
-    memcpy(o->s + o->len, s, n);
-    o->len += n;
-    o->s[o->len] = 0;
-}
-
-static void out_value(pbuf *o, json_object *v) {
-    char num[32];
-    switch (json_object_get_type(v)) {
-    case json_type_null: out_raw(o, "null", 4); break;
-    case json_type_boolean: json_object_get_boolean(v) ? out_raw(o, "true", 4) : out_raw(o, "false", 5); break;
-    case json_type_int:
-        out_raw(o, num, (size_t)snprintf(num, sizeof num, "%" PRId64, json_object_get_int64(v)));
-        break;
-    case json_type_double: {
-        /* Rare in pods; json-c keeps the original text of parsed numbers. */
-        const char *t = json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN);
-        out_raw(o, t, strlen(t));
-        break;
-    }
-    case json_type_string: out_str(o, json_object_get_string(v), (size_t)json_object_get_string_len(v)); break;
-    case json_type_array: {
-        size_t n = json_object_array_length(v);
-        out_raw(o, "[", 1);
-        for (size_t i = 0; i < n; i++) {
-            if (i) out_raw(o, ",", 1);
-            out_value(o, json_object_array_get_idx(v, i));
-        }
-        out_raw(o, "]", 1);
-        break;
-    }
-    case json_type_object: {
-        bool first = true;
-        out_raw(o, "{", 1);
-        json_object_object_foreach(v, k, val) {
-            if (!first) out_raw(o, ",", 1);
-            first = false;
-            out_str(o, k, strlen(k));
-            out_raw(o, ":", 1);
-            out_value(o, val);
-        }
-        out_raw(o, "}", 1);
-        break;
-    }
-    }
-}
-
-char *mutate_json_text(json_object *v, size_t *len) {
-    pbuf o = {0};
-    pb_reserve(&o, 4096);
-    o.s[0] = 0;
-    out_value(&o, v);
-    if (len) *len = o.len;
-    return o.s;
+    sbuf_free(&path);
 }

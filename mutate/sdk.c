@@ -52,13 +52,12 @@ static void amap_set(amap *a, const char *k, const char *v) {
     for (size_t i = 0; i < a->n; i++)
         if (strcmp(a->e[i].k, k) == 0) {
             free(a->e[i].v);
-            a->e[i].v = strdup(v);
+            a->e[i].v = xstrdup(v);
             return;
         }
-    kv *e = realloc(a->e, sizeof *e * (a->n + 1));
-    if (!e) abort();
+    kv *e = xrealloc(a->e, sizeof *e * (a->n + 1));
     a->e = e;
-    e[a->n++] = (kv){strdup(k), strdup(v)};
+    e[a->n++] = (kv){xstrdup(k), xstrdup(v)};
 }
 
 static void amap_free(amap *a) {
@@ -82,10 +81,9 @@ static void parse_existing(amap *a, const char *value) {
             const char *ks = p, *ke = eq;
             while (ks < ke && isspace((unsigned char)*ks)) ks++;
             while (ke > ks && isspace((unsigned char)ke[-1])) ke--;
-            char **x = realloc(a->existing, sizeof *x * (a->nexisting + 1));
-            if (!x) abort();
+            char **x = xrealloc(a->existing, sizeof *x * (a->nexisting + 1));
             a->existing = x;
-            x[a->nexisting++] = strndup(ks, (size_t)(ke - ks));
+            x[a->nexisting++] = xstrndup(ks, (size_t)(ke - ks));
         }
         p = comma ? comma + 1 : NULL;
     }
@@ -111,10 +109,10 @@ static void walk_refs(mctx *m, json_object *refs, int depth) {
         m->owners.name[k] = name;
         m->owners.uid[k] = jstr(ref, "uid");
         if (depth > 0 || (k != OWNER_REPLICASET && k != OWNER_JOB)) continue;
-        const mutate_source *src = m->req->src;
+        const kube_reader *src = m->req->src;
         json_object *obj = NULL;
-        mutate_lookup r = src ? src->get(src->ud, owner_kinds[k], m->ns, name, &obj) : MUTATE_NOT_FOUND;
-        if (r == MUTATE_FOUND && obj) {
+        kube_found r = src ? src->get(src->ud, owner_kinds[k], m->ns, name, &obj) : KUBE_NOT_FOUND;
+        if (r == KUBE_FOUND && obj) {
             walk_refs(m, jget(jget(obj, "metadata"), "ownerReferences"), depth + 1);
             continue;
         }
@@ -123,11 +121,11 @@ static void walk_refs(mctx *m, json_object *refs, int depth) {
         size_t nl = strlen(name), hl = hash ? strlen(hash) : 0;
         if (hl && nl > hl + 1 && name[nl - hl - 1] == '-' && strcmp(name + nl - hl, hash) == 0) {
             free(m->owner_fallback_rs);
-            m->owner_fallback_rs = strndup(name, nl - hl - 1);
+            m->owner_fallback_rs = xstrndup(name, nl - hl - 1);
             m->owners.name[OWNER_DEPLOYMENT] = m->owner_fallback_rs;
             m->owners.uid[OWNER_DEPLOYMENT] = NULL;
         }
-        if (r == MUTATE_UNKNOWN) {
+        if (r == KUBE_UNKNOWN) {
             mctx_warn(m, "ReplicaSet %s/%s could not be read in time; the deployment name was derived from the "
                          "pod-template-hash label", m->ns, name);
             mctx_skip(m, MUTATE_SKIP_LOOKUP);
@@ -224,13 +222,13 @@ static bool tls_get(lctx *l, tlsinfo *t) {
 bool sdk_tls_check(lctx *l) {
     tlsinfo t;
     if (!tls_get(l, &t)) return true;
-    const mutate_source *src = l->m->req->src;
+    const kube_reader *src = l->m->req->src;
     const char *kinds[2] = {"Secret", "ConfigMap"}, *names[2] = {t.secret, t.configmap};
     for (int i = 0; i < 2; i++) {
         json_object *obj;
         if (!names[i] || !src) continue;
         /* Only a definite "not found" counts, as in the reference. */
-        if (src->get(src->ud, kinds[i], l->m->ns, names[i], &obj) == MUTATE_NOT_FOUND) {
+        if (src->get(src->ud, kinds[i], l->m->ns, names[i], &obj) == KUBE_NOT_FOUND) {
             mctx_warn(l->m, "inject-%s: %s %s/%s with the exporter's certificates does not exist; %s not injected",
                       l->lang->name, i ? "configmap" : "secret", l->m->ns, names[i], l->lang->display);
             mctx_skip(l->m, MUTATE_SKIP_NOT_FOUND);
@@ -243,26 +241,26 @@ bool sdk_tls_check(lctx *l) {
 void sdk_tls_volumes(lctx *l) {
     tlsinfo t;
     if (!tls_get(l, &t)) return;
-    json_object *vols = jarr(l->m->spec, "volumes");
+    json_object *vols = jarr_at(l->m->spec, "volumes");
     char vn[64];
     if (t.secret) {
         volume_name(vn, sizeof vn, "otel-auto-secret-", t.secret);
         if (!jfind_named(vols, vn, NULL)) {
-            json_object *v = json_object_new_object(), *s = json_object_new_object();
-            json_object_object_add(v, "name", json_object_new_string(vn));
-            json_object_object_add(s, "secretName", json_object_new_string(t.secret));
-            json_object_object_add(v, "secret", s);
-            json_object_array_add(vols, v);
+            json_object *v = jnew_obj(), *s = jnew_obj();
+            jset(v, "name", jnew_str(vn));
+            jset(s, "secretName", jnew_str(t.secret));
+            jset(v, "secret", s);
+            jpush(vols, v);
         }
     }
     if (t.configmap) {
         volume_name(vn, sizeof vn, "otel-auto-configmap-", t.configmap);
         if (!jfind_named(vols, vn, NULL)) {
-            json_object *v = json_object_new_object(), *s = json_object_new_object();
-            json_object_object_add(v, "name", json_object_new_string(vn));
-            json_object_object_add(s, "name", json_object_new_string(t.configmap));
-            json_object_object_add(v, "configMap", s);
-            json_object_array_add(vols, v);
+            json_object *v = jnew_obj(), *s = jnew_obj();
+            jset(v, "name", jnew_str(vn));
+            jset(s, "name", jnew_str(t.configmap));
+            jset(v, "configMap", s);
+            jpush(vols, v);
         }
     }
 }
@@ -277,7 +275,7 @@ static void tls_env(lctx *l, json_object *c, const char *var, const char *file, 
         return;
     }
     char *v = NULL;
-    if (asprintf(&v, "%s%s/%s", dirprefix, obj, file) < 0) abort();
+    v = xasprintf("%s%s/%s", dirprefix, obj, file);
     env_append(c, var, v);
     free(v);
 }
@@ -329,7 +327,7 @@ static void build_map(lctx *l, json_object *ora, json_object *app, amap *a_out) 
     if (sid) amap_set(&a, "service.instance.id", sid);
     else if (*m->ns && *cname) {
         char *v = NULL;
-        if (asprintf(&v, "%s.$(" POD_NAME_VAR ").%s", m->ns, cname) < 0) abort();
+        v = xasprintf("%s.$(" POD_NAME_VAR ").%s", m->ns, cname);
         amap_set(&a, "service.instance.id", v);
         free(v);
     }
@@ -377,7 +375,7 @@ static const char *pick_service_name(lctx *l, json_object *app, const amap *a) {
 char *sdk_service_name(lctx *l, json_object *app) {
     amap a;
     build_map(l, env_find(app, ORA, NULL), app, &a);
-    char *sn = strdup(pick_service_name(l, app, &a));
+    char *sn = xstrdup(pick_service_name(l, app, &a));
     amap_free(&a);
     return sn;
 }
@@ -404,7 +402,7 @@ void sdk_configure(lctx *l, json_object *c, json_object *app) {
         /* Overwritten even when an annotation gave a literal name: the
          * downward API is the source of truth for the pod's own name. */
         for (size_t i = 0; i < a.n; i++)
-            if (strcmp(a.e[i].k, "k8s.pod.name") == 0) { free(a.e[i].v); a.e[i].v = strdup("$(" POD_NAME_VAR ")"); }
+            if (strcmp(a.e[i].k, "k8s.pod.name") == 0) { free(a.e[i].v); a.e[i].v = xstrdup("$(" POD_NAME_VAR ")"); }
         amap_set(&a, "k8s.pod.name", "$(" POD_NAME_VAR ")");
     }
     if (!env_find(c, POD_NAME_VAR, NULL)) env_append_field(c, POD_NAME_VAR, "metadata.name");
@@ -431,8 +429,7 @@ void sdk_configure(lctx *l, json_object *c, json_object *app) {
     if (jlen(props) && !env_find(c, "OTEL_PROPAGATORS", NULL)) {
         size_t cap = 1;
         for (size_t i = 0; i < jlen(props); i++) cap += strlen(json_object_get_string(json_object_array_get_idx(props, i))) + 1;
-        char *v = calloc(1, cap);
-        if (!v) abort();
+        char *v = xcalloc(1, cap);
         for (size_t i = 0; i < jlen(props); i++) {
             if (i) strcat(v, ",");
             strcat(v, json_object_get_string(json_object_array_get_idx(props, i)));
@@ -451,8 +448,7 @@ void sdk_configure(lctx *l, json_object *c, json_object *app) {
     if (a.n) qsort(a.e, a.n, sizeof *a.e, kv_cmp);
     size_t cap = 1;
     for (size_t i = 0; i < a.n; i++) cap += strlen(a.e[i].k) + strlen(a.e[i].v) + 2;
-    char *list = calloc(1, cap);
-    if (!list) abort();
+    char *list = xcalloc(1, cap);
     for (size_t i = 0; i < a.n; i++) {
         if (i) strcat(list, ",");
         strcat(list, a.e[i].k);
@@ -468,8 +464,8 @@ void sdk_configure(lctx *l, json_object *c, json_object *app) {
         const char *old = jstr(ora, "value") ? jstr(ora, "value") : "";
         size_t ol = strlen(old);
         char *v = NULL;
-        if (asprintf(&v, "%s%s%s", old, ol && old[ol - 1] != ',' ? "," : "", list) < 0) abort();
-        json_object_object_add(ora, "value", json_object_new_string(v));
+        v = xasprintf("%s%s%s", old, ol && old[ol - 1] != ',' ? "," : "", list);
+        jset(ora, "value", jnew_str(v));
         free(v);
     }
     if (!ora_from) env_move_to_end(c, ORA);

@@ -11,6 +11,7 @@
  * with a warning and never affect the instrumentation (spec 7.11, 7.12). */
 #include "mutate/internal.h"
 
+#include "base/sbuf.h"
 #include "kube/collector.h"
 
 #include <ctype.h>
@@ -36,10 +37,10 @@ static void count_sidecar(void *arg, json_object *obj) {
 }
 
 static json_object *select_collector(mctx *m, const char *value) {
-    const mutate_source *src = m->req->src;
+    const kube_reader *src = m->req->src;
     if (streq_ci(value, "true")) {
         sc_pick p = {0};
-        if (!src || src->each(src->ud, "OpenTelemetryCollector", m->ns, count_sidecar, &p) != MUTATE_FOUND) {
+        if (!src || src->each(src->ud, "OpenTelemetryCollector", m->ns, count_sidecar, &p) != KUBE_FOUND) {
             mctx_warn(m, "sidecar: the collectors of namespace %s could not be listed; sidecar not injected", m->ns);
             mctx_skip(m, MUTATE_SKIP_LOOKUP);
             return NULL;
@@ -56,11 +57,11 @@ static json_object *select_collector(mctx *m, const char *value) {
     char *ns, *name;
     split_ref(m, value, &ns, &name);
     json_object *col = NULL;
-    mutate_lookup r = src ? src->get(src->ud, "OpenTelemetryCollector", ns, name, &col) : MUTATE_NOT_FOUND;
-    if (r != MUTATE_FOUND || !col) {
+    kube_found r = src ? src->get(src->ud, "OpenTelemetryCollector", ns, name, &col) : KUBE_NOT_FOUND;
+    if (r != KUBE_FOUND || !col) {
         mctx_warn(m, "sidecar: OpenTelemetryCollector %s/%s %s; sidecar not injected", ns, name,
-                  r == MUTATE_UNKNOWN ? "could not be read" : "not found");
-        mctx_skip(m, r == MUTATE_UNKNOWN ? MUTATE_SKIP_LOOKUP : MUTATE_SKIP_NOT_FOUND);
+                  r == KUBE_UNKNOWN ? "could not be read" : "not found");
+        mctx_skip(m, r == KUBE_UNKNOWN ? MUTATE_SKIP_LOOKUP : MUTATE_SKIP_NOT_FOUND);
         col = NULL;
     } else if (!is_sidecar(col)) {
         const char *mode = jstr(jget(col, "spec"), "mode");
@@ -107,12 +108,12 @@ static void join_clean(char *out, size_t len, const char *mountpath, const char 
 }
 
 static json_object *env_resource(const char *name, const char *resource) {
-    json_object *e = json_object_new_object(), *vf = json_object_new_object(), *rf = json_object_new_object();
-    json_object_object_add(e, "name", json_object_new_string(name));
-    json_object_object_add(rf, "resource", json_object_new_string(resource));
-    json_object_object_add(rf, "containerName", json_object_new_string(SIDECAR_NAME));
-    json_object_object_add(vf, "resourceFieldRef", rf);
-    json_object_object_add(e, "valueFrom", vf);
+    json_object *e = jnew_obj(), *vf = jnew_obj(), *rf = jnew_obj();
+    jset(e, "name", jnew_str(name));
+    jset(rf, "resource", jnew_str(resource));
+    jset(rf, "containerName", jnew_str(SIDECAR_NAME));
+    jset(vf, "resourceFieldRef", rf);
+    jset(e, "valueFrom", vf);
     return e;
 }
 
@@ -139,50 +140,48 @@ static bool receiver_enabled(json_object *config, const char *t1, const char *t2
 static int cmp_cstr(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 static json_object *build_args(json_object *args) {
-    json_object *out = json_object_new_array();
+    json_object *out = jnew_arr();
     size_t n = json_object_is_type(args, json_type_object) ? (size_t)json_object_object_length(args) : 0;
-    char **v = calloc(n ? n : 1, sizeof *v);
+    char **v = xcalloc(n ? n : 1, sizeof *v);
     size_t k = 0;
-    if (!v) abort();
     if (n) {
         json_object_object_foreach(args, key, val) {
-            if (asprintf(&v[k], "--%s=%s", key, json_object_get_string(val) ? json_object_get_string(val) : "") < 0)
-                abort();
+            v[k] = xasprintf("--%s=%s", key, json_object_get_string(val) ? json_object_get_string(val) : "");
             k++;
         }
     }
     qsort(v, k, sizeof *v, cmp_cstr);
     for (size_t i = 0; i < k; i++) {
-        json_object_array_add(out, json_object_new_string(v[i]));
+        jpush(out, jnew_str(v[i]));
         free(v[i]);
     }
     free(v);
-    json_object_array_add(out, json_object_new_string("--config=env:OTEL_CONFIG"));
+    jpush(out, jnew_str("--config=env:OTEL_CONFIG"));
     return out;
 }
 
 static json_object *build_env(mctx *m, json_object *spec, const char *config_yaml) {
-    json_object *env = json_object_new_array();
+    json_object *env = jnew_arr();
     json_object *user = jget(spec, "env");
     for (size_t i = 0; i < jlen(user); i++) json_object_array_add(env, jcopy(json_object_array_get_idx(user, i)));
-    if (!list_has(env, "POD_NAME")) json_object_array_add(env, env_new_field("POD_NAME", "metadata.name"));
-    if (!list_has(env, "GOMEMLIMIT")) json_object_array_add(env, env_resource("GOMEMLIMIT", "limits.memory"));
-    if (!list_has(env, "GOMAXPROCS")) json_object_array_add(env, env_resource("GOMAXPROCS", "limits.cpu"));
+    if (!list_has(env, "POD_NAME")) jpush(env, env_new_field("POD_NAME", "metadata.name"));
+    if (!list_has(env, "GOMEMLIMIT")) jpush(env, env_resource("GOMEMLIMIT", "limits.memory"));
+    if (!list_has(env, "GOMAXPROCS")) jpush(env, env_resource("GOMAXPROCS", "limits.cpu"));
     if (receiver_enabled(jget(spec, "config"), "kubeletstats", "kubelet_stats") && !list_has(env, "K8S_NODE_NAME"))
-        json_object_array_add(env, env_new_field("K8S_NODE_NAME", "spec.nodeName"));
+        jpush(env, env_new_field("K8S_NODE_NAME", "spec.nodeName"));
     for (size_t i = 0; i < m->opt->nproxy_env; i++) {
         const char *kv = m->opt->proxy_env[i], *eq = strchr(kv, '=');
         if (!eq) continue;
         char name[64];
         snprintf(name, sizeof name, "%.*s", (int)(eq - kv), kv);
-        if (!list_has(env, name)) json_object_array_add(env, env_new_value(name, eq + 1));
+        if (!list_has(env, name)) jpush(env, env_new_value(name, eq + 1));
     }
-    json_object_array_add(env, env_new_value("OTEL_CONFIG", config_yaml));
+    jpush(env, env_new_value("OTEL_CONFIG", config_yaml));
     if (list_has(env, "OTEL_RESOURCE_ATTRIBUTES")) return env;
 
-    json_object_array_add(env, env_new_field("OTEL_RESOURCE_ATTRIBUTES_POD_NAME", "metadata.name"));
-    json_object_array_add(env, env_new_field("OTEL_RESOURCE_ATTRIBUTES_POD_UID", "metadata.uid"));
-    json_object_array_add(env, env_new_field("OTEL_RESOURCE_ATTRIBUTES_NODE_NAME", "spec.nodeName"));
+    jpush(env, env_new_field("OTEL_RESOURCE_ATTRIBUTES_POD_NAME", "metadata.name"));
+    jpush(env, env_new_field("OTEL_RESOURCE_ATTRIBUTES_POD_UID", "metadata.uid"));
+    jpush(env, env_new_field("OTEL_RESOURCE_ATTRIBUTES_NODE_NAME", "spec.nodeName"));
     /* The reference considers ReplicaSet -> Deployment only (spec 4.3), from
      * fetched objects; the owner references carry the same names and uids,
      * and a Deployment known without its ReplicaSet (offline) still counts. */
@@ -195,19 +194,14 @@ static json_object *build_env(mctx *m, json_object *spec, const char *config_yam
         {"k8s.pod.uid", "$(OTEL_RESOURCE_ATTRIBUTES_POD_UID)"},
         {"k8s.replicaset.name", o->name[OWNER_REPLICASET]}, {"k8s.replicaset.uid", o->uid[OWNER_REPLICASET]},
     };
-    char *list = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&list, &len);
-    if (!f) abort();
-    bool first = true;
+    sbuf list = SBUF_INIT;
     for (int i = 0; i < 8; i++) { /* already in key order */
         if (!kv[i][1] || !*kv[i][1]) continue;
-        fprintf(f, "%s%s=%s", first ? "" : ",", kv[i][0], kv[i][1]);
-        first = false;
+        sbuf_printf(&list, "%s%s=%s", list.len ? "," : "", kv[i][0], kv[i][1]);
     }
-    fclose(f);
-    json_object_array_add(env, env_new_value("OTEL_RESOURCE_ATTRIBUTES", list));
-    free(list);
+    char *text = sbuf_take(&list, NULL);
+    jpush(env, env_new_value("OTEL_RESOURCE_ATTRIBUTES", text));
+    free(text);
     return env;
 }
 
@@ -224,10 +218,10 @@ static void set_label(mctx *m, const char *cns, const char *cname) {
     label[b] = 0;
     json_object *labels = jget(m->meta, "labels");
     if (!json_object_is_type(labels, json_type_object)) {
-        labels = json_object_new_object();
-        json_object_object_add(m->meta, "labels", labels);
+        labels = jnew_obj();
+        jset(m->meta, "labels", labels);
     }
-    json_object_object_add(labels, LABEL_SIDECAR_INJECTED, json_object_new_string(label + a));
+    jset(labels, LABEL_SIDECAR_INJECTED, jnew_str(label + a));
 }
 
 static void remove_named(json_object *arr, const char *name) {
@@ -268,31 +262,30 @@ void sidecar_run(mctx *m) {
         return;
     }
     const char *dyaml = jstr(col, KUBE_COLLECTOR_DERIVED_YAML);
-    char *yaml = dyaml ? strdup(dyaml) : kube_collector_config_yaml(config);
-    if (!yaml) abort();
+    char *yaml = dyaml ? xstrdup(dyaml) : kube_collector_config_yaml(config);
 
-    json_object *c = json_object_new_object();
-    json_object_object_add(c, "name", json_object_new_string(SIDECAR_NAME));
+    json_object *c = jnew_obj();
+    jset(c, "name", jnew_str(SIDECAR_NAME));
     const char *image = jstr(spec, "image");
-    json_object_object_add(c, "image", json_object_new_string(image && *image ? image : m->opt->collector_image));
-    if (jget(spec, "command")) json_object_object_add(c, "command", jcopy(jget(spec, "command")));
-    json_object_object_add(c, "args", build_args(jget(spec, "args")));
-    json_object_object_add(c, "env", build_env(m, spec, yaml));
+    jset(c, "image", jnew_str(image && *image ? image : m->opt->collector_image));
+    if (jget(spec, "command")) jset(c, "command", jcopy(jget(spec, "command")));
+    jset(c, "args", build_args(jget(spec, "args")));
+    jset(c, "env", build_env(m, spec, yaml));
     free(yaml);
-    if (jget(spec, "envFrom")) json_object_object_add(c, "envFrom", jcopy(jget(spec, "envFrom")));
-    json_object_object_add(c, "ports", ports);
-    if (jget(spec, "resources")) json_object_object_add(c, "resources", jcopy(jget(spec, "resources")));
+    if (jget(spec, "envFrom")) jset(c, "envFrom", jcopy(jget(spec, "envFrom")));
+    jset(c, "ports", ports);
+    if (jget(spec, "resources")) jset(c, "resources", jcopy(jget(spec, "resources")));
 
     /* The collector's own mounts, then one per configmap. */
-    json_object *mounts = jarr(c, "volumeMounts"), *cms = jget(spec, "configmaps");
+    json_object *mounts = jarr_at(c, "volumeMounts"), *cms = jget(spec, "configmaps");
     for (size_t i = 0; i < jlen(jget(spec, "volumeMounts")); i++)
-        json_object_array_add(mounts, jcopy(json_object_array_get_idx(jget(spec, "volumeMounts"), i)));
-    json_object *vols = jarr(m->spec, "volumes");
+        jpush(mounts, jcopy(json_object_array_get_idx(jget(spec, "volumeMounts"), i)));
+    json_object *vols = jarr_at(m->spec, "volumes");
     json_object *uvols = jget(spec, "volumes");
     for (size_t i = 0; i < jlen(uvols); i++) {
         json_object *uv = json_object_array_get_idx(uvols, i);
         /* Skipping names the pod already has avoids a rejected pod (spec 7.32). */
-        if (jstr(uv, "name") && !jfind_named(vols, jstr(uv, "name"), NULL)) json_object_array_add(vols, jcopy(uv));
+        if (jstr(uv, "name") && !jfind_named(vols, jstr(uv, "name"), NULL)) jpush(vols, jcopy(uv));
     }
     for (size_t i = 0; i < jlen(cms); i++) {
         json_object *cm = json_object_array_get_idx(cms, i);
@@ -304,11 +297,11 @@ void sidecar_run(mctx *m) {
         join_clean(path, sizeof path, jstr(cm, "mountpath"), vname);
         mount_add(c, vname, path, false);
         if (!jfind_named(vols, vname, NULL)) {
-            json_object *vol = json_object_new_object(), *ref = json_object_new_object();
-            json_object_object_add(vol, "name", json_object_new_string(vname));
-            json_object_object_add(ref, "name", json_object_new_string(cmn));
-            json_object_object_add(vol, "configMap", ref);
-            json_object_array_add(vols, vol);
+            json_object *vol = jnew_obj(), *ref = jnew_obj();
+            jset(vol, "name", jnew_str(vname));
+            jset(ref, "name", jnew_str(cmn));
+            jset(vol, "configMap", ref);
+            jpush(vols, vol);
         }
     }
     if (!jlen(mounts)) json_object_object_del(c, "volumeMounts");
@@ -317,25 +310,25 @@ void sidecar_run(mctx *m) {
     json_object *lp = NULL, *rp = NULL, *sp = NULL;
     kube_collector_probes(spec, &lp, &rp, &sp);
     if (m->opt->native_sidecars && !sp && rp) sp = jcopy(rp);
-    if (lp) json_object_object_add(c, "livenessProbe", lp);
-    if (rp) json_object_object_add(c, "readinessProbe", rp);
-    if (sp) json_object_object_add(c, "startupProbe", sp);
-    if (jget(spec, "lifecycle")) json_object_object_add(c, "lifecycle", jcopy(jget(spec, "lifecycle")));
-    if (jget(spec, "securityContext")) json_object_object_add(c, "securityContext", jcopy(jget(spec, "securityContext")));
+    if (lp) jset(c, "livenessProbe", lp);
+    if (rp) jset(c, "readinessProbe", rp);
+    if (sp) jset(c, "startupProbe", sp);
+    if (jget(spec, "lifecycle")) jset(c, "lifecycle", jcopy(jget(spec, "lifecycle")));
+    if (jget(spec, "securityContext")) jset(c, "securityContext", jcopy(jget(spec, "securityContext")));
     const char *pp = jstr(spec, "imagePullPolicy");
-    if (pp && *pp) json_object_object_add(c, "imagePullPolicy", json_object_new_string(pp));
+    if (pp && *pp) jset(c, "imagePullPolicy", jnew_str(pp));
 
     json_object *cinits = jget(spec, "initContainers");
     if (jlen(cinits) || m->opt->native_sidecars) {
-        json_object *pinits = jarr(m->spec, "initContainers");
+        json_object *pinits = jarr_at(m->spec, "initContainers");
         for (size_t i = 0; i < jlen(cinits); i++) json_object_array_add(pinits, jcopy(json_object_array_get_idx(cinits, i)));
         if (m->opt->native_sidecars) {
-            json_object_object_add(c, "restartPolicy", json_object_new_string("Always"));
-            json_object_array_add(pinits, c);
+            jset(c, "restartPolicy", jnew_str("Always"));
+            jpush(pinits, c);
             c = NULL;
         }
     }
-    if (c) json_object_array_add(jarr(m->spec, "containers"), c);
+    if (c) jpush(jarr_at(m->spec, "containers"), c);
     set_label(m, cns, cname ? cname : "");
     m->res->sidecar = true;
 }

@@ -17,6 +17,7 @@
  * values are trimmed (spec 7.22). */
 #include "mutate/webserver.h"
 
+#include "base/sbuf.h"
 #include "mutate/webserver_scripts.h"
 
 #include <ctype.h>
@@ -43,7 +44,7 @@ static char *trimmed(const char *s) {
     while (isspace((unsigned char)*s)) s++;
     size_t n = strlen(s);
     while (n && isspace((unsigned char)s[n - 1])) n--;
-    return strndup(s, n);
+    return xstrndup(s, n);
 }
 
 static void attr_set(kv **attrs, size_t *n, const char *k, const char *v) {
@@ -53,10 +54,9 @@ static void attr_set(kv **attrs, size_t *n, const char *k, const char *v) {
             (*attrs)[i].v = trimmed(v);
             return;
         }
-    kv *a = realloc(*attrs, sizeof *a * (*n + 1));
-    if (!a) abort();
+    kv *a = xrealloc(*attrs, sizeof *a * (*n + 1));
     *attrs = a;
-    a[(*n)++] = (kv){strdup(k), trimmed(v)};
+    a[(*n)++] = (kv){xstrdup(k), trimmed(v)};
 }
 
 /* The agent's configuration text (OTEL_APACHE_AGENT_CONF / OTEL_NGINX_AGENT_CONF). */
@@ -65,10 +65,10 @@ static char *agent_conf(lctx *l, const ws_kind *k, json_object *app) {
     const char *endpoint = jstr(jget(l->ispec, "exporter"), "endpoint");
     if (!endpoint || !*endpoint) endpoint = "http://localhost:4317/";
     const char *ns = jstr(m->in ? jget(m->in, "metadata") : NULL, "namespace");
-    if (!ns || !*ns) ns = *m->ns ? m->ns : k->lang;
+    if (!ns || !*ns) ns = *m->ns ? m->ns : l->lang->name;
     char *service = NULL;
     json_object *sn = env_find(app, "OTEL_SERVICE_NAME", NULL);
-    if (sn && jstr(sn, "value") && *jstr(sn, "value")) service = strdup(jstr(sn, "value"));
+    if (sn && jstr(sn, "value") && *jstr(sn, "value")) service = xstrdup(jstr(sn, "value"));
     else service = sdk_service_name(l, app);
 
     const char *p = k->attr_prefix;
@@ -93,18 +93,15 @@ static char *agent_conf(lctx *l, const ws_kind *k, json_object *app) {
     }
     qsort(attrs, n, sizeof *attrs, kv_cmp);
 
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    if (!f) abort();
+    sbuf f = SBUF_INIT;
     if (!k->nginx) {
         const char *sfx = jstr(l->lspec, "version") && !strcmp(jstr(l->lspec, "version"), "2.2") ? "22" : "";
         static const char *const libs[] = {"common", "resources", "trace", "otlp_recordable", "exporter_ostream_span",
                                            "exporter_otlp_grpc"};
-        fputs("\n#Load the Otel Webserver SDK\n", f);
-        for (size_t i = 0; i < 6; i++) fprintf(f, "LoadFile %s/sdk_lib/lib/libopentelemetry_%s.so\n", WS_AGENT_DIR, libs[i]);
-        fprintf(f, "#Load the Otel ApacheModule SDK\nLoadFile %s/sdk_lib/lib/libopentelemetry_webserver_sdk.so\n", WS_AGENT_DIR);
-        fprintf(f, "#Load the Apache Module. In this example for Apache 2.4\n"
+        sbuf_puts(&f, "\n#Load the Otel Webserver SDK\n");
+        for (size_t i = 0; i < 6; i++) sbuf_printf(&f, "LoadFile %s/sdk_lib/lib/libopentelemetry_%s.so\n", WS_AGENT_DIR, libs[i]);
+        sbuf_printf(&f, "#Load the Otel ApacheModule SDK\nLoadFile %s/sdk_lib/lib/libopentelemetry_webserver_sdk.so\n", WS_AGENT_DIR);
+        sbuf_printf(&f, "#Load the Apache Module. In this example for Apache 2.4\n"
                    "#LoadModule otel_apache_module %s/WebServerModule/Apache/libmod_apache_otel.so\n"
                    "#Load the Apache Module. In this example for Apache 2.2\n"
                    "#LoadModule otel_apache_module %s/WebServerModule/Apache/libmod_apache_otel22.so\n"
@@ -113,20 +110,19 @@ static char *agent_conf(lctx *l, const ws_kind *k, json_object *app) {
                 WS_AGENT_DIR, WS_AGENT_DIR, WS_AGENT_DIR, sfx);
     }
     for (size_t i = 0; i < n; i++) {
-        fprintf(f, k->nginx ? "%s %s;\n" : "%s %s\n", attrs[i].k, attrs[i].v);
+        sbuf_printf(&f, k->nginx ? "%s %s;\n" : "%s %s\n", attrs[i].k, attrs[i].v);
         free(attrs[i].k);
         free(attrs[i].v);
     }
-    fclose(f);
     free(attrs);
     free(service);
-    return text;
+    return sbuf_take(&f, NULL);
 }
 
 static json_object *mount(const char *name, const char *path) {
-    json_object *m = json_object_new_object();
-    json_object_object_add(m, "name", json_object_new_string(name));
-    json_object_object_add(m, "mountPath", json_object_new_string(path));
+    json_object *m = jnew_obj();
+    jset(m, "name", jnew_str(name));
+    jset(m, "mountPath", jnew_str(path));
     return m;
 }
 
@@ -136,39 +132,39 @@ static json_object *resolve_sc(lctx *l, json_object *app) {
 }
 
 static void add_opt(json_object *c, const char *key, json_object *v) {
-    if (v) json_object_object_add(c, key, v);
+    if (v) jset(c, key, v);
 }
 
 /* Step 2: the clone, and the app's configuration mounts. */
 static void add_clone(lctx *l, const ws_kind *k, json_object *app, const char *name, const char *conf_vol,
                       const char *agent_vol, const char *conf_dir) {
     mctx *m = l->m;
-    json_object *vols = jarr(m->spec, "volumes");
-    if (!jfind_named(vols, conf_vol, NULL)) json_object_array_add(vols, lang_volume(l, conf_vol));
-    json_object *c = json_object_new_object();
-    json_object_object_add(c, "name", json_object_new_string(name));
-    json_object_object_add(c, "image", json_object_new_string(jstr(app, "image") ? jstr(app, "image") : ""));
+    json_object *vols = jarr_at(m->spec, "volumes");
+    if (!jfind_named(vols, conf_vol, NULL)) jpush(vols, lang_volume(l, conf_vol));
+    json_object *c = jnew_obj();
+    jset(c, "name", jnew_str(name));
+    jset(c, "image", jnew_str(jstr(app, "image") ? jstr(app, "image") : ""));
     if (k->nginx) {
-        json_object_object_add(c, "command", jstrs(2, "/bin/sh", "-c"));
-        json_object_object_add(c, "args", jstrs(3, WS_SCRIPT_NGINX_CLONE, "--", conf_dir));
+        jset(c, "command", jstrs(2, "/bin/sh", "-c"));
+        jset(c, "args", jstrs(3, WS_SCRIPT_NGINX_CLONE, "--", conf_dir));
     } else {
         char src[1100];
         snprintf(src, sizeof src, "%s/.", conf_dir);
-        json_object_object_add(c, "command", jstrs(4, "cp", "-r", src, WS_STAGED_DIR));
+        jset(c, "command", jstrs(4, "cp", "-r", src, WS_STAGED_DIR));
     }
     add_opt(c, "env", jcopy(jget(app, "env"))); /* a snapshot (spec 7.7) */
     add_opt(c, "envFrom", jcopy(jget(app, "envFrom")));
     json_object *mounts = jcopy(jget(app, "volumeMounts"));
     if (!json_object_is_type(mounts, json_type_array)) {
         json_object_put(mounts);
-        mounts = json_object_new_array();
+        mounts = jnew_arr();
     }
-    json_object_array_add(mounts, mount(conf_vol, WS_STAGED_DIR));
-    json_object_object_add(c, "volumeMounts", mounts);
+    jpush(mounts, mount(conf_vol, WS_STAGED_DIR));
+    jset(c, "volumeMounts", mounts);
     add_opt(c, "resources", jcopy(jget(l->lspec, "resourceRequirements")));
     add_opt(c, "securityContext", resolve_sc(l, app));
     add_opt(c, "imagePullPolicy", jcopy(jget(app, "imagePullPolicy")));
-    json_object_array_add(jarr(m->spec, "initContainers"), c);
+    jpush(jarr_at(m->spec, "initContainers"), c);
 
     /* The app's own mount of its configuration directory gives way. */
     json_object *am = jget(app, "volumeMounts");
@@ -187,18 +183,18 @@ static void add_clone(lctx *l, const ws_kind *k, json_object *app, const char *n
 static void add_attach(lctx *l, const ws_kind *k, json_object *app, const char *name, const char *conf_vol,
                        const char *agent_vol, const char *arg) {
     mctx *m = l->m;
-    json_object *vols = jarr(m->spec, "volumes");
-    if (!jfind_named(vols, agent_vol, NULL)) json_object_array_add(vols, lang_volume(l, agent_vol));
-    json_object *c = json_object_new_object();
-    json_object_object_add(c, "name", json_object_new_string(name));
-    json_object_object_add(c, "image", json_object_new_string(jstr(l->lspec, "image") ? jstr(l->lspec, "image") : ""));
-    json_object_object_add(c, "command", jstrs(2, "/bin/sh", "-c"));
-    json_object_object_add(c, "args", jstrs(3, k->nginx ? WS_SCRIPT_NGINX_ATTACH : WS_SCRIPT_APACHE_ATTACH, "--", arg));
+    json_object *vols = jarr_at(m->spec, "volumes");
+    if (!jfind_named(vols, agent_vol, NULL)) jpush(vols, lang_volume(l, agent_vol));
+    json_object *c = jnew_obj();
+    jset(c, "name", jnew_str(name));
+    jset(c, "image", jnew_str(jstr(l->lspec, "image") ? jstr(l->lspec, "image") : ""));
+    jset(c, "command", jstrs(2, "/bin/sh", "-c"));
+    jset(c, "args", jstrs(3, k->nginx ? WS_SCRIPT_NGINX_ATTACH : WS_SCRIPT_APACHE_ATTACH, "--", arg));
     /* Env in the reference's order; OTEL_NODE_IP and OTEL_POD_IP come
      * before the agent configuration so that a $(OTEL_NODE_IP) endpoint in
      * it is expanded by the kubelet. */
-    json_object *env = json_object_new_array();
-    json_object_object_add(c, "env", env);
+    json_object *env = jnew_arr();
+    jset(c, "env", env);
     env_append_if_not_set(c, jget(l->lspec, "env"));
     env_append_if_not_set(c, jget(l->ispec, "env"));
     if (!env_find(c, "OTEL_POD_IP", NULL)) env_append_field(c, "OTEL_POD_IP", "status.podIP");
@@ -208,14 +204,14 @@ static void add_attach(lctx *l, const ws_kind *k, json_object *app, const char *
     free(conf);
     env_append_field(c, k->sid_env, "metadata.name");
     add_opt(c, "resources", jcopy(jget(l->lspec, "resourceRequirements")));
-    json_object *mounts = json_object_new_array();
-    json_object_array_add(mounts, mount(agent_vol, WS_AGENT_DIR));
-    json_object_array_add(mounts, mount(conf_vol, WS_STAGED_DIR));
-    json_object_object_add(c, "volumeMounts", mounts);
+    json_object *mounts = jnew_arr();
+    jpush(mounts, mount(agent_vol, WS_AGENT_DIR));
+    jpush(mounts, mount(conf_vol, WS_STAGED_DIR));
+    jset(c, "volumeMounts", mounts);
     add_opt(c, "securityContext", resolve_sc(l, app));
     const char *pp = jstr(l->ispec, "imagePullPolicy");
-    if (pp && *pp) json_object_object_add(c, "imagePullPolicy", json_object_new_string(pp));
-    json_object_array_add(jarr(m->spec, "initContainers"), c);
+    if (pp && *pp) jset(c, "imagePullPolicy", jnew_str(pp));
+    jpush(jarr_at(m->spec, "initContainers"), c);
 }
 
 static void nginx_ld_path(lctx *l, json_object *app) {
@@ -229,8 +225,8 @@ static void nginx_ld_path(lctx *l, json_object *app) {
         return;
     }
     char *v = NULL;
-    if (asprintf(&v, "%s:%s", jstr(e, "value") ? jstr(e, "value") : "", lib) < 0) abort();
-    json_object_object_add(e, "value", json_object_new_string(v));
+    v = xasprintf("%s:%s", jstr(e, "value") ? jstr(e, "value") : "", lib);
+    jset(e, "value", jnew_str(v));
     free(v);
 }
 
@@ -252,9 +248,8 @@ void ws_inject(lctx *l, const ws_kind *k) {
         if (n > 1 && conf_dir[n - 1] == '/') conf_dir[n - 1] = 0;
     }
 
-    json_object **targets = calloc(jlen(cs) + l->nnames + 1, sizeof *targets);
+    json_object **targets = xcalloc(jlen(cs) + l->nnames + 1, sizeof *targets);
     size_t nt = 0;
-    if (!targets) abort();
     if (!l->nnames) {
         if (json_object_is_type(json_object_array_get_idx(cs, 0), json_type_object))
             targets[nt++] = json_object_array_get_idx(cs, 0);
@@ -264,10 +259,10 @@ void ws_inject(lctx *l, const ws_kind *k) {
         if (c) targets[nt++] = c;
         else if (jfind_named(inits, l->names[i], NULL)) {
             mctx_warn(m, "inject-%s: %s is an init container, which a web server module cannot instrument",
-                      k->lang, l->names[i]);
+                      l->lang->name, l->names[i]);
             mctx_skip(m, MUTATE_SKIP_CONTAINER);
         } else {
-            mctx_warn(m, "inject-%s: no container named %s in the pod", k->lang, l->names[i]);
+            mctx_warn(m, "inject-%s: no container named %s in the pod", l->lang->name, l->names[i]);
             mctx_skip(m, MUTATE_SKIP_CONTAINER);
         }
     }

@@ -5,7 +5,6 @@
 #include "mutate/internal.h"
 
 typedef struct ws_kind {
-    const char *lang;         /* annotation name: apache-httpd, nginx */
     const char *conf_volume;  /* staged configuration volume */
     const char *agent_volume; /* agent files volume */
     const char *attach_name;  /* the agent's init container */

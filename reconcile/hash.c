@@ -8,11 +8,13 @@
  * API server as float64, so an integer is printed the way Go prints the
  * float64 it becomes (2^63-ish values lose digits there, and here too).
  *
- * The writer appends to one growing buffer; an OOM sticks and is reported at
- * the end, which keeps the recursive writers free of error plumbing. */
+ * The writer appends to one growing buffer. */
 #include "reconcile/hash.h"
 
-#include "reconcile/obj.h"
+#include "base/alloc.h"
+#include "base/json.h"
+#include "base/sbuf.h"
+#include "base/utf8.h"
 
 #include <math.h>
 #include <openssl/evp.h>
@@ -20,33 +22,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The Go text so far; nonfinite sticks once a value JSON cannot hold was
+ * met (Go's Marshal fails on it), which keeps the recursive writers free
+ * of error plumbing. */
 typedef struct buf {
-    char *p;
-    size_t n, cap;
-    int oom, nonfinite;
+    sbuf s;
+    int nonfinite;
 } buf;
 
-static void put(buf *b, const char *s, size_t n) {
-    if (b->oom) return;
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (b->n + n + 1 > cap) cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p) {
-            b->oom = 1;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-    b->p[b->n] = '\0';
-}
+static void put(buf *b, const char *s, size_t n) { sbuf_add(&b->s, s, n); }
 
-static void puts_(buf *b, const char *s) {
-    put(b, s, strlen(s));
-}
+static void puts_(buf *b, const char *s) { sbuf_puts(&b->s, s); }
 
 /* Go's encodeState.string with HTML escaping on (json.Marshal's default). */
 static void put_string(buf *b, const char *s, size_t n) {
@@ -75,21 +61,11 @@ static void put_string(buf *b, const char *s, size_t n) {
             i++;
             continue;
         }
-        /* Multi-byte: validate; an invalid byte is written as U+FFFD. */
-        size_t l = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 && c < 0xf0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
-        int ok = l > 0 && i + l <= n;
+        /* Multi-byte: an invalid byte is written as U+FFFD. */
+        size_t l = utf8_len((const unsigned char *)s + i, n - i);
+        int ok = l > 0;
         uint32_t cp = 0;
-        if (ok) {
-            cp = c & (l == 2 ? 0x1f : l == 3 ? 0x0f : 0x07);
-            for (size_t k = 1; k < l && ok; k++) {
-                unsigned char cc = (unsigned char)s[i + k];
-                if ((cc & 0xc0) != 0x80) ok = 0;
-                cp = (cp << 6) | (cc & 0x3f);
-            }
-            if (ok && ((l == 3 && (cp < 0x800 || (cp >= 0xd800 && cp < 0xe000))) ||
-                       (l == 4 && (cp < 0x10000 || cp > 0x10ffff))))
-                ok = 0;
-        }
+        if (l == 3) cp = (uint32_t)(c & 0x0f) << 12 | (uint32_t)(s[i + 1] & 0x3f) << 6 | (uint32_t)(s[i + 2] & 0x3f);
         if (!ok) {
             puts_(b, "\\ufffd");
             i++;
@@ -165,40 +141,21 @@ static void put_number(buf *b, double f) {
     puts_(b, out);
 }
 
-typedef struct kv {
-    const char *k;
-    json_object *v;
-} kv;
-
-static int kv_cmp(const void *a, const void *b) {
-    return strcmp(((const kv *)a)->k, ((const kv *)b)->k);
-}
-
 static void put_value(buf *b, json_object *v, int depth);
 
 /* A free-form map: keys sorted bytewise, each value written by put_val. */
 static void put_sorted(buf *b, json_object *v, int depth, void (*put_val)(buf *, json_object *, int)) {
-    size_t n = (size_t)json_object_object_length(v), i = 0;
-    kv *keys = n ? malloc(n * sizeof(*keys)) : NULL;
-    if (n && !keys) {
-        b->oom = 1;
-        return;
-    }
-    json_object_object_foreach(v, k, val) {
-        keys[i].k = k;
-        keys[i].v = val;
-        i++;
-    }
-    if (n) qsort(keys, n, sizeof(*keys), kv_cmp);
+    size_t n;
+    jkv *m = jsorted_members(v, &n);
     put(b, "{", 1);
-    for (i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++) {
         if (i) put(b, ",", 1);
-        put_string(b, keys[i].k, strlen(keys[i].k));
+        put_string(b, m[i].key, strlen(m[i].key));
         put(b, ":", 1);
-        put_val(b, keys[i].v, depth + 1);
+        put_val(b, m[i].val, depth + 1);
     }
     put(b, "}", 1);
-    free(keys);
+    free(m);
 }
 
 static void put_map(buf *b, json_object *v, int depth) { put_sorted(b, v, depth, put_value); }
@@ -268,9 +225,9 @@ static void put_pipeline(buf *b, json_object *p) {
         puts_(b, "null");
         return;
     }
-    ex = reconcile_get_arr(p, "exporters");
-    pr = reconcile_get_arr(p, "processors");
-    rx = reconcile_get_arr(p, "receivers");
+    ex = jarr(p, "exporters");
+    pr = jarr(p, "processors");
+    rx = jarr(p, "receivers");
     puts_(b, "{\"exporters\":");
     if (ex) put_strings(b, ex);
     else puts_(b, "null");
@@ -290,9 +247,9 @@ static void put_pipeline_at(buf *b, json_object *v, int depth) {
 }
 
 static void put_service(buf *b, json_object *svc) {
-    json_object *ext = reconcile_get_arr(svc, "extensions");
-    json_object *tel = reconcile_get(svc, "telemetry");
-    json_object *pipes = reconcile_get_map(svc, "pipelines");
+    json_object *ext = jarr(svc, "extensions");
+    json_object *tel = jget(svc, "telemetry");
+    json_object *pipes = jmap(svc, "pipelines");
     int first = 1;
     put(b, "{", 1);
     if (ext && json_object_array_length(ext) > 0) {
@@ -316,13 +273,13 @@ static void put_service(buf *b, json_object *svc) {
 
 char *reconcile_config_json(json_object *config, char *err, size_t errlen) {
     static const char *const optional[] = {"processors", "connectors", "extensions"};
-    buf b = {0};
+    buf b = {SBUF_INIT, 0};
     puts_(&b, "{\"receivers\":");
-    put_any(&b, reconcile_get(config, "receivers"));
+    put_any(&b, jget(config, "receivers"));
     puts_(&b, ",\"exporters\":");
-    put_any(&b, reconcile_get(config, "exporters"));
+    put_any(&b, jget(config, "exporters"));
     for (size_t i = 0; i < 3; i++) {
-        json_object *v = reconcile_get(config, optional[i]);
+        json_object *v = jget(config, optional[i]);
         if (!json_object_is_type(v, json_type_object)) continue; /* nil pointer */
         put(&b, ",\"", 2);
         puts_(&b, optional[i]);
@@ -330,15 +287,14 @@ char *reconcile_config_json(json_object *config, char *err, size_t errlen) {
         put_map(&b, v, 1);
     }
     puts_(&b, ",\"service\":");
-    put_service(&b, reconcile_get_map(config, "service"));
+    put_service(&b, jmap(config, "service"));
     put(&b, "}", 1);
-    if (b.oom || b.nonfinite) {
-        snprintf(err, errlen, "%s",
-                 b.oom ? "out of memory" : "spec.config holds a number JSON cannot represent (.inf or .nan)");
-        free(b.p);
+    if (b.nonfinite) {
+        snprintf(err, errlen, "spec.config holds a number JSON cannot represent (.inf or .nan)");
+        sbuf_free(&b.s);
         return NULL;
     }
-    return b.p;
+    return sbuf_take(&b.s, NULL);
 }
 
 int reconcile_config_hash(json_object *config, char out[RECONCILE_HASH_HEX], char *err, size_t errlen) {

@@ -7,6 +7,7 @@
  * reconciled, 1 some failed (the others were reconciled), 2 usage or
  * configuration (credentials, nothing could be listed). */
 #include "kube/file.h"
+
 #include "kube/kubeconfig.h"
 #include "reconcile/render.h"
 #include "reconcile/run.h"

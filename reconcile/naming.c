@@ -4,6 +4,8 @@
  * formatted string would differ when a value is dropped entirely. */
 #include "reconcile/naming.h"
 
+#include "base/alloc.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,7 +22,7 @@ static char *format(const char *fmt, size_t nvals, char *const *vals) {
             len++;
         }
     }
-    if (!(out = malloc(len + 1))) return NULL;
+    out = xmalloc(len + 1);
     p = out;
     vi = 0;
     for (const char *f = fmt; *f; f++) {
@@ -44,12 +46,11 @@ static int is_alnum(char c) {
 }
 
 char *reconcile_truncate(const char *fmt, size_t max, size_t nvals, const char *const *vals) {
-    char *copies[MAX_VALS] = {0}, *out = NULL;
+    char *copies[MAX_VALS] = {0}, *out;
     size_t len;
-    if (nvals > MAX_VALS) return NULL;
-    for (size_t i = 0; i < nvals; i++)
-        if (!(copies[i] = strdup(vals[i]))) goto out;
-    if (!(out = format(fmt, nvals, copies))) goto out;
+    if (nvals > MAX_VALS) nvals = MAX_VALS; /* callers pass at most two */
+    for (size_t i = 0; i < nvals; i++) copies[i] = xstrdup(vals[i]);
+    out = format(fmt, nvals, copies);
     len = strlen(out);
     if (len > max) {
         size_t excess = len - max;
@@ -64,7 +65,7 @@ char *reconcile_truncate(const char *fmt, size_t max, size_t nvals, const char *
             }
         }
         free(out);
-        if (!(out = format(fmt, nvals, copies))) goto out;
+        out = format(fmt, nvals, copies);
         if (strlen(out) > max) {
             out[max] = '\0'; /* hard cut, no trimming: the reference's path */
             goto out;
@@ -114,6 +115,6 @@ void reconcile_dns_name(char *s) {
 char *reconcile_name(const char *fmt, const char *a, const char *b) {
     const char *vals[2] = {a, b};
     char *s = reconcile_truncate(fmt, RECONCILE_NAME_MAX, b ? 2 : 1, vals);
-    if (s) reconcile_dns_name(s);
+    reconcile_dns_name(s);
     return s;
 }

@@ -11,7 +11,7 @@
 #define RECONCILE_NAME_MAX 63
 
 /* Truncate(format, max, values...): fmt contains only "%s" conversions,
- * one per value. Returns a malloc'ed string (NULL on OOM). */
+ * one per value (at most four). Returns a malloc'ed string. */
 char *reconcile_truncate(const char *fmt, size_t max, size_t nvals, const char *const *vals);
 /* DNSName(s) in place: lowercase; a character outside [a-z0-9] becomes 'a'
  * at either end and '-' elsewhere. Multi-byte characters become one byte,

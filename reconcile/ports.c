@@ -8,8 +8,9 @@
  * merge. */
 #include "reconcile/ports.h"
 
+#include "base/alloc.h"
+#include "base/json.h"
 #include "kube/collector.h"
-#include "reconcile/obj.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -29,18 +30,18 @@ static int name_cmp(const void *a, const void *b) {
 }
 
 static json_object *port_json(const char *name, const char *proto, const char *app, long port, long target) {
-    json_object *o = json_object_new_object();
-    if (name && *name) reconcile_obj_str(o, "name", name);
-    if (proto && *proto) reconcile_obj_str(o, "protocol", proto);
-    if (app && *app) reconcile_obj_str(o, "appProtocol", app);
-    reconcile_obj_int(o, "port", port);
-    if (target) reconcile_obj_int(o, "targetPort", target);
+    json_object *o = jnew_obj();
+    if (name && *name) jset_str(o, "name", name);
+    if (proto && *proto) jset_str(o, "protocol", proto);
+    if (app && *app) jset_str(o, "appProtocol", app);
+    jset_int(o, "port", port);
+    if (target) jset_int(o, "targetPort", target);
     return o;
 }
 
 static int spec_has_name(json_object *spec_ports, const char *name) {
     for (size_t j = 0; j < json_object_array_length(spec_ports); j++) {
-        const char *sn = reconcile_get_str(json_object_array_get_idx(spec_ports, j), "name");
+        const char *sn = jstr(json_object_array_get_idx(spec_ports, j), "name");
         if (sn && strcmp(sn, name) == 0) return 1;
     }
     return 0;
@@ -55,21 +56,21 @@ json_object *reconcile_service_ports(json_object *config, int which, int route, 
                      ((which & RECONCILE_PORTS_EXPORTERS) ? KUBE_COLLECTOR_EXPORTERS : 0) |
                      ((which & RECONCILE_PORTS_EXTENSIONS) ? KUBE_COLLECTOR_EXTENSIONS : 0);
     if (kube_collector_component_ports(config, kinds, &l, err, errlen) < 0) return NULL;
-    if (l.n && !(sorted = malloc(l.n * sizeof(*sorted)))) goto oom;
+    if (l.n) sorted = xmalloc(l.n * sizeof(*sorted));
     for (size_t i = 0; i < l.n; i++) sorted[i] = &l.v[i];
     if (l.n) qsort(sorted, l.n, sizeof(*sorted), name_cmp);
-    if (!(out = json_object_new_array())) goto oom;
+    out = jnew_arr();
     if (!json_object_is_type(spec_ports, json_type_array)) spec_ports = NULL;
     if (spec_ports) {
         for (size_t j = 0; j < json_object_array_length(spec_ports); j++) {
-            json_object *sp = json_object_array_get_idx(spec_ports, j), *c = json_object_new_object();
+            json_object *sp = json_object_array_get_idx(spec_ports, j), *c = jnew_obj();
             if (!json_object_is_type(sp, json_type_object)) {
                 json_object_put(c);
                 continue;
             }
             static const char *const keys[] = {"name", "protocol", "appProtocol", "port", "targetPort", "nodePort"};
-            for (size_t k = 0; k < NELEM(keys); k++) reconcile_obj_copy(c, keys[k], reconcile_get(sp, keys[k]));
-            reconcile_obj_push(out, c);
+            for (size_t k = 0; k < NELEM(keys); k++) jset_copy(c, keys[k], jget(sp, keys[k]));
+            jpush(out, c);
         }
     }
     for (size_t i = 0; i < l.n; i++) {
@@ -78,9 +79,9 @@ json_object *reconcile_service_ports(json_object *config, int which, int route, 
         int drop = 0;
         for (size_t j = 0; spec_ports && j < json_object_array_length(spec_ports) && !drop; j++) {
             json_object *sp = json_object_array_get_idx(spec_ports, j);
-            const char *sproto = reconcile_get_str(sp, "protocol");
+            const char *sproto = jstr(sp, "protocol");
             int64_t num;
-            if (!reconcile_get_int(sp, "port", &num)) continue;
+            if (!jint(sp, "port", &num)) continue;
             drop = num == p->port && strcmp(sproto && *sproto ? sproto : "TCP", *p->protocol ? p->protocol : "TCP") == 0;
         }
         if (drop) continue;
@@ -90,15 +91,8 @@ json_object *reconcile_service_ports(json_object *config, int which, int route, 
             if (spec_has_name(spec_ports, fb)) continue;
             memcpy(p->name, fb, sizeof(fb));
         }
-        reconcile_obj_push(out, port_json(p->name, p->protocol, app, p->port, p->target_port));
+        jpush(out, port_json(p->name, p->protocol, app, p->port, p->target_port));
     }
-    if (reconcile_obj_oom()) goto oom;
-    goto out;
-oom:
-    snprintf(err, errlen, "out of memory");
-    json_object_put(out);
-    out = NULL;
-out:
     free(sorted);
     kube_collector_ports_free(&l);
     return out;

@@ -11,8 +11,10 @@
  * Components are matched by type (before '/'), enabled ones only: receivers
  * and processors in a pipeline, extensions in service.extensions. */
 #include "reconcile/context.h"
+
+#include "base/alloc.h"
+#include "base/json.h"
 #include "reconcile/naming.h"
-#include "reconcile/obj.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,19 +26,19 @@
 /* Appends {verbs, apiGroups: [group], resources} unless an equal rule is
  * there already. Lists are NULL-terminated. */
 static void rule(json_object *rules, const char *group, const char *const *resources, const char *const *verbs) {
-    json_object *r = json_object_new_object(), *a;
-    a = reconcile_obj_arr(r, "verbs");
-    for (const char *const *v = verbs; *v; v++) reconcile_obj_push(a, json_object_new_string(*v));
-    a = reconcile_obj_arr(r, "apiGroups");
-    reconcile_obj_push(a, json_object_new_string(group));
-    a = reconcile_obj_arr(r, "resources");
-    for (const char *const *v = resources; *v; v++) reconcile_obj_push(a, json_object_new_string(*v));
+    json_object *r = jnew_obj(), *a;
+    a = jset_arr(r, "verbs");
+    for (const char *const *v = verbs; *v; v++) jpush(a, jnew_str(*v));
+    a = jset_arr(r, "apiGroups");
+    jpush(a, jnew_str(group));
+    a = jset_arr(r, "resources");
+    for (const char *const *v = resources; *v; v++) jpush(a, jnew_str(*v));
     for (size_t i = 0; i < json_object_array_length(rules); i++)
         if (json_object_equal(json_object_array_get_idx(rules, i), r)) {
             json_object_put(r);
             return;
         }
-    reconcile_obj_push(rules, r);
+    jpush(rules, r);
 }
 
 #define RULE(rules, group, res, ...)                                                                              \
@@ -49,7 +51,7 @@ static int is_type(const char *id, const char *a, const char *b) {
 }
 
 static int truthy(json_object *o, const char *key) {
-    return reconcile_get_bool(o, key);
+    return jbool(o, key);
 }
 
 static void kubelet_stats(json_object *rules, json_object *cfg) {
@@ -58,10 +60,10 @@ static void kubelet_stats(json_object *rules, json_object *cfg) {
         "k8s.container.memory_limit_utilization", "k8s.container.memory_request_utilization",
         "k8s.pod.cpu_limit_utilization",        "k8s.pod.cpu_request_utilization",
         "k8s.pod.memory_limit_utilization",     "k8s.pod.memory_request_utilization"};
-    int proxy = reconcile_nonempty(reconcile_get_arr(cfg, "extra_metadata_labels"));
-    json_object *m = reconcile_get_map(cfg, "metrics");
+    int proxy = jnonempty(jarr(cfg, "extra_metadata_labels"));
+    json_object *m = jmap(cfg, "metrics");
     for (size_t i = 0; i < sizeof(metrics) / sizeof(*metrics) && !proxy; i++)
-        proxy = truthy(reconcile_get_map(m, metrics[i]), "enabled");
+        proxy = truthy(jmap(m, metrics[i]), "enabled");
     RULE(rules, "", "nodes/stats", "get");
     if (proxy) RULE(rules, "", "nodes/proxy", "get");
 }
@@ -74,7 +76,7 @@ static void k8s_cluster(json_object *rules, json_object *cfg) {
     static const char *const apps[] = {"daemonsets", "deployments", "replicasets", "statefulsets", NULL};
     static const char *const ext[] = {"daemonsets", "deployments", "replicasets", NULL};
     static const char *const batch[] = {"jobs", "cronjobs", NULL};
-    const char *dist = reconcile_get_str(cfg, "distribution");
+    const char *dist = jstr(cfg, "distribution");
     RULEN(rules, "", core, GLW);
     RULEN(rules, "apps", apps, GLW);
     RULEN(rules, "extensions", ext, GLW);
@@ -84,11 +86,11 @@ static void k8s_cluster(json_object *rules, json_object *cfg) {
 }
 
 static void k8s_objects(json_object *rules, json_object *cfg) {
-    json_object *objs = reconcile_get_arr(cfg, "objects");
+    json_object *objs = jarr(cfg, "objects");
     for (size_t i = 0; objs && i < json_object_array_length(objs); i++) {
         json_object *o = json_object_array_get_idx(objs, i);
-        const char *name = reconcile_get_str(o, "name"), *group = reconcile_get_str(o, "group");
-        const char *mode = reconcile_get_str(o, "mode");
+        const char *name = jstr(o, "name"), *group = jstr(o, "group");
+        const char *mode = jstr(o, "mode");
         const char *res[2] = {name ? name : "", NULL};
         if (!group) group = "";
         if (mode && strcmp(mode, "pull") == 0 && name && strcmp(name, "events") && strcmp(name, "events.k8s.io"))
@@ -102,7 +104,7 @@ static void k8s_objects(json_object *rules, json_object *cfg) {
 
 static void k8s_attributes(json_object *rules, json_object *cfg) {
     static const char *const pn[] = {"pods", "namespaces", NULL};
-    json_object *md = reconcile_get_arr(reconcile_get_map(cfg, "extract"), "metadata");
+    json_object *md = jarr(jmap(cfg, "extract"), "metadata");
     size_t n = md ? json_object_array_length(md) : 0;
     int rs = n == 0;
     RULEN(rules, "", pn, GWL);
@@ -119,7 +121,7 @@ static void k8s_attributes(json_object *rules, json_object *cfg) {
 
 static void resource_detection(json_object *rules, json_object *cfg) {
     static const char *const infra[] = {"infrastructures", "infrastructures/status", NULL};
-    json_object *d = reconcile_get_arr(cfg, "detectors");
+    json_object *d = jarr(cfg, "detectors");
     for (size_t i = 0; d && i < json_object_array_length(d); i++) {
         const char *det = json_object_get_string(json_object_array_get_idx(d, i));
         if (!det) continue;
@@ -167,8 +169,7 @@ static void add_ids(idv *ids, json_object *list) {
         if (dup) continue;
         if (ids->n == ids->cap) {
             size_t cap = ids->cap ? ids->cap * 2 : 8;
-            const char **nv = realloc(ids->v, cap * sizeof(*nv));
-            if (!nv) return;
+            const char **nv = xrealloc(ids->v, cap * sizeof(*nv));
             ids->v = nv;
             ids->cap = cap;
         }
@@ -178,14 +179,14 @@ static void add_ids(idv *ids, json_object *list) {
 
 /* Enabled IDs of a kind, sorted, each once (free ids->v). */
 static void enabled_ids(json_object *config, const char *kind, idv *ids) {
-    json_object *svc = reconcile_get_map(config, "service"), *pipes = reconcile_get_map(svc, "pipelines");
+    json_object *svc = jmap(config, "service"), *pipes = jmap(svc, "pipelines");
     memset(ids, 0, sizeof(*ids));
     if (strcmp(kind, "extensions") == 0) {
-        add_ids(ids, reconcile_get_arr(svc, "extensions"));
+        add_ids(ids, jarr(svc, "extensions"));
     } else if (pipes) {
         json_object_object_foreach(pipes, pn, p) {
             (void)pn;
-            add_ids(ids, reconcile_get_arr(p, kind));
+            add_ids(ids, jarr(p, kind));
         }
     }
     if (ids->n) qsort(ids->v, ids->n, sizeof(*ids->v), cmp_str);
@@ -193,39 +194,35 @@ static void enabled_ids(json_object *config, const char *kind, idv *ids) {
 
 int reconcile_build_rbac(reconcile_ctx *c) {
     static const char *const kinds[] = {"receivers", "processors", "extensions"};
-    json_object *rules = json_object_new_array(), *o, *subj, *ref;
+    json_object *rules = jnew_arr(), *o, *subj, *ref;
     char *role = NULL, *binding = NULL;
     int rc = 0;
     if (!c->opt->rbac) goto out;
     for (size_t k = 0; k < 3; k++) {
         idv ids;
-        json_object *section = reconcile_get_map(c->config, kinds[k]);
+        json_object *section = jmap(c->config, kinds[k]);
         enabled_ids(c->config, kinds[k], &ids);
-        for (size_t i = 0; i < ids.n; i++) component_rules(rules, kinds[k], ids.v[i], reconcile_get(section, ids.v[i]));
+        for (size_t i = 0; i < ids.n; i++) component_rules(rules, kinds[k], ids.v[i], jget(section, ids.v[i]));
         free(ids.v);
     }
     if (json_object_array_length(rules) == 0) goto out;
     role = reconcile_name("%s-%s-cluster-role", c->name, c->ns);
     binding = reconcile_name("%s-%s-collector", c->name, c->ns);
-    if (!role || !binding) {
-        rc = reconcile_fail(c, "out of memory");
-        goto out;
-    }
     o = reconcile_object(c, "rbac.authorization.k8s.io/v1", "ClusterRole", role, 0, reconcile_common_labels(c, role),
                          reconcile_object_annotations(c));
-    reconcile_obj_set(o, "rules", rules);
+    jset(o, "rules", rules);
     rules = NULL;
     if ((rc = reconcile_emit(c, o))) goto out;
     o = reconcile_object(c, "rbac.authorization.k8s.io/v1", "ClusterRoleBinding", binding, 0,
                          reconcile_common_labels(c, binding), reconcile_object_annotations(c));
-    subj = reconcile_obj_push(reconcile_obj_arr(o, "subjects"), json_object_new_object());
-    reconcile_obj_str(subj, "kind", "ServiceAccount");
-    reconcile_obj_str(subj, "name", c->sa_name);
-    reconcile_obj_str(subj, "namespace", c->ns);
-    ref = reconcile_obj_map(o, "roleRef");
-    reconcile_obj_str(ref, "apiGroup", "rbac.authorization.k8s.io");
-    reconcile_obj_str(ref, "kind", "ClusterRole");
-    reconcile_obj_str(ref, "name", role);
+    subj = jpush(jset_arr(o, "subjects"), jnew_obj());
+    jset_str(subj, "kind", "ServiceAccount");
+    jset_str(subj, "name", c->sa_name);
+    jset_str(subj, "namespace", c->ns);
+    ref = jset_obj(o, "roleRef");
+    jset_str(ref, "apiGroup", "rbac.authorization.k8s.io");
+    jset_str(ref, "kind", "ClusterRole");
+    jset_str(ref, "name", role);
     rc = reconcile_emit(c, o);
 out:
     json_object_put(rules);

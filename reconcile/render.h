@@ -12,9 +12,6 @@
 #include <json-c/json.h>
 #include <stddef.h>
 
-#define RECONCILE_DEFAULT_IMAGE                                                                                   \
-    "ghcr.io/open-telemetry/opentelemetry-collector-releases/opentelemetry-collector:0.158.0"
-
 typedef struct reconcile_options {
     const char *collector_image; /* the operator's --collector-image */
     int rbac;                    /* may create ClusterRoles and bindings */

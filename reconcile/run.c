@@ -37,7 +37,10 @@
  * on with the next collector. */
 #include "reconcile/run.h"
 
-#include "reconcile/obj.h"
+#include "base/alloc.h"
+#include "base/json.h"
+#include "base/sbuf.h"
+#include "base/versions.h"
 #include "reconcile/render.h"
 #include "reconcile/upgrade.h"
 
@@ -61,7 +64,6 @@
 #define PAGE RECONCILE_PAGE
 #define MANAGED_SELECTOR "app.kubernetes.io%2Fmanaged-by%3Dopentelemetry-operator"
 #define COLLECTORS "/apis/opentelemetry.io/v1beta1"
-#define DEFAULT_VERSION "0.158.0"
 
 /* Kinds that exist only when an API is installed. A group missing from
  * GET /apis, or a LIST of the kind answering 404, makes the kind
@@ -157,7 +159,7 @@ static int request(run *r, const char *method, const char *path, const char *cty
 /* "CODE: message of the Status body" for a failed request. */
 static void describe(char *err, size_t errlen, int code, const char *body) {
     json_object *j = body ? json_tokener_parse(body) : NULL;
-    const char *msg = reconcile_get_str(j, "message");
+    const char *msg = jstr(j, "message");
     snprintf(err, errlen, "%d %s", code, msg ? msg : "(no message)");
     json_object_put(j);
 }
@@ -185,17 +187,17 @@ static int list_all(run *r, const char *path, const char *query, each_fn each, v
             goto out;
         }
         free(body);
-        json_object *arr = reconcile_get_arr(j, "items");
+        json_object *arr = jarr(j, "items");
         for (size_t i = 0; arr && i < json_object_array_length(arr); i++) {
             json_object *it = json_object_array_get_idx(arr, i);
             /* Server-side apply's field ownership is often the largest
              * part of an object and nothing here reads it. */
-            json_object *meta = reconcile_get_map(it, "metadata");
+            json_object *meta = jmap(it, "metadata");
             if (meta) json_object_object_del(meta, "managedFields");
             each(r, it, ctx);
         }
-        const char *c = reconcile_get_str(reconcile_get_map(j, "metadata"), "continue");
-        if (c && *c) cont = strdup(c);
+        const char *c = jstr(jmap(j, "metadata"), "continue");
+        if (c && *c) cont = xstrdup(c);
         json_object_put(j);
         if (!cont) break;
     }
@@ -290,19 +292,22 @@ static bool subset_q(json_object *want, json_object *have, bool q) {
     }
 }
 
+/* json-c's writer, not base/jtext: the digest of this text is stored on
+ * live objects, so it must not change between versions. */
 static const char *json_text(json_object *o) {
-    return json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+    const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+    if (!s) base_oom();
+    return s;
 }
 
 /* The first 16 hex digits of sha256 of the object's JSON text (rendered
  * objects have a fixed key order, so equal objects give equal text). */
-static int digest(json_object *o, char out[17]) {
+static void digest(json_object *o, char out[17]) {
     const char *s = json_text(o);
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned int mdlen = 0;
-    if (!s || EVP_Digest(s, strlen(s), md, &mdlen, EVP_sha256(), NULL) != 1) return -1;
+    if (EVP_Digest(s, strlen(s), md, &mdlen, EVP_sha256(), NULL) != 1) base_oom(); /* its only failure */
     for (int i = 0; i < 8; i++) snprintf(out + 2 * i, 3, "%02x", md[i]);
-    return 0;
 }
 
 static bool subset(json_object *want, json_object *have) {
@@ -314,10 +319,10 @@ static bool subset(json_object *want, json_object *have) {
 static void index_add(run *r, const char *owner_key, const char *live_key) {
     json_object *arr = NULL;
     if (!json_object_object_get_ex(r->owned, owner_key, &arr)) {
-        arr = json_object_new_array();
-        json_object_object_add(r->owned, owner_key, arr);
+        arr = jnew_arr();
+        jset(r->owned, owner_key, arr);
     }
-    json_object_array_add(arr, json_object_new_string(live_key));
+    jpush(arr, jnew_str(live_key));
 }
 
 /* The listed object under key, parsed (the caller puts it), or NULL. */
@@ -330,28 +335,28 @@ static json_object *live_get(run *r, const char *key) {
 /* Keeps one listed object of kind k (see list_owned). */
 static void keep_owned(run *r, json_object *o, void *ctx) {
     const kind_info *k = ctx;
-    json_object *m = reconcile_get_map(o, "metadata");
-    const char *name = reconcile_get_str(m, "name"), *ns = reconcile_get_str(m, "namespace");
+    json_object *m = jmap(o, "metadata");
+    const char *name = jstr(m, "name"), *ns = jstr(m, "namespace");
     char key[768];
     if (!name) return;
     snprintf(key, sizeof key, "%s/%s/%s", k->plural, ns ? ns : "", name);
     /* Kept as compact text, parsed again when compared: a json-c tree
      * costs several times its text (every map is a hash table), and a
      * pass holds every object it owns. */
-    json_object_object_add(r->live, key, json_object_new_string(json_text(o)));
+    jset(r->live, key, jnew_str(json_text(o)));
     if (k->namespaced) {
-        json_object *refs = reconcile_get_arr(m, "ownerReferences");
+        json_object *refs = jarr(m, "ownerReferences");
         for (size_t x = 0; refs && x < json_object_array_length(refs); x++) {
             json_object *ref = json_object_array_get_idx(refs, x);
-            const char *uid = reconcile_get_str(ref, "uid"), *kind = reconcile_get_str(ref, "kind");
-            if (reconcile_get_bool(ref, "controller") && uid && kind && strcmp(kind, "OpenTelemetryCollector") == 0) {
+            const char *uid = jstr(ref, "uid"), *kind = jstr(ref, "kind");
+            if (jbool(ref, "controller") && uid && kind && strcmp(kind, "OpenTelemetryCollector") == 0) {
                 char ok[300];
                 snprintf(ok, sizeof ok, "uid:%s", uid);
                 index_add(r, ok, key);
             }
         }
     } else {
-        const char *cr = reconcile_get_str(reconcile_get_map(m, "annotations"), RECONCILE_OWNER_ANNOTATION);
+        const char *cr = jstr(jmap(m, "annotations"), RECONCILE_OWNER_ANNOTATION);
         if (cr) {
             char ok[600];
             snprintf(ok, sizeof ok, "cr:%s", cr);
@@ -390,9 +395,9 @@ static int discover(run *r, char *err, size_t errlen) {
         return -1;
     }
     free(body);
-    json_object *groups = reconcile_get_arr(j, "groups");
+    json_object *groups = jarr(j, "groups");
     for (size_t i = 0; groups && i < json_object_array_length(groups); i++) {
-        const char *g = reconcile_get_str(json_object_array_get_idx(groups, i), "name");
+        const char *g = jstr(json_object_array_get_idx(groups, i), "name");
         for (int n = NEED_NONE + 1; g && n < NNEEDS; n++)
             if (strcmp(g, NEEDS[n].group) == 0) r->have[n] = true;
     }
@@ -440,26 +445,26 @@ static int by_rank(const void *a, const void *b) {
  * templates changed); a changed selector cannot adopt, so the old pods go
  * with the old object. */
 static const char *immutable_change(json_object *desired, json_object *live, bool *orphan) {
-    json_object *ds = reconcile_get_map(desired, "spec"), *ls = reconcile_get_map(live, "spec");
-    const char *kind = reconcile_get_str(desired, "kind");
+    json_object *ds = jmap(desired, "spec"), *ls = jmap(live, "spec");
+    const char *kind = jstr(desired, "kind");
     *orphan = false;
     if (!live || !ls) return NULL;
-    if (!json_object_equal(reconcile_get_map(ds, "selector"), reconcile_get_map(ls, "selector")))
+    if (!json_object_equal(jmap(ds, "selector"), jmap(ls, "selector")))
         return "spec.selector changed";
     if (!kind || strcmp(kind, "StatefulSet") != 0) return NULL;
     *orphan = true;
-    const char *dn = reconcile_get_str(ds, "serviceName"), *ln = reconcile_get_str(ls, "serviceName");
+    const char *dn = jstr(ds, "serviceName"), *ln = jstr(ls, "serviceName");
     if (strcmp(dn ? dn : "", ln ? ln : "") != 0) return "spec.serviceName changed";
-    json_object *dv = reconcile_get_arr(ds, "volumeClaimTemplates"), *lv = reconcile_get_arr(ls, "volumeClaimTemplates");
+    json_object *dv = jarr(ds, "volumeClaimTemplates"), *lv = jarr(ls, "volumeClaimTemplates");
     size_t n = dv ? json_object_array_length(dv) : 0;
     if (n != (lv ? json_object_array_length(lv) : 0)) return "spec.volumeClaimTemplates changed";
     for (size_t i = 0; i < n; i++) {
         json_object *d = json_object_array_get_idx(dv, i), *l = json_object_array_get_idx(lv, i);
-        json_object *dm = reconcile_get_map(d, "metadata"), *lm = reconcile_get_map(l, "metadata");
-        const char *a = reconcile_get_str(dm, "name"), *b = reconcile_get_str(lm, "name");
-        if (strcmp(a ? a : "", b ? b : "") != 0 || !subset(reconcile_get_map(dm, "labels"), reconcile_get_map(lm, "labels")) ||
-            !subset(reconcile_get_map(dm, "annotations"), reconcile_get_map(lm, "annotations")) ||
-            !subset(reconcile_get_map(d, "spec"), reconcile_get_map(l, "spec")))
+        json_object *dm = jmap(d, "metadata"), *lm = jmap(l, "metadata");
+        const char *a = jstr(dm, "name"), *b = jstr(lm, "name");
+        if (strcmp(a ? a : "", b ? b : "") != 0 || !subset(jmap(dm, "labels"), jmap(lm, "labels")) ||
+            !subset(jmap(dm, "annotations"), jmap(lm, "annotations")) ||
+            !subset(jmap(d, "spec"), jmap(l, "spec")))
             return "spec.volumeClaimTemplates changed";
     }
     return NULL;
@@ -507,10 +512,10 @@ static bool immutable_text(const char *s) {
 static bool immutable_refusal(int code, const char *body) {
     if (code != 422 || !body) return false;
     json_object *j = json_tokener_parse(body);
-    json_object *causes = reconcile_get_arr(reconcile_get_map(j, "details"), "causes");
-    bool ok = causes ? json_object_array_length(causes) > 0 : immutable_text(reconcile_get_str(j, "message"));
+    json_object *causes = jarr(jmap(j, "details"), "causes");
+    bool ok = causes ? json_object_array_length(causes) > 0 : immutable_text(jstr(j, "message"));
     for (size_t i = 0; causes && i < json_object_array_length(causes); i++)
-        if (!immutable_text(reconcile_get_str(json_object_array_get_idx(causes, i), "message"))) ok = false;
+        if (!immutable_text(jstr(json_object_array_get_idx(causes, i), "message"))) ok = false;
     json_object_put(j);
     return ok;
 }
@@ -541,10 +546,10 @@ static int would_create(run *r, const kind_info *k, const char *ns, json_object 
 }
 
 static void apply_one(run *r, collector *c, json_object *obj) {
-    const char *api = reconcile_get_str(obj, "apiVersion"), *kind = reconcile_get_str(obj, "kind");
+    const char *api = jstr(obj, "apiVersion"), *kind = jstr(obj, "kind");
     const kind_info *k = kind_of(api, kind);
-    json_object *m = reconcile_get_map(obj, "metadata");
-    const char *name = reconcile_get_str(m, "name");
+    json_object *m = jmap(obj, "metadata");
+    const char *name = jstr(m, "name");
     char key[768], path[1024], url[1100], err[512] = "", hash[17];
     if (!k || !r->have[k->need]) {
         const char *why = k ? NEEDS[k->need].why : "this kind is not applied by otel-reconcile run";
@@ -552,23 +557,20 @@ static void apply_one(run *r, collector *c, json_object *obj) {
         logf_(r, "error: %s/%s: %s %s not applied: %s", c->ns, c->name, kind ? kind : "?", name ? name : "?", why);
         return;
     }
-    json_object *ann = reconcile_get_map(m, "annotations");
+    json_object *ann = jmap(m, "annotations");
     if (!k->namespaced) {
         char owner[600];
         snprintf(owner, sizeof owner, "%s/%s", c->ns, c->name);
-        if (!ann) ann = reconcile_obj_map(m, "annotations");
-        reconcile_obj_str(ann, RECONCILE_OWNER_ANNOTATION, owner);
+        if (!ann) ann = jset_obj(m, "annotations");
+        jset_str(ann, RECONCILE_OWNER_ANNOTATION, owner);
     }
-    if (digest(obj, hash) != 0) {
-        fail(c, "%s %s: out of memory", kind, name);
-        return;
-    }
-    if (!ann) ann = reconcile_obj_map(m, "annotations");
-    reconcile_obj_str(ann, RECONCILE_HASH_ANNOTATION, hash);
+    digest(obj, hash);
+    if (!ann) ann = jset_obj(m, "annotations");
+    jset_str(ann, RECONCILE_HASH_ANNOTATION, hash);
 
     snprintf(key, sizeof key, "%s/%s/%s", k->plural, k->namespaced ? c->ns : "", name);
     json_object *live = live_get(r, key);
-    if (live) json_object_object_add(c->kept, key, json_object_new_boolean(1));
+    if (live) jset(c->kept, key, jnew_bool(1));
     bool workload = k->rank == 5 && !c->workload_desired;
     if (workload) {
         c->workload_desired = obj;
@@ -693,11 +695,10 @@ static void prune(run *r, collector *c) {
     snprintf(ok, sizeof ok, "cr:%s/%s", c->ns, c->name);
     json_object_object_get_ex(r->owned, ok, &cluster);
     int64_t versions = 3;
-    reconcile_get_int(reconcile_get_map(c->cr, "spec"), "configVersions", &versions);
+    jint(jmap(c->cr, "spec"), "configVersions", &versions);
     if (versions < 1) versions = 1;
     size_t n = keys ? json_object_array_length(keys) : 0, ncm = 0;
-    aged *cms = calloc(n + 1, sizeof *cms);
-    if (!cms) return;
+    aged *cms = xcalloc(n + 1, sizeof *cms);
     json_object *lists[2] = {keys, cluster};
     for (int l = 0; l < 2; l++)
         for (size_t i = 0; lists[l] && i < json_object_array_length(lists[l]); i++) {
@@ -705,7 +706,7 @@ static void prune(run *r, collector *c) {
             if (json_object_object_get_ex(c->kept, key, NULL)) continue;
             if (strncmp(key, "configmaps/", 11) == 0) {
                 json_object *live = live_get(r, key);
-                const char *ts = reconcile_get_str(reconcile_get_map(live, "metadata"), "creationTimestamp");
+                const char *ts = jstr(jmap(live, "metadata"), "creationTimestamp");
                 cms[ncm].key = key;
                 snprintf(cms[ncm++].created, sizeof cms->created, "%s", ts ? ts : "");
                 json_object_put(live);
@@ -720,20 +721,13 @@ static void prune(run *r, collector *c) {
 
 /* "k=v,k=v" of a label map, keys sorted (the reference's labels.String). */
 static char *selector_string(json_object *labels) {
-    json_object *sorted = reconcile_obj_sorted(labels);
-    size_t cap = 1;
-    json_object_object_foreach(sorted, k1, v1) cap += strlen(k1) + strlen(json_object_get_string(v1)) + 2;
-    char *s = calloc(1, cap);
-    if (s) {
-        json_object_object_foreach(sorted, k, v) {
-            if (*s) strcat(s, ",");
-            strcat(s, k);
-            strcat(s, "=");
-            strcat(s, json_object_get_string(v));
-        }
-    }
-    json_object_put(sorted);
-    return s;
+    size_t n;
+    jkv *m = jsorted_members(labels, &n);
+    sbuf s = SBUF_INIT;
+    for (size_t i = 0; i < n; i++)
+        sbuf_printf(&s, "%s%s=%s", i ? "," : "", m[i].key, json_object_get_string(m[i].val));
+    free(m);
+    return sbuf_take(&s, NULL);
 }
 
 static void now_rfc3339(char out[32]) {
@@ -746,51 +740,51 @@ static void now_rfc3339(char out[32]) {
 /* Builds the status we want (reconcile.md 5.7), compares it with the live
  * one and writes it with a merge patch when it differs. */
 static void write_status(run *r, collector *c, const reconcile_render_result *rr, bool rendered, const char *mode) {
-    json_object *live = reconcile_get_map(c->cr, "status");
-    json_object *st = json_object_new_object();
-    const char *lv = reconcile_get_str(live, "version"),
-               *strategy = reconcile_get_str(reconcile_get_map(c->cr, "spec"), "upgradeStrategy");
+    json_object *live = jmap(c->cr, "status");
+    json_object *st = jnew_obj();
+    const char *lv = jstr(live, "version"),
+               *strategy = jstr(jmap(c->cr, "spec"), "upgradeStrategy");
     bool pinned = strategy && strcmp(strategy, "none") == 0 && lv && *lv; /* not upgraded: not bumped */
-    reconcile_obj_str(st, "version", pinned ? lv : reconcile_status_version(lv, DEFAULT_VERSION));
+    jset_str(st, "version", pinned ? lv : reconcile_status_version(lv, COLLECTOR_VERSION));
     if (rendered && !c->error[0]) {
-        json_object *scale = reconcile_obj_map(st, "scale");
+        json_object *scale = jset_obj(st, "scale");
         if (mode && strcmp(mode, "sidecar") == 0) {
-            reconcile_obj_int(scale, "replicas", 0);
-            reconcile_obj_str(scale, "selector", "");
+            jset_int(scale, "replicas", 0);
+            jset_str(scale, "selector", "");
         } else if (c->workload_desired) {
-            char *sel = selector_string(reconcile_get_map(reconcile_get_map(c->workload_desired, "metadata"), "labels"));
+            char *sel = selector_string(jmap(jmap(c->workload_desired, "metadata"), "labels"));
             json_object *ls =
-                reconcile_get_map(c->workload_applied ? c->workload_applied : c->workload_live, "status");
-            const char *wk = reconcile_get_str(c->workload_desired, "kind");
+                jmap(c->workload_applied ? c->workload_applied : c->workload_live, "status");
+            const char *wk = jstr(c->workload_desired, "kind");
             int64_t want = 0, ready = 0;
             if (wk && strcmp(wk, "DaemonSet") == 0) {
-                reconcile_get_int(ls, "desiredNumberScheduled", &want);
-                reconcile_get_int(ls, "numberReady", &ready);
+                jint(ls, "desiredNumberScheduled", &want);
+                jint(ls, "numberReady", &ready);
             } else {
-                reconcile_get_int(ls, "replicas", &want);
-                reconcile_get_int(ls, "readyReplicas", &ready);
+                jint(ls, "replicas", &want);
+                jint(ls, "readyReplicas", &ready);
             }
             char sr[64];
             snprintf(sr, sizeof sr, "%lld/%lld", (long long)ready, (long long)want);
-            reconcile_obj_int(scale, "replicas", want);
-            reconcile_obj_str(scale, "selector", sel ? sel : "");
-            reconcile_obj_str(scale, "statusReplicas", sr);
+            jset_int(scale, "replicas", want);
+            jset_str(scale, "selector", sel ? sel : "");
+            jset_str(scale, "statusReplicas", sr);
             free(sel);
             /* The desired image, not the listed one: the workload either
              * matched it or was just applied with it, and reading the list
              * from before the apply would cost a second status write. */
-            json_object *ctrs = reconcile_get_arr(
-                reconcile_get_map(reconcile_get_map(reconcile_get_map(c->workload_desired, "spec"), "template"), "spec"),
+            json_object *ctrs = jarr(
+                jmap(jmap(jmap(c->workload_desired, "spec"), "template"), "spec"),
                 "containers");
-            const char *image = ctrs ? reconcile_get_str(json_object_array_get_idx(ctrs, 0), "image") : NULL;
-            if (image) reconcile_obj_str(st, "image", image);
+            const char *image = ctrs ? jstr(json_object_array_get_idx(ctrs, 0), "image") : NULL;
+            if (image) jset_str(st, "image", image);
         }
     }
-    json_object *conds = reconcile_obj_arr(st, "conditions");
-    json_object *cond = reconcile_obj_push(conds, json_object_new_object());
-    reconcile_obj_str(cond, "type", "Ready");
-    reconcile_obj_str(cond, "status", c->error[0] ? "False" : "True");
-    reconcile_obj_str(cond, "reason", c->error[0] ? "ReconcileError" : "Reconciled");
+    json_object *conds = jset_arr(st, "conditions");
+    json_object *cond = jpush(conds, jnew_obj());
+    jset_str(cond, "type", "Ready");
+    jset_str(cond, "status", c->error[0] ? "False" : "True");
+    jset_str(cond, "reason", c->error[0] ? "ReconcileError" : "Reconciled");
     /* Render warnings (an autoscaler without maxReplicas, spec 7.10, ...)
      * ride on the message: the reference has no other place for them, and
      * a log line alone is what spec 7.20 complains about. */
@@ -799,32 +793,31 @@ static void write_status(run *r, collector *c, const reconcile_render_result *rr
         size_t l = strlen(msg);
         snprintf(msg + l, sizeof msg - l, "%s%s", i ? "; " : " with warnings: ", rr->warnings[i]);
     }
-    reconcile_obj_str(cond, "message", c->error[0] ? c->error : msg);
+    jset_str(cond, "message", c->error[0] ? c->error : msg);
     int64_t gen;
-    if (reconcile_get_int(reconcile_get_map(c->cr, "metadata"), "generation", &gen))
-        reconcile_obj_int(st, "observedGeneration", gen);
-    if (reconcile_obj_oom()) goto out;
+    if (jint(jmap(c->cr, "metadata"), "generation", &gen))
+        jset_int(st, "observedGeneration", gen);
     if (subset(st, live)) goto out;
 
     /* lastTransitionTime moves only when the condition's status does. */
-    json_object *lconds = reconcile_get_arr(live, "conditions");
+    json_object *lconds = jarr(live, "conditions");
     const char *ltt = NULL;
     for (size_t i = 0; lconds && i < json_object_array_length(lconds); i++) {
         json_object *lc = json_object_array_get_idx(lconds, i);
-        const char *t = reconcile_get_str(lc, "type"), *s = reconcile_get_str(lc, "status");
-        if (t && s && strcmp(t, "Ready") == 0 && strcmp(s, reconcile_get_str(cond, "status")) == 0)
-            ltt = reconcile_get_str(lc, "lastTransitionTime");
+        const char *t = jstr(lc, "type"), *s = jstr(lc, "status");
+        if (t && s && strcmp(t, "Ready") == 0 && strcmp(s, jstr(cond, "status")) == 0)
+            ltt = jstr(lc, "lastTransitionTime");
     }
     char now[32];
     now_rfc3339(now);
-    reconcile_obj_str(cond, "lastTransitionTime", ltt ? ltt : now);
+    jset_str(cond, "lastTransitionTime", ltt ? ltt : now);
     r->st->statuses++;
     if (r->o->dry_run) {
         logf_(r, "would write status %s/%s", c->ns, c->name);
         goto out;
     }
-    json_object *patch = json_object_new_object();
-    json_object_object_add(patch, "status", json_object_get(st));
+    json_object *patch = jnew_obj();
+    jset(patch, "status", json_object_get(st));
     char path[1024], err[512] = "", *body = NULL;
     snprintf(path, sizeof path, COLLECTORS "/namespaces/%s/opentelemetrycollectors/%s/status", c->ns, c->name);
     int code = request(r, "PATCH", path, "application/merge-patch+json", json_text(patch), &body, NULL, err,
@@ -844,10 +837,10 @@ out:
  * existing allocator; the reference fails the reconcile when it is not
  * there, and so do we (in the Ready condition, not only a log). */
 static void check_target_allocator(run *r, collector *c) {
-    json_object *spec = reconcile_get_map(c->cr, "spec");
-    const char *ta = reconcile_get_str(reconcile_get_map(reconcile_get_map(c->cr, "metadata"), "labels"),
+    json_object *spec = jmap(c->cr, "spec");
+    const char *ta = jstr(jmap(jmap(c->cr, "metadata"), "labels"),
                                        "opentelemetry.io/target-allocator");
-    if (!ta || !*ta || !reconcile_get_bool(reconcile_get_map(spec, "targetAllocator"), "enabled")) return;
+    if (!ta || !*ta || !jbool(jmap(spec, "targetAllocator"), "enabled")) return;
     if (!r->have[NEED_TA]) {
         fail(c, "TargetAllocator %s: %s", ta, NEEDS[NEED_TA].why);
         return;
@@ -868,19 +861,19 @@ static void check_target_allocator(run *r, collector *c) {
 
 /* Returns true when the collector reconciled. */
 static bool reconcile_one(run *r, json_object *cr, const reconcile_options *opt) {
-    json_object *m = reconcile_get_map(cr, "metadata"), *spec = reconcile_get_map(cr, "spec");
+    json_object *m = jmap(cr, "metadata"), *spec = jmap(cr, "spec");
     collector c = {.cr = cr,
-                   .ns = reconcile_get_str(m, "namespace"),
-                   .name = reconcile_get_str(m, "name"),
-                   .uid = reconcile_get_str(m, "uid")};
+                   .ns = jstr(m, "namespace"),
+                   .name = jstr(m, "name"),
+                   .uid = jstr(m, "uid")};
     if (!c.ns || !c.name || !c.uid) return false;
-    const char *state = reconcile_get_str(spec, "managementState");
-    if (reconcile_get_str(m, "deletionTimestamp")) return true;
+    const char *state = jstr(spec, "managementState");
+    if (jstr(m, "deletionTimestamp")) return true;
     if (state && strcmp(state, "unmanaged") == 0) {
         r->st->unmanaged++;
         return true;
     }
-    c.kept = json_object_new_object();
+    c.kept = jnew_obj();
     reconcile_render_result rr = {0};
     char err[512] = "";
     bool rendered = reconcile_render(cr, c.ns, opt, &rr, err, sizeof err) == 0;
@@ -893,15 +886,11 @@ static bool reconcile_one(run *r, json_object *cr, const reconcile_options *opt)
          * before building), so no ConfigMap points at an allocator that
          * is not there. */
         check_target_allocator(r, &c);
-        ranked *order = c.error[0] ? NULL : calloc(rr.nobjs + 1, sizeof *order);
-        if (c.error[0]) {
-            /* the objects stay as they were */
-        } else if (!order) {
-            fail(&c, "out of memory");
-        } else {
+        ranked *order = c.error[0] ? NULL : xcalloc(rr.nobjs + 1, sizeof *order);
+        if (!c.error[0]) {
             for (size_t i = 0; i < rr.nobjs; i++) {
                 const kind_info *k =
-                    kind_of(reconcile_get_str(rr.objs[i], "apiVersion"), reconcile_get_str(rr.objs[i], "kind"));
+                    kind_of(jstr(rr.objs[i], "apiVersion"), jstr(rr.objs[i], "kind"));
                 order[i] = (ranked){rr.objs[i], k ? k->rank : 99, i};
             }
             qsort(order, rr.nobjs, sizeof *order, by_rank);
@@ -910,7 +899,7 @@ static bool reconcile_one(run *r, json_object *cr, const reconcile_options *opt)
         }
         if (!c.error[0]) prune(r, &c);
     }
-    write_status(r, &c, &rr, rendered, reconcile_get_str(spec, "mode"));
+    write_status(r, &c, &rr, rendered, jstr(spec, "mode"));
     bool ok = !c.error[0];
     json_object_put(c.workload_applied);
     json_object_put(c.workload_live);
@@ -934,20 +923,20 @@ static void sweep_cluster(run *r) {
 
 static void keep_collector(run *r, json_object *cr, void *ctx) {
     (void)r;
-    json_object_array_add(ctx, json_object_get(cr));
+    jpush(ctx, json_object_get(cr));
 }
 
 int reconcile_run(kube_api *api, const reconcile_run_opts *o, reconcile_run_stats *st) {
     run r = {.o = o, .st = st, .have = {[NEED_NONE] = true}};
     char err[1024] = "", path[512];
     int ret = 2;
-    json_object *crs = json_object_new_array();
+    json_object *crs = jnew_arr();
     memset(st, 0, sizeof *st);
-    r.live = json_object_new_object();
-    r.owned = json_object_new_object();
-    r.crs = json_object_new_object();
-    if (!(r.conn = kube_api_conn_new(api, NULL)) || !crs || !r.live || !r.owned || !r.crs) {
-        logf_(&r, "error: out of memory");
+    r.live = jnew_obj();
+    r.owned = jnew_obj();
+    r.crs = jnew_obj();
+    if (!(r.conn = kube_api_conn_new(api, NULL))) {
+        logf_(&r, "error: cannot set up a connection to the API server");
         goto out;
     }
     if (discover(&r, err, sizeof err) != 0) {
@@ -974,14 +963,14 @@ int reconcile_run(kube_api *api, const reconcile_run_opts *o, reconcile_run_stat
     opt.gateway = r.have[NEED_GATEWAY];
     st->collectors = json_object_array_length(crs);
     for (size_t i = 0; i < st->collectors; i++) {
-        json_object *cr = json_object_array_get_idx(crs, i), *m = reconcile_get_map(cr, "metadata");
+        json_object *cr = json_object_array_get_idx(crs, i), *m = jmap(cr, "metadata");
         char key[600];
         /* Being deleted (someone else's finalizer holds it): treated as gone,
          * so its ClusterRoles go now rather than after the finalizer. */
-        if (reconcile_get_str(m, "deletionTimestamp")) continue;
-        snprintf(key, sizeof key, "%s/%s", reconcile_get_str(m, "namespace") ? reconcile_get_str(m, "namespace") : "",
-                 reconcile_get_str(m, "name") ? reconcile_get_str(m, "name") : "");
-        json_object_object_add(r.crs, key, json_object_new_boolean(1));
+        if (jstr(m, "deletionTimestamp")) continue;
+        snprintf(key, sizeof key, "%s/%s", jstr(m, "namespace") ? jstr(m, "namespace") : "",
+                 jstr(m, "name") ? jstr(m, "name") : "");
+        jset(r.crs, key, jnew_bool(1));
     }
     for (size_t i = 0; i < st->collectors; i++)
         if (!reconcile_one(&r, json_object_array_get_idx(crs, i), &opt)) st->failed++;

@@ -8,8 +8,8 @@
  * no collector manifest has. */
 #include "reconcile/stream.h"
 
+#include "base/json.h"
 #include "kube/yaml.h"
-#include "reconcile/obj.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -18,8 +18,8 @@ static void render_one(const char *name, int line, json_object *obj, const char 
                        FILE *out, FILE *diag, reconcile_stream_stats *st) {
     reconcile_render_result r;
     char err[512];
-    const char *kind = reconcile_get_str(obj, "kind");
-    const char *cname = reconcile_get_str(reconcile_get_map(obj, "metadata"), "name");
+    const char *kind = jstr(obj, "kind");
+    const char *cname = jstr(jmap(obj, "metadata"), "name");
     if (!kind || strcmp(kind, "OpenTelemetryCollector") != 0) {
         fprintf(diag, "%s:%d: warning: skipped: kind %s is not OpenTelemetryCollector\n", name, line,
                 kind ? kind : "(none)");
@@ -34,11 +34,6 @@ static void render_one(const char *name, int line, json_object *obj, const char 
         fprintf(diag, "%s:%d: warning: %s: %s\n", name, line, cname, r.warnings[i]);
     for (size_t i = 0; i < r.nobjs; i++) {
         char *y = kube_yaml_emit(r.objs[i]);
-        if (!y) {
-            fprintf(diag, "%s:%d: %s: out of memory\n", name, line, cname);
-            st->failed++;
-            break;
-        }
         fputs("---\n", out);
         fputs(y, out);
         free(y);
@@ -66,7 +61,7 @@ static void render_doc(const char *name, const char *text, size_t len, int first
     for (size_t d = 0; d < ndocs; d++) {
         json_object *obj = docs[d].obj;
         int line = first_line + docs[d].line - 1;
-        const char *kind = reconcile_get_str(obj, "kind");
+        const char *kind = jstr(obj, "kind");
         if (!obj) continue;
         if (!json_object_is_type(obj, json_type_object)) {
             fprintf(diag, "%s:%d: not a Kubernetes object\n", name, line);
@@ -74,7 +69,7 @@ static void render_doc(const char *name, const char *text, size_t len, int first
             continue;
         }
         if (kind && strcmp(kind, "List") == 0) {
-            json_object *items = reconcile_get_arr(obj, "items");
+            json_object *items = jarr(obj, "items");
             for (size_t i = 0; items && i < json_object_array_length(items); i++)
                 render_one(name, line, json_object_array_get_idx(items, i), ns, opt, out, diag, st);
             continue;

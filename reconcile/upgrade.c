@@ -20,7 +20,7 @@
  *   then reports the port problem. */
 #include "reconcile/upgrade.h"
 
-#include "reconcile/obj.h"
+#include "base/json.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -53,16 +53,16 @@ static int split_address(const char *addr, char *host, size_t hostlen, long *por
 }
 
 static bool same_reader(json_object *r, const char *host, long port) {
-    json_object *prom = reconcile_get_map(reconcile_get_map(reconcile_get_map(r, "pull"), "exporter"), "prometheus");
-    const char *h = reconcile_get_str(prom, "host");
+    json_object *prom = jmap(jmap(jmap(r, "pull"), "exporter"), "prometheus");
+    const char *h = jstr(prom, "host");
     int64_t p;
-    return h && strcmp(h, host) == 0 && reconcile_get_int(prom, "port", &p) && p == port;
+    return h && strcmp(h, host) == 0 && jint(prom, "port", &p) && p == port;
 }
 
 int reconcile_upgrade_config(json_object *config) {
     json_object *metrics =
-        reconcile_get_map(reconcile_get_map(reconcile_get_map(config, "service"), "telemetry"), "metrics");
-    const char *addr = reconcile_get_str(metrics, "address");
+        jmap(jmap(jmap(config, "service"), "telemetry"), "metrics");
+    const char *addr = jstr(metrics, "address");
     char host[256];
     long port;
     if (!addr) return 0;
@@ -71,20 +71,20 @@ int reconcile_upgrade_config(json_object *config) {
         return 0;
     }
     if (split_address(addr, host, sizeof host, &port) != 0) return 0;
-    json_object *readers = reconcile_get(metrics, "readers");
+    json_object *readers = jget(metrics, "readers");
     if (readers && !json_object_is_type(readers, json_type_array)) return 0;
-    if (!readers) readers = reconcile_obj_arr(metrics, "readers");
+    if (!readers) readers = jset_arr(metrics, "readers");
     bool dup = false;
     for (size_t i = 0; readers && i < json_object_array_length(readers); i++)
         if (same_reader(json_object_array_get_idx(readers, i), host, port)) dup = true;
     if (!dup) {
-        json_object *r = reconcile_obj_push(readers, json_object_new_object());
-        json_object *prom = reconcile_obj_map(reconcile_obj_map(reconcile_obj_map(r, "pull"), "exporter"), "prometheus");
-        reconcile_obj_str(prom, "host", host);
-        reconcile_obj_int(prom, "port", port);
+        json_object *r = jpush(readers, jnew_obj());
+        json_object *prom = jset_obj(jset_obj(jset_obj(r, "pull"), "exporter"), "prometheus");
+        jset_str(prom, "host", host);
+        jset_int(prom, "port", port);
     }
     json_object_object_del(metrics, "address");
-    return reconcile_obj_oom() ? -1 : 1;
+    return 1;
 }
 
 /* Numeric dot-separated parts, a leading "v" and any "-pre" suffix ignored:

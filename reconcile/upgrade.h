@@ -8,7 +8,7 @@
 
 /* Moves service.telemetry.metrics.address of a defaulted config map into
  * a prometheus pull reader (unless an equal reader is there). 1 when the
- * config changed, 0 when not, -1 out of memory. */
+ * config changed, 0 when not. */
 int reconcile_upgrade_config(json_object *config);
 
 /* <0, 0, >0 like strcmp, for "1.2.3" versions. */

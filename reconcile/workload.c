@@ -12,9 +12,11 @@
  * the container: render runs on a workstation, whose proxy settings have
  * nothing to do with the cluster's. */
 #include "kube/collector.h"
+
+#include "base/alloc.h"
+#include "base/json.h"
 #include "reconcile/context.h"
 #include "reconcile/naming.h"
-#include "reconcile/obj.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,10 +28,10 @@ static int cmp_str(const void *a, const void *b) {
 
 /* --config=/conf/collector.yaml, then --k=v sorted; key "config" dropped. */
 static json_object *container_args(reconcile_ctx *c) {
-    json_object *args = json_object_new_array(), *m = reconcile_get_map(c->spec, "args");
+    json_object *args = jnew_arr(), *m = jmap(c->spec, "args");
     size_t n = m ? (size_t)json_object_object_length(m) : 0, k = 0;
-    char **v = n ? calloc(n, sizeof(*v)) : NULL;
-    reconcile_obj_push(args, json_object_new_string("--config=/conf/collector.yaml"));
+    char **v = n ? xcalloc(n, sizeof(*v)) : NULL;
+    jpush(args, jnew_str("--config=/conf/collector.yaml"));
     if (m && v) {
         json_object_object_foreach(m, key, val) {
             if (strcmp(key, "config") == 0) continue;
@@ -39,7 +41,7 @@ static json_object *container_args(reconcile_ctx *c) {
                 k++;
         }
         qsort(v, k, sizeof(*v), cmp_str);
-        for (size_t i = 0; i < k; i++) reconcile_obj_push(args, json_object_new_string(v[i]));
+        for (size_t i = 0; i < k; i++) jpush(args, jnew_str(v[i]));
     }
     for (size_t i = 0; i < k; i++) free(v[i]);
     free(v);
@@ -48,32 +50,32 @@ static json_object *container_args(reconcile_ctx *c) {
 
 static int env_has(json_object *env, const char *name) {
     for (size_t i = 0; env && i < json_object_array_length(env); i++) {
-        const char *n = reconcile_get_str(json_object_array_get_idx(env, i), "name");
+        const char *n = jstr(json_object_array_get_idx(env, i), "name");
         if (n && strcmp(n, name) == 0) return 1;
     }
     return 0;
 }
 
 static void env_field(json_object *env, const char *name, const char *path) {
-    json_object *e = reconcile_obj_push(env, json_object_new_object());
-    reconcile_obj_str(e, "name", name);
-    reconcile_obj_str(reconcile_obj_map(reconcile_obj_map(e, "valueFrom"), "fieldRef"), "fieldPath", path);
+    json_object *e = jpush(env, jnew_obj());
+    jset_str(e, "name", name);
+    jset_str(jset_obj(jset_obj(e, "valueFrom"), "fieldRef"), "fieldPath", path);
 }
 
 static void env_resource(json_object *env, const char *name, const char *resource) {
-    json_object *e = reconcile_obj_push(env, json_object_new_object()), *r;
-    reconcile_obj_str(e, "name", name);
-    r = reconcile_obj_map(reconcile_obj_map(e, "valueFrom"), "resourceFieldRef");
-    reconcile_obj_str(r, "containerName", "otc-container");
-    reconcile_obj_str(r, "resource", resource);
+    json_object *e = jpush(env, jnew_obj()), *r;
+    jset_str(e, "name", name);
+    r = jset_obj(jset_obj(e, "valueFrom"), "resourceFieldRef");
+    jset_str(r, "containerName", "otc-container");
+    jset_str(r, "resource", resource);
 }
 
 /* Is a receiver of this type (before '/') in a pipeline? */
 static int receiver_enabled(json_object *config, const char *type1, const char *type2) {
-    json_object *pipes = reconcile_get_map(reconcile_get_map(config, "service"), "pipelines");
+    json_object *pipes = jmap(jmap(config, "service"), "pipelines");
     if (!pipes) return 0;
     json_object_object_foreach(pipes, pname, p) {
-        json_object *list = reconcile_get_arr(p, "receivers");
+        json_object *list = jarr(p, "receivers");
         (void)pname;
         for (size_t i = 0; list && i < json_object_array_length(list); i++) {
             json_object *e = json_object_array_get_idx(list, i);
@@ -90,9 +92,9 @@ static int receiver_enabled(json_object *config, const char *type1, const char *
 }
 
 static json_object *container_env(reconcile_ctx *c) {
-    json_object *user = reconcile_get_arr(c->spec, "env"), *env = json_object_new_array();
+    json_object *user = jarr(c->spec, "env"), *env = jnew_arr();
     for (size_t i = 0; user && i < json_object_array_length(user); i++)
-        reconcile_obj_push(env, reconcile_obj_clone(json_object_array_get_idx(user, i)));
+        jpush(env, jcopy(json_object_array_get_idx(user, i)));
     if (!env_has(user, "POD_NAME")) env_field(env, "POD_NAME", "metadata.name");
     if (!env_has(user, "GOMEMLIMIT")) env_resource(env, "GOMEMLIMIT", "limits.memory");
     if (!env_has(user, "GOMAXPROCS")) env_resource(env, "GOMAXPROCS", "limits.cpu");
@@ -106,7 +108,7 @@ static char *configmap_mount_path(const char *mountpath, const char *volname) {
     char *raw = NULL, *out;
     size_t w = 0;
     if (asprintf(&raw, "/var/conf/%s/%s", mountpath ? mountpath : "", volname) < 0) return NULL;
-    if (!(out = malloc(strlen(raw) + 1))) {
+    if (!(out = xmalloc(strlen(raw) + 1))) {
         free(raw);
         return NULL;
     }
@@ -129,73 +131,73 @@ static char *configmap_mount_path(const char *mountpath, const char *volname) {
 }
 
 static int container(reconcile_ctx *c, json_object *containers) {
-    json_object *spec = c->spec, *k = reconcile_obj_push(containers, json_object_new_object());
+    json_object *spec = c->spec, *k = jpush(containers, jnew_obj());
     json_object *ports, *mounts, *m, *list, *live, *ready, *start;
-    const char *image = reconcile_get_str(spec, "image");
+    const char *image = jstr(spec, "image");
     char err[256] = "";
     if (!image || !*image) image = c->opt->collector_image;
-    reconcile_obj_str(k, "name", "otc-container");
-    reconcile_obj_str(k, "image", image);
-    reconcile_obj_copy(k, "command", reconcile_get_arr(spec, "command"));
-    reconcile_obj_set(k, "args", container_args(c));
-    if (!(ports = kube_collector_container_ports(c->config, reconcile_get(spec, "ports"), err, sizeof(err))))
+    jset_str(k, "name", "otc-container");
+    jset_str(k, "image", image);
+    jset_copy(k, "command", jarr(spec, "command"));
+    jset(k, "args", container_args(c));
+    if (!(ports = kube_collector_container_ports(c->config, jget(spec, "ports"), err, sizeof(err))))
         return reconcile_fail(c, "%s", err);
-    reconcile_obj_set(k, "ports", ports);
-    reconcile_obj_copy(k, "envFrom", reconcile_get_arr(spec, "envFrom"));
-    reconcile_obj_set(k, "env", container_env(c));
-    if (reconcile_get_map(spec, "resources"))
-        reconcile_obj_copy(k, "resources", reconcile_get_map(spec, "resources"));
+    jset(k, "ports", ports);
+    jset_copy(k, "envFrom", jarr(spec, "envFrom"));
+    jset(k, "env", container_env(c));
+    if (jmap(spec, "resources"))
+        jset_copy(k, "resources", jmap(spec, "resources"));
     else
-        reconcile_obj_map(k, "resources");
-    mounts = reconcile_obj_arr(k, "volumeMounts");
-    m = reconcile_obj_push(mounts, json_object_new_object());
-    reconcile_obj_str(m, "name", "otc-internal");
-    reconcile_obj_str(m, "mountPath", "/conf");
-    if ((list = reconcile_get_arr(spec, "volumeMounts")))
+        jset_obj(k, "resources");
+    mounts = jset_arr(k, "volumeMounts");
+    m = jpush(mounts, jnew_obj());
+    jset_str(m, "name", "otc-internal");
+    jset_str(m, "mountPath", "/conf");
+    if ((list = jarr(spec, "volumeMounts")))
         for (size_t i = 0; i < json_object_array_length(list); i++)
-            reconcile_obj_push(mounts, reconcile_obj_clone(json_object_array_get_idx(list, i)));
-    if ((list = reconcile_get_arr(spec, "configmaps")))
+            jpush(mounts, jcopy(json_object_array_get_idx(list, i)));
+    if ((list = jarr(spec, "configmaps")))
         for (size_t i = 0; i < json_object_array_length(list); i++) {
             json_object *e = json_object_array_get_idx(list, i);
-            char *vol = reconcile_name("configmap-%s", reconcile_get_str(e, "name") ? reconcile_get_str(e, "name") : "", NULL);
-            char *path = vol ? configmap_mount_path(reconcile_get_str(e, "mountpath"), vol) : NULL;
-            m = reconcile_obj_push(mounts, json_object_new_object());
-            reconcile_obj_str(m, "name", vol);
-            reconcile_obj_str(m, "mountPath", path);
+            char *vol = reconcile_name("configmap-%s", jstr(e, "name") ? jstr(e, "name") : "", NULL);
+            char *path = vol ? configmap_mount_path(jstr(e, "mountpath"), vol) : NULL;
+            m = jpush(mounts, jnew_obj());
+            jset_str(m, "name", vol);
+            jset_str(m, "mountPath", path);
             free(vol);
             free(path);
         }
     kube_collector_probes(c->spec, &live, &ready, &start);
-    if (live) reconcile_obj_set(k, "livenessProbe", live);
-    if (ready) reconcile_obj_set(k, "readinessProbe", ready);
-    if (start) reconcile_obj_set(k, "startupProbe", start);
-    reconcile_obj_copy(k, "lifecycle", reconcile_get_map(spec, "lifecycle"));
-    if (reconcile_nonempty(reconcile_get(spec, "imagePullPolicy")))
-        reconcile_obj_copy(k, "imagePullPolicy", reconcile_get(spec, "imagePullPolicy"));
-    reconcile_obj_copy(k, "securityContext", reconcile_get_map(spec, "securityContext"));
+    if (live) jset(k, "livenessProbe", live);
+    if (ready) jset(k, "readinessProbe", ready);
+    if (start) jset(k, "startupProbe", start);
+    jset_copy(k, "lifecycle", jmap(spec, "lifecycle"));
+    if (jnonempty(jget(spec, "imagePullPolicy")))
+        jset_copy(k, "imagePullPolicy", jget(spec, "imagePullPolicy"));
+    jset_copy(k, "securityContext", jmap(spec, "securityContext"));
     return 0;
 }
 
 static json_object *volumes(reconcile_ctx *c) {
-    json_object *v = json_object_new_array(), *e, *cm, *items, *it, *list;
-    e = reconcile_obj_push(v, json_object_new_object());
-    reconcile_obj_str(e, "name", "otc-internal");
-    cm = reconcile_obj_map(e, "configMap");
-    reconcile_obj_str(cm, "name", c->configmap_name);
-    items = reconcile_obj_arr(cm, "items");
-    it = reconcile_obj_push(items, json_object_new_object());
-    reconcile_obj_str(it, "key", "collector.yaml");
-    reconcile_obj_str(it, "path", "collector.yaml");
-    if ((list = reconcile_get_arr(c->spec, "volumes")))
+    json_object *v = jnew_arr(), *e, *cm, *items, *it, *list;
+    e = jpush(v, jnew_obj());
+    jset_str(e, "name", "otc-internal");
+    cm = jset_obj(e, "configMap");
+    jset_str(cm, "name", c->configmap_name);
+    items = jset_arr(cm, "items");
+    it = jpush(items, jnew_obj());
+    jset_str(it, "key", "collector.yaml");
+    jset_str(it, "path", "collector.yaml");
+    if ((list = jarr(c->spec, "volumes")))
         for (size_t i = 0; i < json_object_array_length(list); i++)
-            reconcile_obj_push(v, reconcile_obj_clone(json_object_array_get_idx(list, i)));
-    if ((list = reconcile_get_arr(c->spec, "configmaps")))
+            jpush(v, jcopy(json_object_array_get_idx(list, i)));
+    if ((list = jarr(c->spec, "configmaps")))
         for (size_t i = 0; i < json_object_array_length(list); i++) {
-            const char *name = reconcile_get_str(json_object_array_get_idx(list, i), "name");
+            const char *name = jstr(json_object_array_get_idx(list, i), "name");
             char *vol = reconcile_name("configmap-%s", name ? name : "", NULL);
-            e = reconcile_obj_push(v, json_object_new_object());
-            reconcile_obj_str(e, "name", vol);
-            reconcile_obj_str(reconcile_obj_map(e, "configMap"), "name", name);
+            e = jpush(v, jnew_obj());
+            jset_str(e, "name", vol);
+            jset_str(jset_obj(e, "configMap"), "name", name);
             free(vol);
         }
     return v;
@@ -204,88 +206,88 @@ static json_object *volumes(reconcile_ctx *c) {
 /* Pod template annotations (2.1.4). The Prometheus port is the telemetry
  * port actually configured (spec 7.9: the reference always says 8888). */
 static json_object *pod_annotations(reconcile_ctx *c) {
-    json_object *a = reconcile_obj_sorted(reconcile_get_map(c->spec, "podAnnotations")), *objann, *sorted;
+    json_object *a = jsorted(jmap(c->spec, "podAnnotations")), *objann, *sorted;
     char port[24];
     int added = 0;
-    if (!a) a = json_object_new_object();
+    if (!a) a = jnew_obj();
     json_object_object_del(a, "kubectl.kubernetes.io/last-applied-configuration");
     objann = reconcile_object_annotations(c);
     if (objann) {
         json_object_object_foreach(objann, k, v) {
-            if (!json_object_object_get_ex(a, k, NULL)) reconcile_obj_copy(a, k, v);
+            if (!json_object_object_get_ex(a, k, NULL)) jset_copy(a, k, v);
         }
     }
     json_object_put(objann);
-    if (!reconcile_get_bool(reconcile_get_map(reconcile_get_map(c->spec, "observability"), "metrics"),
+    if (!jbool(jmap(jmap(c->spec, "observability"), "metrics"),
                             "disablePrometheusAnnotations")) {
         static const char *const keys[3] = {"prometheus.io/scrape", "prometheus.io/port", "prometheus.io/path"};
         snprintf(port, sizeof(port), "%ld", c->metrics_port);
         const char *vals[3] = {"true", port, "/metrics"};
         for (int i = 0; i < 3; i++)
             if (!json_object_object_get_ex(a, keys[i], NULL)) {
-                reconcile_obj_str(a, keys[i], vals[i]);
+                jset_str(a, keys[i], vals[i]);
                 added = 1;
             }
-        if (added) reconcile_obj_str(a, "operator.opentelemetry.io/prometheus-annotations-added", "true");
+        if (added) jset_str(a, "operator.opentelemetry.io/prometheus-annotations-added", "true");
     }
-    reconcile_obj_str(a, "opentelemetry-operator-config/sha256", c->hash);
-    sorted = reconcile_obj_sorted(a);
+    jset_str(a, "opentelemetry-operator-config/sha256", c->hash);
+    sorted = jsorted(a);
     json_object_put(a);
     return sorted;
 }
 
 static json_object *pod_template(reconcile_ctx *c, int spread) {
-    json_object *t = json_object_new_object(), *m, *ps, *spec = c->spec, *dns;
-    const char *policy = reconcile_get_str(spec, "dnsPolicy");
-    m = reconcile_obj_map(t, "metadata");
-    reconcile_obj_set(m, "labels", reconcile_common_labels(c, c->collector_name));
-    reconcile_obj_set(m, "annotations", pod_annotations(c));
-    ps = reconcile_obj_map(t, "spec");
-    reconcile_obj_set(ps, "volumes", volumes(c));
-    reconcile_obj_copy(ps, "initContainers", reconcile_get_arr(spec, "initContainers"));
+    json_object *t = jnew_obj(), *m, *ps, *spec = c->spec, *dns;
+    const char *policy = jstr(spec, "dnsPolicy");
+    m = jset_obj(t, "metadata");
+    jset(m, "labels", reconcile_common_labels(c, c->collector_name));
+    jset(m, "annotations", pod_annotations(c));
+    ps = jset_obj(t, "spec");
+    jset(ps, "volumes", volumes(c));
+    jset_copy(ps, "initContainers", jarr(spec, "initContainers"));
     {
-        json_object *containers = reconcile_obj_arr(ps, "containers"), *extra;
+        json_object *containers = jset_arr(ps, "containers"), *extra;
         if (container(c, containers)) {
             json_object_put(t);
             return NULL;
         }
-        if ((extra = reconcile_get_arr(spec, "additionalContainers")))
+        if ((extra = jarr(spec, "additionalContainers")))
             for (size_t i = 0; i < json_object_array_length(extra); i++)
-                reconcile_obj_push(containers, reconcile_obj_clone(json_object_array_get_idx(extra, i)));
+                jpush(containers, jcopy(json_object_array_get_idx(extra, i)));
     }
-    reconcile_obj_copy(ps, "terminationGracePeriodSeconds", reconcile_get(spec, "terminationGracePeriodSeconds"));
-    dns = reconcile_get_map(spec, "podDnsConfig");
+    jset_copy(ps, "terminationGracePeriodSeconds", jget(spec, "terminationGracePeriodSeconds"));
+    dns = jmap(spec, "podDnsConfig");
     if (!policy || !*policy)
-        policy = reconcile_nonempty(reconcile_get(dns, "nameservers"))   ? "None"
-                 : reconcile_get_bool(spec, "hostNetwork")             ? "ClusterFirstWithHostNet"
+        policy = jnonempty(jget(dns, "nameservers"))   ? "None"
+                 : jbool(spec, "hostNetwork")             ? "ClusterFirstWithHostNet"
                                                                         : "ClusterFirst";
-    reconcile_obj_str(ps, "dnsPolicy", policy);
-    if (reconcile_get_map(spec, "nodeSelector"))
-        reconcile_obj_set(ps, "nodeSelector", reconcile_obj_sorted(reconcile_get_map(spec, "nodeSelector")));
-    reconcile_obj_str(ps, "serviceAccountName", c->sa_name);
-    if (reconcile_get_bool(spec, "hostNetwork")) reconcile_obj_bool(ps, "hostNetwork", 1);
-    if (reconcile_get_bool(spec, "hostPID")) reconcile_obj_bool(ps, "hostPID", 1);
-    reconcile_obj_bool(ps, "shareProcessNamespace", reconcile_get_bool(spec, "shareProcessNamespace"));
-    reconcile_obj_copy(ps, "securityContext", reconcile_get_map(spec, "podSecurityContext"));
-    reconcile_obj_copy(ps, "affinity", reconcile_get_map(spec, "affinity"));
-    reconcile_obj_copy(ps, "tolerations", reconcile_get_arr(spec, "tolerations"));
-    reconcile_obj_copy(ps, "hostAliases", reconcile_get_arr(spec, "hostAliases"));
-    if (reconcile_nonempty(reconcile_get(spec, "priorityClassName")))
-        reconcile_obj_copy(ps, "priorityClassName", reconcile_get(spec, "priorityClassName"));
+    jset_str(ps, "dnsPolicy", policy);
+    if (jmap(spec, "nodeSelector"))
+        jset(ps, "nodeSelector", jsorted(jmap(spec, "nodeSelector")));
+    jset_str(ps, "serviceAccountName", c->sa_name);
+    if (jbool(spec, "hostNetwork")) jset_bool(ps, "hostNetwork", 1);
+    if (jbool(spec, "hostPID")) jset_bool(ps, "hostPID", 1);
+    jset_bool(ps, "shareProcessNamespace", jbool(spec, "shareProcessNamespace"));
+    jset_copy(ps, "securityContext", jmap(spec, "podSecurityContext"));
+    jset_copy(ps, "affinity", jmap(spec, "affinity"));
+    jset_copy(ps, "tolerations", jarr(spec, "tolerations"));
+    jset_copy(ps, "hostAliases", jarr(spec, "hostAliases"));
+    if (jnonempty(jget(spec, "priorityClassName")))
+        jset_copy(ps, "priorityClassName", jget(spec, "priorityClassName"));
     if (dns)
-        reconcile_obj_copy(ps, "dnsConfig", dns);
+        jset_copy(ps, "dnsConfig", dns);
     else
-        reconcile_obj_map(ps, "dnsConfig");
-    if (spread) reconcile_obj_copy(ps, "topologySpreadConstraints", reconcile_get_arr(spec, "topologySpreadConstraints"));
-    reconcile_obj_copy(ps, "hostUsers", reconcile_get(spec, "hostUsers"));
+        jset_obj(ps, "dnsConfig");
+    if (spread) jset_copy(ps, "topologySpreadConstraints", jarr(spec, "topologySpreadConstraints"));
+    jset_copy(ps, "hostUsers", jget(spec, "hostUsers"));
     return t;
 }
 
 /* GetDesiredReplicas: max(autoscaler.minReplicas, replicas). */
 static int64_t desired_replicas(reconcile_ctx *c) {
     int64_t r = 1, min;
-    reconcile_get_int(c->spec, "replicas", &r);
-    if (reconcile_get_int(reconcile_get_map(c->spec, "autoscaler"), "minReplicas", &min) && min > r) r = min;
+    jint(c->spec, "replicas", &r);
+    if (jint(jmap(c->spec, "autoscaler"), "minReplicas", &min) && min > r) r = min;
     return r;
 }
 
@@ -294,41 +296,41 @@ int reconcile_build_workload(reconcile_ctx *c) {
     const char *kind = deploy ? "Deployment" : sts ? "StatefulSet" : "DaemonSet";
     json_object *o = reconcile_object(c, "apps/v1", kind, c->collector_name, 1,
                                       reconcile_common_labels(c, c->collector_name), reconcile_object_annotations(c));
-    json_object *spec = reconcile_obj_map(o, "spec"), *t, *v;
+    json_object *spec = jset_obj(o, "spec"), *t, *v;
     if (!deploy && !sts) {
-        reconcile_obj_set(spec, "selector", reconcile_label_selector(c));
+        jset(spec, "selector", reconcile_label_selector(c));
         if (!(t = pod_template(c, 0))) goto err;
-        reconcile_obj_set(spec, "template", t);
-        v = reconcile_get_map(c->spec, "daemonSetUpdateStrategy");
-        if (v) reconcile_obj_copy(spec, "updateStrategy", v);
-        else reconcile_obj_map(spec, "updateStrategy");
+        jset(spec, "template", t);
+        v = jmap(c->spec, "daemonSetUpdateStrategy");
+        if (v) jset_copy(spec, "updateStrategy", v);
+        else jset_obj(spec, "updateStrategy");
         return reconcile_emit(c, o);
     }
-    reconcile_obj_int(spec, "replicas", desired_replicas(c));
-    reconcile_obj_set(spec, "selector", reconcile_label_selector(c));
+    jset_int(spec, "replicas", desired_replicas(c));
+    jset(spec, "selector", reconcile_label_selector(c));
     if (!(t = pod_template(c, 1))) goto err;
-    reconcile_obj_set(spec, "template", t);
+    jset(spec, "template", t);
     if (deploy) {
-        v = reconcile_get_map(c->spec, "deploymentUpdateStrategy");
-        if (v) reconcile_obj_copy(spec, "strategy", v);
-        else reconcile_obj_map(spec, "strategy");
+        v = jmap(c->spec, "deploymentUpdateStrategy");
+        if (v) jset_copy(spec, "strategy", v);
+        else jset_obj(spec, "strategy");
         return reconcile_emit(c, o);
     }
-    if (reconcile_nonempty(reconcile_get(c->spec, "volumeClaimTemplates")))
-        reconcile_obj_copy(spec, "volumeClaimTemplates", reconcile_get(c->spec, "volumeClaimTemplates"));
+    if (jnonempty(jget(c->spec, "volumeClaimTemplates")))
+        jset_copy(spec, "volumeClaimTemplates", jget(c->spec, "volumeClaimTemplates"));
     {
-        const char *svc = reconcile_get_str(c->spec, "serviceName");
+        const char *svc = jstr(c->spec, "serviceName");
         char *headless = NULL;
         if (!svc || !*svc) svc = headless = reconcile_name("%s-headless", c->collector_name, NULL);
-        reconcile_obj_str(spec, "serviceName", svc);
+        jset_str(spec, "serviceName", svc);
         free(headless);
     }
-    v = reconcile_get(c->spec, "podManagementPolicy");
-    if (reconcile_nonempty(v)) reconcile_obj_copy(spec, "podManagementPolicy", v);
-    else reconcile_obj_str(spec, "podManagementPolicy", "Parallel");
-    reconcile_obj_map(spec, "updateStrategy");
-    reconcile_obj_copy(spec, "persistentVolumeClaimRetentionPolicy",
-                       reconcile_get_map(c->spec, "persistentVolumeClaimRetentionPolicy"));
+    v = jget(c->spec, "podManagementPolicy");
+    if (jnonempty(v)) jset_copy(spec, "podManagementPolicy", v);
+    else jset_str(spec, "podManagementPolicy", "Parallel");
+    jset_obj(spec, "updateStrategy");
+    jset_copy(spec, "persistentVolumeClaimRetentionPolicy",
+                       jmap(c->spec, "persistentVolumeClaimRetentionPolicy"));
     return reconcile_emit(c, o);
 err:
     json_object_put(o);

@@ -11,12 +11,14 @@
  * input are used as resources too, so one file can carry a whole example. */
 #include "server/cli.h"
 
-#include "kube/config.h"
+#include "base/alloc.h"
+#include "base/json.h"
 #include "kube/file.h"
 #include "kube/filesource.h"
-#include "kube/source.h"
+#include "kube/reader.h"
 #include "kube/store.h"
 #include "kube/yaml.h"
+#include "mutate/defaults.h"
 #include "mutate/mutate.h"
 
 #include <getopt.h>
@@ -62,7 +64,7 @@ static int read_docs(const char *name, const char *text, size_t len, doc **docs,
             fprintf(stderr, "%s:%d: %s\n", name, line, reason);
             return -1;
         }
-        *docs = calloc(1, sizeof **docs);
+        *docs = xcalloc(1, sizeof **docs);
         (*docs)[0] = (doc){o, 1};
         *ndocs = 1;
         return 0;
@@ -74,7 +76,7 @@ static int read_docs(const char *name, const char *text, size_t len, doc **docs,
         fprintf(stderr, "%s:%d: %s\n", name, ye.line, ye.msg);
         return -1;
     }
-    *docs = calloc(n ? n : 1, sizeof **docs);
+    *docs = xcalloc(n ? n : 1, sizeof **docs);
     *ndocs = 0;
     for (size_t i = 0; i < n; i++) {
         if (!yd[i].obj) continue;
@@ -107,7 +109,7 @@ int cmd_inject(int argc, char **argv) {
         {"help", no_argument, 0, 'h'},           {0, 0, 0, 0},
     };
     const char *file = NULL, *ns_default = "default", *config = NULL, *output = "yaml", *native = NULL;
-    const char **dirs = calloc((size_t)argc + 1, sizeof *dirs);
+    const char **dirs = xcalloc((size_t)argc + 1, sizeof *dirs);
     size_t ndirs = 0;
     int c, rc = 1;
     optind = 1;
@@ -130,8 +132,9 @@ int cmd_inject(int argc, char **argv) {
         return 2;
     }
 
-    kube_config cfg;
-    kube_config_init(&cfg);
+    mutate_settings cfg;
+    mutate_settings_init(&cfg);
+    kube_prepare prep = MUTATE_PREPARE(&cfg);
     kube_store *store = kube_store_new();
     kube_filesource *fs = NULL;
     doc *docs = NULL;
@@ -141,14 +144,14 @@ int cmd_inject(int argc, char **argv) {
     json_object *out_list = NULL;
     kube_view view = {0, -1};
 
-    if (config && kube_config_load(&cfg, config, err, sizeof err) != 0) {
+    if (config && cli_load_settings(&cfg, config, err, sizeof err) != 0) {
         fprintf(stderr, "%s\n", err);
         goto out;
     }
-    cfg.mopt.native_sidecars = native ? !strcmp(native, "on") : cfg.native_sidecars == KUBE_ON;
+    cfg.opt.native_sidecars = native ? !strcmp(native, "on") : cfg.native_sidecars == MUTATE_ON;
     if (ndirs) {
         int failing = 0;
-        fs = kube_filesource_new(store, &cfg, dirs, ndirs, ns_default, &log);
+        fs = kube_filesource_new(store, &prep, dirs, ndirs, ns_default, &log);
         kube_filesource_poll(fs, &failing);
         if (failing) goto out; /* the reason is already on stderr */
     }
@@ -166,10 +169,10 @@ int cmd_inject(int argc, char **argv) {
         const char *kind = kube_obj_str(docs[i].obj, "kind");
         if (!kind || (strcmp(kind, "Instrumentation") && strcmp(kind, "OpenTelemetryCollector") && strcmp(kind, "Namespace")))
             continue;
-        char *one = strdup(json_object_to_json_string(docs[i].obj));
+        char *one = xstrdup(json_object_to_json_string(docs[i].obj));
         char label[600];
         snprintf(label, sizeof label, "%s.json", name); /* parse as JSON; messages still name the input */
-        kube_manifest_objects(label, one, strlen(one), &cfg, ns_default, &log, &objs, &nobjs, err, sizeof err);
+        kube_manifest_objects(label, one, strlen(one), &prep, ns_default, &log, &objs, &nobjs, err, sizeof err);
         free(one);
     }
     kube_store_set_layer(store, KUBE_LAYER_INPUT, objs, nobjs);
@@ -181,8 +184,8 @@ int cmd_inject(int argc, char **argv) {
     }
 
     view = kube_store_acquire(store);
-    mutate_source src;
-    kube_source_snapshot(&src, view.snap);
+    kube_reader src;
+    kube_reader_snapshot(&src, view.snap);
     rc = 0;
     for (size_t i = 0; i < ndocs; i++) {
         json_object *o = docs[i].obj;
@@ -201,24 +204,24 @@ int cmd_inject(int argc, char **argv) {
         json_object *pod = o, *tmeta = NULL;
         if (!is_pod) {
             /* A stand-in pod: the template plus the workload as owner. */
-            pod = json_object_new_object();
+            pod = jnew_obj();
             tmeta = kube_obj_get(tmpl, "metadata");
-            json_object *meta = json_object_new_object();
+            json_object *meta = jnew_obj();
             if (json_object_is_type(tmeta, json_type_object)) {
-                json_object_object_foreach(tmeta, k, v) json_object_object_add(meta, k, json_object_get(v));
+                json_object_object_foreach(tmeta, k, v) jset(meta, k, json_object_get(v));
             }
-            json_object *ref = json_object_new_object(), *refs = json_object_new_array();
-            json_object_object_add(ref, "kind", json_object_new_string(kind));
-            json_object_object_add(ref, "name", json_object_new_string(kube_obj_str(o, "metadata.name") ? kube_obj_str(o, "metadata.name") : ""));
+            json_object *ref = jnew_obj(), *refs = jnew_arr();
+            jset(ref, "kind", jnew_str(kind));
+            jset(ref, "name", jnew_str(kube_obj_str(o, "metadata.name") ? kube_obj_str(o, "metadata.name") : ""));
             const char *uid = kube_obj_str(o, "metadata.uid");
-            if (uid) json_object_object_add(ref, "uid", json_object_new_string(uid));
-            json_object_array_add(refs, ref);
-            json_object_object_add(meta, "ownerReferences", refs);
-            json_object_object_add(pod, "metadata", meta);
+            if (uid) jset(ref, "uid", jnew_str(uid));
+            jpush(refs, ref);
+            jset(meta, "ownerReferences", refs);
+            jset(pod, "metadata", meta);
             json_object *tspec = kube_obj_get(tmpl, "spec");
-            json_object_object_add(pod, "spec", json_object_get(tspec));
+            jset(pod, "spec", json_object_get(tspec));
         }
-        mutate_request req = {.pod = pod, .namespace = ns, .src = &src, .opt = &cfg.mopt};
+        mutate_request req = {.pod = pod, .namespace = ns, .src = &src, .opt = &cfg.opt};
         req.ns = kube_snapshot_get(view.snap, "Namespace", NULL, ns);
         mutate_result res;
         int mrc = mutate_pod(&req, &res);
@@ -232,14 +235,14 @@ int cmd_inject(int argc, char **argv) {
             json_object_put(o);
         } else if (mrc == 0) {
             json_object *rmeta = kube_obj_get(res.pod, "metadata");
-            json_object *nmeta = json_object_new_object();
+            json_object *nmeta = jnew_obj();
             json_object_object_foreach(rmeta, k, v) {
                 if (!strcmp(k, "ownerReferences")) continue;
-                json_object_object_add(nmeta, k, json_object_get(v));
+                jset(nmeta, k, json_object_get(v));
             }
-            if (tmeta || json_object_object_length(nmeta)) json_object_object_add(tmpl, "metadata", nmeta);
+            if (tmeta || json_object_object_length(nmeta)) jset(tmpl, "metadata", nmeta);
             else json_object_put(nmeta);
-            json_object_object_add(tmpl, "spec", json_object_get(kube_obj_get(res.pod, "spec")));
+            jset(tmpl, "spec", json_object_get(kube_obj_get(res.pod, "spec")));
         }
         mutate_result_free(&res);
         if (!is_pod) json_object_put(pod);
@@ -254,12 +257,12 @@ int cmd_inject(int argc, char **argv) {
         json_object *top = NULL;
         if (ndocs == 1) top = json_object_get(docs[0].obj);
         else {
-            top = out_list = json_object_new_object();
-            json_object_object_add(top, "apiVersion", json_object_new_string("v1"));
-            json_object_object_add(top, "kind", json_object_new_string("List"));
-            json_object *items = json_object_new_array();
+            top = out_list = jnew_obj();
+            jset(top, "apiVersion", jnew_str("v1"));
+            jset(top, "kind", jnew_str("List"));
+            json_object *items = jnew_arr();
             for (size_t i = 0; i < ndocs; i++) json_object_array_add(items, json_object_get(docs[i].obj));
-            json_object_object_add(top, "items", items);
+            jset(top, "items", items);
             out_list = NULL;
         }
         printf("%s\n", json_object_to_json_string_ext(top, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
@@ -273,7 +276,7 @@ out:
     free(text);
     kube_filesource_free(fs);
     kube_store_free(store);
-    kube_config_free(&cfg);
+    mutate_settings_free(&cfg);
     free(dirs);
     return rc;
 }

@@ -1,10 +1,10 @@
 /* server/log.c - structured logging; see log.h.
  *
- * Each line is formatted into a local buffer and written with one write(2),
+ * Each line is formatted into its own buffer and written with one write(2),
  * so lines from different threads never interleave. */
 #include "server/log.h"
 
-#include "mutate/mutate.h"
+#include "base/jtext.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -31,38 +31,27 @@ int log_parse_level(const char *s) {
     return -1;
 }
 
-typedef struct lbuf {
-    char s[8192];
-    size_t n;
-} lbuf;
+/* Longer field values are cut so that a line stays about this long (and
+ * valid JSON): request bodies at debug level can be megabytes. */
+#define LINE_MAX_BYTES 8192
 
-static void put(lbuf *b, const char *s, size_t n) {
-    if (n > sizeof b->s - 2 - b->n) n = sizeof b->s - 2 - b->n;
-    memcpy(b->s + b->n, s, n);
-    b->n += n;
+static void put(sbuf *b, const char *s, size_t n) {
+    size_t room = b->len < LINE_MAX_BYTES - 2 ? LINE_MAX_BYTES - 2 - b->len : 0;
+    sbuf_add(b, s, n < room ? n : room);
 }
 
-static void put_json_str(lbuf *b, const char *s) {
-    put(b, "\"", 1);
-    for (; *s && b->n < sizeof b->s - 16; s++) {
-        unsigned char c = (unsigned char)*s;
-        char esc[8];
-        if (c >= 0x80) {
-            /* Fields may hold clipped or foreign text: keep lines valid UTF-8. */
-            size_t ul = mutate_utf8_len((const unsigned char *)s, strlen(s));
-            if (ul) put(b, s, ul), s += ul - 1;
-            else put(b, "\\ufffd", 6);
-        } else if (c == '"' || c == '\\') { esc[0] = '\\'; esc[1] = (char)c; put(b, esc, 2); }
-        else if (c == '\n') put(b, "\\n", 2);
-        else if (c < 0x20) put(b, esc, (size_t)snprintf(esc, sizeof esc, "\\u%04x", c));
-        else put(b, (const char *)&c, 1);
+static void put_json_str(sbuf *b, const char *s) {
+    size_t n = strlen(s), room = b->len < LINE_MAX_BYTES - 64 ? LINE_MAX_BYTES - 64 - b->len : 0;
+    if (n > room) {
+        n = room; /* never inside a UTF-8 sequence: jtext would write U+FFFD */
+        while (n && ((unsigned char)s[n] & 0xC0) == 0x80) n--;
     }
-    put(b, "\"", 1);
+    jtext_string(b, s, n);
 }
 
 void log_kv(log_level level, const char *msg, ...) {
     if (level < min_level) return;
-    lbuf b = {.n = 0};
+    sbuf b = SBUF_INIT;
     struct timeval tv;
     gettimeofday(&tv, NULL);
     struct tm tm;
@@ -109,9 +98,10 @@ void log_kv(log_level level, const char *msg, ...) {
         }
     }
     va_end(ap);
-    b.s[b.n++] = '\n';
-    ssize_t w = write(2, b.s, b.n);
+    sbuf_putc(&b, '\n');
+    ssize_t w = write(2, b.s, b.len);
     (void)w;
+    sbuf_free(&b);
 }
 
 static void kube_sink(void *ud, kube_log_level level, const char *msg) {

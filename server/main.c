@@ -1,14 +1,12 @@
 /* server/main.c - otel-webhook: dispatch to the subcommands. */
 #include "server/cli.h"
 
+#include "base/versions.h"
 #include "certs/gen.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#ifndef OTEL_WEBHOOK_VERSION
-#define OTEL_WEBHOOK_VERSION "0.1.0"
-#endif
 
 static const char usage[] =
     "usage: otel-webhook COMMAND [OPTIONS]\n"

@@ -13,8 +13,11 @@
  *    without. */
 #include "server/review.h"
 
+#include "base/alloc.h"
+#include "base/json.h"
+#include "base/jtext.h"
 #include "kube/livesource.h"
-#include "kube/source.h"
+#include "kube/reader.h"
 #include "server/log.h"
 
 #include <ctype.h>
@@ -37,13 +40,13 @@ static const char *str(json_object *o, const char *k) {
 
 static void reject(review_out *out, const char *fmt, const char *arg) {
     char *msg = NULL, *body;
-    if (asprintf(&msg, fmt, arg ? arg : "") < 0) abort();
-    json_object *o = json_object_new_object();
-    json_object_object_add(o, "error", json_object_new_string(msg));
-    body = mutate_json_text(o, &out->len);
+    msg = xasprintf(fmt, arg ? arg : "");
+    json_object *o = jnew_obj();
+    jset(o, "error", jnew_str(msg));
+    body = jtext(o, &out->len);
     json_object_put(o);
     /* One line, newline-terminated, for curl users. */
-    out->body = realloc(body, out->len + 2);
+    out->body = xrealloc(body, out->len + 2);
     out->body[out->len++] = '\n';
     out->body[out->len] = 0;
     out->status = 400;
@@ -59,34 +62,33 @@ static void reject(review_out *out, const char *fmt, const char *arg) {
 
 static void respond(review_out *out, const char *api_version, const char *uid, const char *patch_b64,
                     char **warnings, size_t nwarnings) {
-    json_object *o = json_object_new_object(), *r = json_object_new_object();
-    json_object_object_add(o, "apiVersion", json_object_new_string(api_version));
-    json_object_object_add(o, "kind", json_object_new_string("AdmissionReview"));
-    json_object_object_add(r, "uid", json_object_new_string(uid));
-    json_object_object_add(r, "allowed", json_object_new_boolean(1));
+    json_object *o = jnew_obj(), *r = jnew_obj();
+    jset(o, "apiVersion", jnew_str(api_version));
+    jset(o, "kind", jnew_str("AdmissionReview"));
+    jset(r, "uid", jnew_str(uid));
+    jset(r, "allowed", jnew_bool(1));
     if (patch_b64) {
-        json_object_object_add(r, "patchType", json_object_new_string("JSONPatch"));
-        json_object_object_add(r, "patch", json_object_new_string(patch_b64));
+        jset(r, "patchType", jnew_str("JSONPatch"));
+        jset(r, "patch", jnew_str(patch_b64));
     }
     if (nwarnings) {
-        json_object *w = json_object_new_array();
+        json_object *w = jnew_arr();
         for (size_t i = 0; i < nwarnings; i++) {
             char *line = NULL;
             if (asprintf(&line, WARNING_PREFIX "%s", warnings[i]) < 0) continue;
-            json_object_array_add(w, json_object_new_string(line));
+            jpush(w, jnew_str(line));
             free(line);
         }
-        json_object_object_add(r, "warnings", w);
+        jset(r, "warnings", w);
     }
-    json_object_object_add(o, "response", r);
-    out->body = mutate_json_text(o, &out->len);
+    jset(o, "response", r);
+    out->body = jtext(o, &out->len);
     out->status = 200;
     json_object_put(o);
 }
 
 static char *base64(const char *in, size_t len) {
-    char *out = malloc(4 * ((len + 2) / 3) + 1);
-    if (!out) return NULL;
+    char *out = xmalloc(4 * ((len + 2) / 3) + 1);
     EVP_EncodeBlock((unsigned char *)out, (const unsigned char *)in, (int)len);
     return out;
 }
@@ -204,7 +206,7 @@ static char *without_managed_fields(const char *body, size_t len, size_t *outlen
         !find_key(a, b, "metadata", &a, &b) || !find_key(a, b, "managedFields", &a, &b) || b - a < 64)
         return NULL;
     size_t head = (size_t)(a - body), tail = (size_t)(end - b);
-    char *copy = malloc(head + 4 + tail);
+    char *copy = xmalloc(head + 4 + tail);
     if (!copy) return NULL;
     memcpy(copy, body, head);
     memcpy(copy + head, "null", 4);
@@ -296,14 +298,14 @@ void review_handle(const review_env *env, json_tokener *tok, const char *body, s
     else snprintf(out->pod, sizeof out->pod, "%s*", str(get(pod, "metadata"), "generateName") ? str(get(pod, "metadata"), "generateName") : "");
 
     kube_view view = kube_store_acquire(env->store);
-    mutate_source src;
+    kube_reader src;
     kube_live_req live;
     const mutate_options *opt = env->opt;
     if (env->live) {
         kube_live_begin(&live, env->live, view.snap, &src);
         if (env->opt_native && kube_livesource_native_sidecars(env->live) == 1) opt = env->opt_native;
     } else {
-        kube_source_snapshot(&src, view.snap);
+        kube_reader_snapshot(&src, view.snap);
     }
     mutate_request mreq = {.pod = pod, .namespace = ns, .src = &src, .opt = opt};
     mreq.ns = kube_snapshot_get(view.snap, "Namespace", NULL, ns);
@@ -326,16 +328,10 @@ void review_handle(const review_env *env, json_tokener *tok, const char *body, s
         respond(out, api, uid, NULL, res.warnings, res.nwarnings);
     } else {
         size_t plen;
-        char *ptext = mutate_json_text(res.patch, &plen);
-        char *b64 = ptext ? base64(ptext, plen) : NULL;
-        if (!b64) {
-            char *w[] = {"out of memory while encoding the patch; pod admitted without injection"};
-            out->result = RESULT_FAILED_OPEN;
-            respond(out, api, uid, NULL, w, 1);
-        } else {
-            out->result = RESULT_MUTATED;
-            respond(out, api, uid, b64, res.warnings, res.nwarnings);
-        }
+        char *ptext = jtext(res.patch, &plen);
+        char *b64 = base64(ptext, plen);
+        out->result = RESULT_MUTATED;
+        respond(out, api, uid, b64, res.warnings, res.nwarnings);
         free(ptext);
         free(b64);
     }

@@ -32,11 +32,12 @@
  * left or at the grace deadline. */
 #include "server/cli.h"
 
+#include "base/alloc.h"
 #include "certs/tls.h"
-#include "kube/config.h"
 #include "kube/filesource.h"
 #include "kube/kubeconfig.h"
 #include "kube/livesource.h"
+#include "mutate/defaults.h"
 #include "server/log.h"
 #include "server/metrics.h"
 #include "server/review.h"
@@ -112,7 +113,8 @@ static struct {
     kube_filesource *fs;
     kube_livesource *live;
     pthread_mutex_t store_mu; /* every store writer: files and the live source */
-    kube_config cfg;
+    mutate_settings cfg;
+    kube_prepare prep; /* the operator's defaulting, for every store source */
     mutate_options mopt_native; /* --native-sidecars auto on a 1.29+ cluster */
     review_env env;
     worker *workers;
@@ -153,7 +155,7 @@ static const char *result_name(metrics_result r) {
 
 static void on_mutate(h2o_req_t *req, worker *w) {
     if (log_enabled(LOG_DEBUG)) {
-        char *b = strndup(req->entity.base ? req->entity.base : "", req->entity.len);
+        char *b = xstrndup(req->entity.base ? req->entity.base : "", req->entity.len);
         log_kv(LOG_DEBUG, "admission request", "body", b, NULL);
         free(b);
     }
@@ -445,7 +447,7 @@ int cmd_serve(int argc, char **argv) {
         {0, 0, 0, 0},
     };
     const char *listen_addr = NULL, *cert = NULL, *key = NULL, *native = "auto", *config = NULL, *ns = "default";
-    const char **dirs = calloc((size_t)argc + 1, sizeof *dirs);
+    const char **dirs = xcalloc((size_t)argc + 1, sizeof *dirs);
     size_t ndirs = 0, max_body = 6u << 20;
     double rtimeout = 10, budget_ms = 200, wtimeout = 300, widle = 120;
     const char *kubeconfig = NULL, *context = NULL, *sadir = NULL;
@@ -503,17 +505,18 @@ int cmd_serve(int argc, char **argv) {
     log_setup(json_logs, (log_level)level);
 
     char err[512];
-    kube_config_init(&S.cfg);
-    if (config && kube_config_load(&S.cfg, config, err, sizeof err) != 0) {
+    mutate_settings_init(&S.cfg);
+    S.prep = MUTATE_PREPARE(&S.cfg);
+    if (config && cli_load_settings(&S.cfg, config, err, sizeof err) != 0) {
         log_kv(LOG_ERROR, "cannot load the settings", "error", err, NULL);
         return 1;
     }
-    if (strcmp(native, "auto")) S.cfg.native_sidecars = !strcmp(native, "on") ? KUBE_ON : KUBE_OFF;
+    if (strcmp(native, "auto")) S.cfg.native_sidecars = !strcmp(native, "on") ? MUTATE_ON : MUTATE_OFF;
     /* auto: without a cluster to ask the version of, the plain container,
      * which works everywhere; with one, the live source's answer picks
      * S.mopt_native per request. */
-    S.cfg.mopt.native_sidecars = S.cfg.native_sidecars == KUBE_ON;
-    S.mopt_native = S.cfg.mopt;
+    S.cfg.opt.native_sidecars = S.cfg.native_sidecars == MUTATE_ON;
+    S.mopt_native = S.cfg.opt;
     S.mopt_native.native_sidecars = true;
 
     tls_options topt = {.min_tls13 = tls13};
@@ -541,17 +544,17 @@ int cmd_serve(int argc, char **argv) {
         log_kv(LOG_ERROR, "cannot use the cluster", "error", err, NULL);
         close(fd);
         tls_server_free(S.tls);
-        kube_config_free(&S.cfg);
+        mutate_settings_free(&S.cfg);
         free(dirs);
         return 1;
     }
 
     S.store = kube_store_new();
     pthread_mutex_init(&S.store_mu, NULL);
-    S.env = (review_env){S.store, &S.cfg.mopt, NULL, NULL};
+    S.env = (review_env){S.store, &S.cfg.opt, NULL, NULL};
     if (ndirs) {
         kube_logger lg = log_kube_sink("files");
-        S.fs = kube_filesource_new(S.store, &S.cfg, dirs, ndirs, ns, &lg);
+        S.fs = kube_filesource_new(S.store, &S.prep, dirs, ndirs, ns, &lg);
         int failing = 0;
         pthread_mutex_lock(&S.store_mu);
         kube_filesource_poll(S.fs, &failing);
@@ -585,19 +588,19 @@ int cmd_serve(int argc, char **argv) {
     if (api) {
         kube_logger lg = log_kube_sink("cluster");
         kube_live_opts lo = {.watch_timeout_s = (long)wtimeout, .idle_timeout_s = (long)widle,
-                             .lookup_budget_ms = (long)budget_ms, .check_version = S.cfg.native_sidecars == KUBE_AUTO};
-        S.live = kube_livesource_new(S.store, api, &S.cfg, &S.store_mu, &lo, &lg);
+                             .lookup_budget_ms = (long)budget_ms, .check_version = S.cfg.native_sidecars == MUTATE_AUTO};
+        S.live = kube_livesource_new(S.store, api, &S.prep, &S.store_mu, &lo, &lg);
         if (!S.live || kube_livesource_start(S.live) != 0) {
             log_kv(LOG_ERROR, "cannot start the cluster watches", NULL);
             return 1;
         }
         S.env.live = S.live;
-        if (S.cfg.native_sidecars == KUBE_AUTO) S.env.opt_native = &S.mopt_native;
+        if (S.cfg.native_sidecars == MUTATE_AUTO) S.env.opt_native = &S.mopt_native;
         log_kv(LOG_INFO, "watching the cluster", "server", kube_api_server(api), NULL);
     }
 
     S.nthreads = threads;
-    S.workers = calloc((size_t)threads, sizeof *S.workers);
+    S.workers = xcalloc((size_t)threads, sizeof *S.workers);
     pthread_barrier_init(&S.started, NULL, (unsigned)threads + 1);
     for (int i = 0; i < threads; i++) {
         S.workers[i].fd = i == 0 ? fd : dup(fd);
@@ -610,7 +613,7 @@ int cmd_serve(int argc, char **argv) {
     char nthr[16];
     snprintf(nthr, sizeof nthr, "%d", threads);
     log_kv(LOG_INFO, "serving", "listen", listen_addr, "threads", nthr, "http2", http2 ? "on" : "off",
-           "native_sidecars", S.env.opt_native ? "auto" : S.cfg.mopt.native_sidecars ? "on" : "off", NULL);
+           "native_sidecars", S.env.opt_native ? "auto" : S.cfg.opt.native_sidecars ? "on" : "off", NULL);
 
     for (int i = 0; i < threads; i++) pthread_join(S.workers[i].tid, NULL);
     pthread_join(watcher, NULL);
@@ -620,7 +623,7 @@ int cmd_serve(int argc, char **argv) {
     kube_filesource_free(S.fs);
     kube_store_free(S.store);
     tls_server_free(S.tls);
-    kube_config_free(&S.cfg);
+    mutate_settings_free(&S.cfg);
     /* A worker that hit the grace deadline could not dispose its context;
      * its loop stays reachable from here until exit. */
     bool disposed = true;

@@ -57,6 +57,12 @@ rc, json_out, err = run("-f", "-", "--resources", "examples/resources", "-o", "j
 check("json rc", rc == 0, err)
 check("patch applies to json", jsonpatch.apply_patch(pod, json.loads(patch_out)) == json.loads(json_out))
 
+# A settings file that cannot be read: its path and the reason, exit 1.
+rc, out, err = run("-f", "examples/deployment-java.yaml", "--config", "/nonexistent/otel-config.yaml")
+check("config unreadable rc", rc == 1, rc)
+check("config unreadable message",
+      err == "/nonexistent/otel-config.yaml: cannot read: No such file or directory\n", err)
+
 # Bad input: file:line: reason, exit 1.
 bad = os.path.join(tmp, "bad.yaml")
 with open(bad, "w") as f:

@@ -1,11 +1,11 @@
 /* tests/engine_fixture.c - see engine_fixture.h. */
 #include "tests/engine_fixture.h"
 
-#include "kube/config.h"
 #include "kube/filesource.h"
-#include "kube/source.h"
+#include "kube/reader.h"
 #include "kube/store.h"
 #include "kube/yaml.h"
+#include "mutate/defaults.h"
 
 #include <check.h>
 #include <stdio.h>
@@ -13,26 +13,26 @@
 #include <string.h>
 
 static kube_store *store;
-static kube_config cfg;
+static mutate_settings cfg;
 static int case_no;
 
 void fx_setup(void) {
-    kube_config_init(&cfg);
+    mutate_settings_init(&cfg);
     store = kube_store_new();
 }
 
 void fx_teardown(void) {
     kube_store_free(store);
-    kube_config_free(&cfg);
+    mutate_settings_free(&cfg);
 }
 
-mutate_options *fx_options(void) { return &cfg.mopt; }
+mutate_options *fx_options(void) { return &cfg.opt; }
 
 void fx_resources(const char *yaml) {
     json_object **objs = NULL;
     size_t n = 0;
     char err[512];
-    int rc = kube_manifest_objects("resources.yaml", yaml, strlen(yaml), &cfg, "default", NULL, &objs, &n, err, sizeof err);
+    int rc = kube_manifest_objects("resources.yaml", yaml, strlen(yaml), &MUTATE_PREPARE(&cfg), "default", NULL, &objs, &n, err, sizeof err);
     ck_assert_msg(rc == 0, "resources: %s", err);
     kube_store_set_layer(store, KUBE_LAYER_FILES, objs, n);
 }
@@ -65,9 +65,9 @@ fx_run *fx_mutate(const char *name, const char *pod_yaml, const char *ns) {
     r->pod = kube_yaml_parse_one(pod_yaml, strlen(pod_yaml), &ye);
     ck_assert_msg(r->pod != NULL, "pod yaml line %d: %s", ye.line, ye.msg);
     kube_view v = kube_store_acquire(store);
-    mutate_source src;
-    kube_source_snapshot(&src, v.snap);
-    mutate_request req = {.pod = r->pod, .namespace = ns, .src = &src, .opt = &cfg.mopt};
+    kube_reader src;
+    kube_reader_snapshot(&src, v.snap);
+    mutate_request req = {.pod = r->pod, .namespace = ns, .src = &src, .opt = &cfg.opt};
     req.ns = kube_snapshot_get(v.snap, "Namespace", NULL, ns);
     mutate_pod(&req, &r->res);
 

@@ -9,6 +9,7 @@
  * volume (a new timestamped directory, a ..data_tmp symlink renamed over
  * ..data) or in place with an explicit mtime, never by sleeping. */
 #include "certs/gen.h"
+
 #include "certs/tls.h"
 #include "tests/util.h"
 

@@ -1,6 +1,7 @@
 /* tests/test_collector.c - kube/collector.c against reconcile.md 1.3, 2.5,
  * 3 and mutation.md 4.4-4.5 (port names, ports, defaults, probes, YAML). */
 #include "kube/collector.h"
+
 #include "kube/yaml.h"
 #include "tests/util.h"
 

@@ -2,14 +2,17 @@
  * the settings file and CR defaulting.
  *
  * Expectations are exact texts (stored objects as compact JSON, log lines,
- * error messages). Store objects are printed with mutate_json_text, which,
+ * error messages). Store objects are printed with jtext, which,
  * unlike json_object_to_json_string, writes nothing into the object. */
-#include "kube/config.h"
+#include "base/jtext.h"
+
 #include "kube/defaults.h"
+#include "kube/file.h"
 #include "kube/filesource.h"
 #include "kube/log.h"
 #include "kube/store.h"
 #include "kube/yaml.h"
+#include "mutate/defaults.h"
 #include "mutate/mutate.h"
 #include "tests/util.h"
 
@@ -34,7 +37,7 @@
     } while (0)
 
 /* Compact JSON of a (possibly shared) object without touching it. */
-static char *js(json_object *o) { return mutate_json_text(o, NULL); }
+static char *js(json_object *o) { return jtext(o, NULL); }
 
 /* ---- store helpers ------------------------------------------------------ */
 
@@ -451,7 +454,7 @@ static void put(const char *dir, const char *name, const char *text, time_t mtim
 
 typedef struct fsfx {
     char *dir;
-    kube_config cfg;
+    mutate_settings cfg;
     kube_store *st;
     kube_filesource *fs;
     logcap log;
@@ -462,11 +465,11 @@ typedef struct fsfx {
 static void fs_open(fsfx *x, const char *default_ns) {
     memset(x, 0, sizeof *x);
     x->dir = tmpdir();
-    kube_config_init(&x->cfg);
+    mutate_settings_init(&x->cfg);
     x->st = kube_store_new();
     x->lg = (kube_logger){cap_fn, &x->log};
     const char *dirs[] = {x->dir};
-    x->fs = kube_filesource_new(x->st, &x->cfg, dirs, 1, default_ns, &x->lg);
+    x->fs = kube_filesource_new(x->st, &MUTATE_PREPARE(&x->cfg), dirs, 1, default_ns, &x->lg);
     x->v.slot = -1;
 }
 
@@ -486,7 +489,7 @@ static void fs_close(fsfx *x) {
     kube_store_release(x->st, &x->v);
     kube_filesource_free(x->fs);
     kube_store_free(x->st);
-    kube_config_free(&x->cfg);
+    mutate_settings_free(&x->cfg);
     cap_clear(&x->log);
     rmtree(x->dir);
 }
@@ -894,7 +897,7 @@ START_TEST(fs_missing_folder) {
     put(x.dir, "a.yaml", CM("a", "ns1"), 1000);
     char *gone = pjoin(x.dir, "nope");
     const char *dirs[] = {gone, x.dir};
-    x.fs = kube_filesource_new(x.st, &x.cfg, dirs, 2, NULL, &x.lg);
+    x.fs = kube_filesource_new(x.st, &MUTATE_PREPARE(&x.cfg), dirs, 2, NULL, &x.lg);
     int failing = -1;
     ck_assert_int_eq(fs_poll(&x, &failing), 1);
     ck_assert_int_eq(failing, 0);
@@ -1005,25 +1008,25 @@ END_TEST
 
 /* kube_manifest_objects directly: what `inject` uses. */
 START_TEST(manifest_objects_errors_append_nothing) {
-    kube_config cfg;
-    kube_config_init(&cfg);
+    mutate_settings cfg;
+    mutate_settings_init(&cfg);
     json_object **objs = NULL;
     size_t n = 0;
     char err[512] = "";
     const char *good = CM("a", "ns1");
-    ck_assert_int_eq(kube_manifest_objects("x.yaml", good, strlen(good), &cfg, "d", NULL, &objs, &n, err, sizeof err), 0);
+    ck_assert_int_eq(kube_manifest_objects("x.yaml", good, strlen(good), &MUTATE_PREPARE(&cfg), "d", NULL, &objs, &n, err, sizeof err), 0);
     ck_assert_uint_eq(n, 1);
     const char *bad = CM("b", "ns1") "---\n" "a: [\n";
-    ck_assert_int_eq(kube_manifest_objects("y.yaml", bad, strlen(bad), &cfg, "d", NULL, &objs, &n, err, sizeof err), -1);
+    ck_assert_int_eq(kube_manifest_objects("y.yaml", bad, strlen(bad), &MUTATE_PREPARE(&cfg), "d", NULL, &objs, &n, err, sizeof err), -1);
     ck_assert_uint_eq(n, 1);
     ck_assert_str_eq(err, "y.yaml:7: did not find expected node content"); /* libyaml: the end of input */
     const char *badj = "[1,\n2,,]";
-    ck_assert_int_eq(kube_manifest_objects("z.json", badj, strlen(badj), &cfg, "d", NULL, &objs, &n, err, sizeof err), -1);
+    ck_assert_int_eq(kube_manifest_objects("z.json", badj, strlen(badj), &MUTATE_PREPARE(&cfg), "d", NULL, &objs, &n, err, sizeof err), -1);
     ck_assert_str_eq(err, "z.json:2: unexpected character");
     ck_assert_uint_eq(n, 1);
     json_object_put(objs[0]);
     free(objs);
-    kube_config_free(&cfg);
+    mutate_settings_free(&cfg);
 }
 END_TEST
 
@@ -1031,7 +1034,7 @@ END_TEST
 
 typedef struct cfgfx {
     char *dir, *path;
-    kube_config c;
+    mutate_settings c;
     char err[512];
 } cfgfx;
 
@@ -1039,13 +1042,18 @@ static int cfg_load(cfgfx *x, const char *text) {
     x->dir = tmpdir();
     x->path = pjoin(x->dir, "config.yaml");
     put(x->dir, "config.yaml", text, 1000);
-    kube_config_init(&x->c);
+    mutate_settings_init(&x->c);
     x->err[0] = 0;
-    return kube_config_load(&x->c, x->path, x->err, sizeof x->err);
+    size_t len;
+    char *t = kube_read_file(x->path, &len);
+    ck_assert_ptr_nonnull(t);
+    int rc = mutate_settings_parse(&x->c, x->path, t, len, x->err, sizeof x->err);
+    free(t);
+    return rc;
 }
 
 static void cfg_done(cfgfx *x) {
-    kube_config_free(&x->c);
+    mutate_settings_free(&x->c);
     free(x->path);
     rmtree(x->dir);
 }
@@ -1062,28 +1070,28 @@ static void cfg_error(const char *text, const char *want_fmt) {
 #define ALL_LANGS_BUT_GO (~0u & ~MUTATE_BIT(MUTATE_GO))
 
 START_TEST(config_defaults_and_empty_file) {
-    kube_config c;
-    kube_config_init(&c);
-    ck_assert_uint_eq(c.mopt.enabled, ALL_LANGS_BUT_GO);
-    ck_assert(c.mopt.multi_instrumentation);
-    ck_assert(!c.mopt.native_sidecars);
-    ck_assert_int_eq(c.native_sidecars, KUBE_AUTO);
-    ck_assert_int_eq(c.mopt.python_mode, MUTATE_PYTHON_PYTHONPATH);
+    mutate_settings c;
+    mutate_settings_init(&c);
+    ck_assert_uint_eq(c.opt.enabled, ALL_LANGS_BUT_GO);
+    ck_assert(c.opt.multi_instrumentation);
+    ck_assert(!c.opt.native_sidecars);
+    ck_assert_int_eq(c.native_sidecars, MUTATE_AUTO);
+    ck_assert_int_eq(c.opt.python_mode, MUTATE_PYTHON_PYTHONPATH);
     ck_assert_str_eq(c.collector_image,
                      "ghcr.io/open-telemetry/opentelemetry-collector-releases/opentelemetry-collector:0.158.0");
-    ck_assert_ptr_eq(c.mopt.collector_image, c.collector_image);
+    ck_assert_ptr_eq(c.opt.collector_image, c.collector_image);
     ck_assert_str_eq(c.images[MUTATE_JAVA], "ghcr.io/open-telemetry/opentelemetry-operator/autoinstrumentation-java:2.30.0");
     ck_assert_str_eq(c.images[MUTATE_NGINX],
                      "ghcr.io/open-telemetry/opentelemetry-operator/autoinstrumentation-apache-httpd:1.0.4");
     ck_assert_ptr_null(c.images[MUTATE_SDK]);
-    kube_config_free(&c);
+    mutate_settings_free(&c);
 
     const char *empties[] = {"", "\n", "# nothing but a comment\n", "---\n"};
     for (size_t i = 0; i < sizeof empties / sizeof *empties; i++) {
         cfgfx x;
         ck_assert_msg(cfg_load(&x, empties[i]) == 0, "%zu: %s", i, x.err);
-        ck_assert_uint_eq(x.c.mopt.enabled, ALL_LANGS_BUT_GO);
-        ck_assert_int_eq(x.c.native_sidecars, KUBE_AUTO);
+        ck_assert_uint_eq(x.c.opt.enabled, ALL_LANGS_BUT_GO);
+        ck_assert_int_eq(x.c.native_sidecars, MUTATE_AUTO);
         ck_assert_str_eq(x.c.images[MUTATE_PYTHON],
                          "ghcr.io/open-telemetry/opentelemetry-operator/autoinstrumentation-python:0.64b0");
         cfg_done(&x);
@@ -1107,7 +1115,7 @@ START_TEST(config_operator_keys) {
                       "native-sidecars: on\n"
                       "python-mode: entrypoint\n");
     ck_assert_msg(rc == 0, "%s", x.err);
-    ck_assert_uint_eq(x.c.mopt.enabled, (ALL_LANGS_BUT_GO & ~MUTATE_BIT(MUTATE_JAVA) & ~MUTATE_BIT(MUTATE_APACHE) &
+    ck_assert_uint_eq(x.c.opt.enabled, (ALL_LANGS_BUT_GO & ~MUTATE_BIT(MUTATE_JAVA) & ~MUTATE_BIT(MUTATE_APACHE) &
                                          ~MUTATE_BIT(MUTATE_NGINX)) | MUTATE_BIT(MUTATE_GO));
     ck_assert_str_eq(x.c.images[MUTATE_JAVA], "registry.local/java:1");
     ck_assert_str_eq(x.c.images[MUTATE_NODEJS], "registry.local/node:2");
@@ -1115,10 +1123,10 @@ START_TEST(config_operator_keys) {
     ck_assert_str_eq(x.c.images[MUTATE_PYTHON],
                      "ghcr.io/open-telemetry/opentelemetry-operator/autoinstrumentation-python:0.64b0");
     ck_assert_str_eq(x.c.collector_image, "registry.local/collector:4");
-    ck_assert_ptr_eq(x.c.mopt.collector_image, x.c.collector_image);
-    ck_assert(!x.c.mopt.multi_instrumentation);
-    ck_assert_int_eq(x.c.native_sidecars, KUBE_ON);
-    ck_assert_int_eq(x.c.mopt.python_mode, MUTATE_PYTHON_ENTRYPOINT);
+    ck_assert_ptr_eq(x.c.opt.collector_image, x.c.collector_image);
+    ck_assert(!x.c.opt.multi_instrumentation);
+    ck_assert_int_eq(x.c.native_sidecars, MUTATE_ON);
+    ck_assert_int_eq(x.c.opt.python_mode, MUTATE_PYTHON_ENTRYPOINT);
     cfg_done(&x);
 }
 END_TEST
@@ -1126,13 +1134,13 @@ END_TEST
 START_TEST(config_native_sidecars_values) {
     static const struct {
         const char *text;
-        kube_tristate want;
+        mutate_tristate want;
     } cases[] = {
-        {"native-sidecars: on\n", KUBE_ON},        {"native-sidecars: off\n", KUBE_OFF},
-        {"native-sidecars: 'on'\n", KUBE_ON},      {"native-sidecars: \"off\"\n", KUBE_OFF},
-        {"native-sidecars: auto\n", KUBE_AUTO},    {"native-sidecars: true\n", KUBE_ON},
-        {"native-sidecars: false\n", KUBE_OFF},    {"native-sidecars: on\nnative-sidecars: auto\n", KUBE_AUTO},
-        {"python-mode: pythonpath\nnative-sidecars: off\n", KUBE_OFF},
+        {"native-sidecars: on\n", MUTATE_ON},        {"native-sidecars: off\n", MUTATE_OFF},
+        {"native-sidecars: 'on'\n", MUTATE_ON},      {"native-sidecars: \"off\"\n", MUTATE_OFF},
+        {"native-sidecars: auto\n", MUTATE_AUTO},    {"native-sidecars: true\n", MUTATE_ON},
+        {"native-sidecars: false\n", MUTATE_OFF},    {"native-sidecars: on\nnative-sidecars: auto\n", MUTATE_AUTO},
+        {"python-mode: pythonpath\nnative-sidecars: off\n", MUTATE_OFF},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         cfgfx x;
@@ -1157,12 +1165,6 @@ START_TEST(config_errors) {
     cfg_error("- a\n- b\n", "%s:1: expected a map of settings");
     cfg_error("a: [\n", "%s:2: did not find expected node content");
     cfg_error("collector-image: a\n---\ncollector-image: b\n", "%s:3: expected one document");
-
-    cfgfx x;
-    kube_config_init(&x.c);
-    ck_assert_int_eq(kube_config_load(&x.c, "/nonexistent/otel-config.yaml", x.err, sizeof x.err), -1);
-    ck_assert_str_eq(x.err, "/nonexistent/otel-config.yaml: cannot read: No such file or directory");
-    kube_config_free(&x.c);
 }
 END_TEST
 
@@ -1175,11 +1177,11 @@ END_TEST
     "\",\"memory\":\"" req_mem "\"}}"
 
 START_TEST(defaults_empty_instrumentation) {
-    kube_config cfg;
-    kube_config_init(&cfg);
+    mutate_settings cfg;
+    mutate_settings_init(&cfg);
     json_object *o = tu_json("{\"apiVersion\":\"opentelemetry.io/v1alpha1\",\"kind\":\"Instrumentation\","
                              "\"metadata\":{\"name\":\"i\"},\"spec\":{}}");
-    kube_default_instrumentation(o, &cfg);
+    mutate_default_instrumentation(o, &cfg);
     EQ(js(o),
        "{\"apiVersion\":\"opentelemetry.io/v1alpha1\",\"kind\":\"Instrumentation\",\"metadata\":{\"name\":\"i\"},"
        "\"spec\":{"
@@ -1195,15 +1197,15 @@ START_TEST(defaults_empty_instrumentation) {
        "\"configFile\":\"/etc/nginx/nginx.conf\"}}}");
     /* Idempotent. */
     char *once = js(o);
-    kube_default_instrumentation(o, &cfg);
+    mutate_default_instrumentation(o, &cfg);
     EQ(js(o), once);
     free(once);
     json_object_put(o);
 
     /* No spec at all, or a spec that is not a map: the same defaults. */
     json_object *a = tu_json("{\"kind\":\"Instrumentation\"}"), *b = tu_json("{\"kind\":\"Instrumentation\",\"spec\":null}");
-    kube_default_instrumentation(a, &cfg);
-    kube_default_instrumentation(b, &cfg);
+    mutate_default_instrumentation(a, &cfg);
+    mutate_default_instrumentation(b, &cfg);
     char *sa = js(json_object_object_get(a, "spec")), *sb = js(json_object_object_get(b, "spec"));
     ck_assert_str_eq(sa, sb);
     ck_assert_ptr_nonnull(strstr(sa, "\"image\":\"" IMG "apache-httpd:1.0.4\",\"configFile\":\"/etc/nginx/nginx.conf\"}}"));
@@ -1213,16 +1215,16 @@ START_TEST(defaults_empty_instrumentation) {
     json_object_put(b);
     /* Not an object: left alone. */
     json_object *s = json_object_new_string("x");
-    kube_default_instrumentation(s, &cfg);
+    mutate_default_instrumentation(s, &cfg);
     ck_assert_str_eq(json_object_get_string(s), "x");
     json_object_put(s);
-    kube_config_free(&cfg);
+    mutate_settings_free(&cfg);
 }
 END_TEST
 
 START_TEST(defaults_keep_user_values) {
-    kube_config cfg;
-    kube_config_init(&cfg);
+    mutate_settings cfg;
+    mutate_settings_init(&cfg);
     json_object *o = tu_json(
         "{\"kind\":\"Instrumentation\",\"spec\":{"
         "\"java\":{\"image\":\"my/java:1\",\"resources\":{\"limits\":{\"cpu\":\"2\"}},\"env\":[{\"name\":\"A\",\"value\":\"b\"}]},"
@@ -1231,7 +1233,7 @@ START_TEST(defaults_keep_user_values) {
         "\"dotnet\":{\"resources\":{\"limits\":{\"cpu\":\"9\"}}},"
         "\"apacheHttpd\":{\"version\":\"2.2\",\"configPath\":\"\"},"
         "\"nginx\":{\"configFile\":\"/opt/nginx.conf\",\"image\":\"my/nginx\"}}}");
-    kube_default_instrumentation(o, &cfg);
+    mutate_default_instrumentation(o, &cfg);
     /* Set fields stay; absent (or null) siblings are filled; an empty image is defaulted. */
     EQ(js(kube_obj_get(o, "spec.java")),
        "{\"image\":\"my/java:1\",\"resources\":{\"limits\":{\"cpu\":\"2\"},\"requests\":{\"cpu\":\"50m\",\"memory\":\"64Mi\"}},"
@@ -1252,7 +1254,7 @@ START_TEST(defaults_keep_user_values) {
     EQ(js(kube_obj_get(o, "spec.nginx")),
        "{\"configFile\":\"/opt/nginx.conf\",\"image\":\"my/nginx\"," RES("resourceRequirements", "1m", "128Mi") "}");
     json_object_put(o);
-    kube_config_free(&cfg);
+    mutate_settings_free(&cfg);
 }
 END_TEST
 

@@ -1,13 +1,15 @@
 /* tests/test_live.c - the parts of the live cluster source that need no API
  * server: kubeconfig reading (every accepted form and every refusal, with
- * its message), the namespace and owner answers of the live mutate_source
+ * its message), the namespace and owner answers of the live kube_reader
  * from a snapshot, and the on-demand lookup rules that decide before any
  * request (names that cannot exist, a spent budget, an unreachable server).
  * LIST/WATCH, tokens, TLS and timing are tested end to end against
  * tests/fakeapi.py by tests/live_test.py. */
 #include "kube/kubeconfig.h"
+
 #include "kube/livesource.h"
 #include "kube/store.h"
+#include "mutate/defaults.h"
 #include "tests/util.h"
 
 #include <check.h>
@@ -164,10 +166,10 @@ START_TEST(live_source_answers) {
     ck_assert_ptr_nonnull(api);
     kube_store *store = kube_store_new();
     pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-    kube_config cfg;
-    kube_config_init(&cfg);
+    mutate_settings cfg;
+    mutate_settings_init(&cfg);
     kube_live_opts o = {.lookup_budget_ms = 1000};
-    kube_livesource *ls = kube_livesource_new(store, api, &cfg, &mu, &o, NULL);
+    kube_livesource *ls = kube_livesource_new(store, api, &MUTATE_PREPARE(&cfg), &mu, &o, NULL);
     json_object **objs = malloc(3 * sizeof *objs);
     objs[0] = obj("ReplicaSet", "a", "rs");
     objs[1] = obj("Namespace", NULL, "a");
@@ -175,24 +177,24 @@ START_TEST(live_source_answers) {
     kube_store_set_layer(store, KUBE_LAYER_FILES, objs, 3);
 
     kube_view v = kube_store_acquire(store);
-    mutate_source src;
+    kube_reader src;
     kube_live_req r;
     kube_live_begin(&r, ls, v.snap, &src);
     json_object *out = NULL;
-    ck_assert_int_eq(src.get(src.ud, "ReplicaSet", "a", "rs", &out), MUTATE_FOUND);  /* from the snapshot */
-    ck_assert_int_eq(src.get(src.ud, "Namespace", "ignored", "a", &out), MUTATE_FOUND);
-    ck_assert_int_eq(src.get(src.ud, "Instrumentation", "a", "i", &out), MUTATE_FOUND);
+    ck_assert_int_eq(src.get(src.ud, "ReplicaSet", "a", "rs", &out), KUBE_FOUND);  /* from the snapshot */
+    ck_assert_int_eq(src.get(src.ud, "Namespace", "ignored", "a", &out), KUBE_FOUND);
+    ck_assert_int_eq(src.get(src.ud, "Instrumentation", "a", "i", &out), KUBE_FOUND);
     /* watched kinds: the snapshot is the whole truth */
-    ck_assert_int_eq(src.get(src.ud, "Instrumentation", "a", "j", &out), MUTATE_NOT_FOUND);
-    ck_assert_int_eq(src.get(src.ud, "OpenTelemetryCollector", "a", "c", &out), MUTATE_NOT_FOUND);
+    ck_assert_int_eq(src.get(src.ud, "Instrumentation", "a", "j", &out), KUBE_NOT_FOUND);
+    ck_assert_int_eq(src.get(src.ud, "OpenTelemetryCollector", "a", "c", &out), KUBE_NOT_FOUND);
     /* names that cannot exist are not asked for */
-    ck_assert_int_eq(src.get(src.ud, "Secret", "a", "Bad_Name", &out), MUTATE_NOT_FOUND);
-    ck_assert_int_eq(src.get(src.ud, "ReplicaSet", "a/../b", "x", &out), MUTATE_NOT_FOUND);
+    ck_assert_int_eq(src.get(src.ud, "Secret", "a", "Bad_Name", &out), KUBE_NOT_FOUND);
+    ck_assert_int_eq(src.get(src.ud, "ReplicaSet", "a/../b", "x", &out), KUBE_NOT_FOUND);
     /* an unreachable server: unknown, counted as an error */
-    ck_assert_int_eq(src.get(src.ud, "Secret", "a", "s", &out), MUTATE_UNKNOWN);
+    ck_assert_int_eq(src.get(src.ud, "Secret", "a", "s", &out), KUBE_UNKNOWN);
     /* a spent budget: unknown without a request */
     r.deadline = 0;
-    ck_assert_int_eq(src.get(src.ud, "ReplicaSet", "a", "other", &out), MUTATE_UNKNOWN);
+    ck_assert_int_eq(src.get(src.ud, "ReplicaSet", "a", "other", &out), KUBE_UNKNOWN);
     kube_live_end(&r);
     kube_store_release(store, &v);
 
@@ -207,7 +209,7 @@ START_TEST(live_source_answers) {
     ck_assert(!kube_livesource_synced(ls));
     kube_livesource_free(ls);
     kube_store_free(store);
-    kube_config_free(&cfg);
+    mutate_settings_free(&cfg);
 }
 END_TEST
 

@@ -4,10 +4,11 @@
  * and which objects each mode renders (reconcile.md 2 to 4). The exact YAML
  * of every object type is checked from the outside by reconcile_test.py. */
 #include "kube/collector.h"
+
+#include "base/json.h"
 #include "kube/yaml.h"
 #include "reconcile/hash.h"
 #include "reconcile/naming.h"
-#include "reconcile/obj.h"
 #include "reconcile/ports.h"
 #include "reconcile/render.h"
 #include "reconcile/stream.h"
@@ -404,8 +405,8 @@ static char *kinds(rendered *x) {
     for (size_t i = 0; i < x->r.nobjs; i++) {
         char *n;
         json_object *o = x->r.objs[i];
-        if (asprintf(&n, "%s%s%s/%s", s, i ? "," : "", reconcile_get_str(o, "kind"),
-                     reconcile_get_str(reconcile_get_map(o, "metadata"), "name")) < 0)
+        if (asprintf(&n, "%s%s%s/%s", s, i ? "," : "", jstr(o, "kind"),
+                     jstr(jmap(o, "metadata"), "name")) < 0)
             abort();
         free(s);
         s = n;
@@ -415,7 +416,7 @@ static char *kinds(rendered *x) {
 
 static json_object *find(rendered *x, const char *kind) {
     for (size_t i = 0; i < x->r.nobjs; i++)
-        if (strcmp(reconcile_get_str(x->r.objs[i], "kind"), kind) == 0) return x->r.objs[i];
+        if (strcmp(jstr(x->r.objs[i], "kind"), kind) == 0) return x->r.objs[i];
     return NULL;
 }
 
@@ -426,7 +427,7 @@ static char *at(json_object *o, const char *path) {
         if (json_object_is_type(o, json_type_array))
             o = json_object_array_get_idx(o, (size_t)atoi(tok));
         else
-            o = reconcile_get(o, tok);
+            o = jget(o, tok);
     }
     free(p);
     return o ? tu_str(o) : strdup("<none>");
@@ -574,8 +575,8 @@ START_TEST(render_version_label) {
         ck_assert_int_eq(x->rc, 0);
         snprintf(want, sizeof(want), "\"%s\"", cases[i].want);
         {
-            json_object *l = reconcile_get_map(reconcile_get_map(find(x, "Deployment"), "metadata"), "labels");
-            char *got = tu_str(reconcile_get(l, "app.kubernetes.io/version"));
+            json_object *l = jmap(jmap(find(x, "Deployment"), "metadata"), "labels");
+            char *got = tu_str(jget(l, "app.kubernetes.io/version"));
             ck_assert_msg(strcmp(got, want) == 0, "image %s: %s", cases[i].image, got);
             free(got);
         }
@@ -668,9 +669,9 @@ START_TEST(render_prometheus_port_from_config) {
     json_object *ann;
     char *s;
     ck_assert_int_eq(x->rc, 0);
-    ann = reconcile_get_map(reconcile_get_map(reconcile_get_map(reconcile_get_map(find(x, "Deployment"), "spec"),
+    ann = jmap(jmap(jmap(jmap(find(x, "Deployment"), "spec"),
                                                                 "template"), "metadata"), "annotations");
-    ck_assert_str_eq(reconcile_get_str(ann, "prometheus.io/port"), "9999");
+    ck_assert_str_eq(jstr(ann, "prometheus.io/port"), "9999");
     s = at(find(x, "Service"), "spec.ports");
     ck_assert_str_eq(s, "[{\"name\":\"monitoring\",\"port\":9999}]");
     free(s);

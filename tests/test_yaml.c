@@ -7,6 +7,7 @@
 
 /* A comment in yaml.h holds a slash-star sequence that -Wcomment flags. */
 #include "kube/yaml.h"
+
 #include "tests/util.h"
 
 /* Parses one document and returns its compact JSON (malloc'ed), or

@@ -7,11 +7,13 @@
  * after parsing: mutate, then serialise the patch. The figures are CPU time
  * per mutation on one core; compare them side by side in one run, the
  * machines are shared. */
-#include "kube/config.h"
+#include "base/jtext.h"
+
 #include "kube/filesource.h"
-#include "kube/source.h"
+#include "kube/reader.h"
 #include "kube/store.h"
 #include "kube/yaml.h"
+#include "mutate/defaults.h"
 #include "mutate/mutate.h"
 #include "server/review.h"
 
@@ -64,7 +66,7 @@ static json_object *pad_pod(json_object *pod, size_t target) {
 
 static const char *only; /* run only benches whose label contains this */
 
-static void bench(const char *label, json_object *pod, const mutate_source *src, const mutate_options *opt,
+static void bench(const char *label, json_object *pod, const kube_reader *src, const mutate_options *opt,
                   json_object *ns) {
     if (only && !strstr(label, only)) return;
     mutate_request req = {.pod = pod, .namespace = "default", .ns = ns, .src = src, .opt = opt};
@@ -81,7 +83,7 @@ static void bench(const char *label, json_object *pod, const mutate_source *src,
         for (int i = 0; i < 500; i++, n++) {
             mutate_result r;
             mutate_pod(&req, &r);
-            char *text = mutate_json_text(r.patch, &plen);
+            char *text = jtext(r.patch, &plen);
             free(text);
             mutate_result_free(&r);
         }
@@ -116,12 +118,12 @@ static void bench_review(const char *label, const char *body, size_t len, kube_s
 int main(int argc, char **argv) {
     const char *dir = argc > 1 ? argv[1] : "tests/bench";
     only = argc > 2 ? argv[2] : NULL;
-    kube_config cfg;
-    kube_config_init(&cfg);
+    mutate_settings cfg;
+    mutate_settings_init(&cfg);
     kube_store *store = kube_store_new();
     const char *dirs[] = {"examples/resources", "tests/bench/resources"};
-    cfg.mopt.enabled |= MUTATE_BIT(MUTATE_GO);
-    kube_filesource *fs = kube_filesource_new(store, &cfg, dirs, 2, "default", NULL);
+    cfg.opt.enabled |= MUTATE_BIT(MUTATE_GO);
+    kube_filesource *fs = kube_filesource_new(store, &MUTATE_PREPARE(&cfg), dirs, 2, "default", NULL);
     kube_filesource_poll(fs, NULL);
     char path[512];
     size_t len;
@@ -130,23 +132,23 @@ int main(int argc, char **argv) {
     json_object *pod = json_tokener_parse(text);
     if (!pod) { fprintf(stderr, "%s: bad JSON\n", path); return 1; }
     kube_view v = kube_store_acquire(store);
-    mutate_source src;
-    kube_source_snapshot(&src, v.snap);
+    kube_reader src;
+    kube_reader_snapshot(&src, v.snap);
     json_object *big = pad_pod(pod, 64 * 1024);
-    bench("java+sidecar (typical)", pod, &src, &cfg.mopt, NULL);
-    bench("java+sidecar (64 KiB pod)", big, &src, &cfg.mopt, NULL);
-    cfg.mopt.native_sidecars = true;
-    bench("java+native sidecar", pod, &src, &cfg.mopt, NULL);
+    bench("java+sidecar (typical)", pod, &src, &cfg.opt, NULL);
+    bench("java+sidecar (64 KiB pod)", big, &src, &cfg.opt, NULL);
+    cfg.opt.native_sidecars = true;
+    bench("java+native sidecar", pod, &src, &cfg.opt, NULL);
     snprintf(path, sizeof path, "%s/seven-pod.json", dir);
     char *seven_text = slurp(path, &len);
     json_object *seven = json_tokener_parse(seven_text);
-    bench("7 languages+sidecar, 7 containers", seven, &src, &cfg.mopt, NULL);
+    bench("7 languages+sidecar, 7 containers", seven, &src, &cfg.opt, NULL);
     json_object_put(seven);
     free(seven_text);
-    cfg.mopt.native_sidecars = false;
+    cfg.opt.native_sidecars = false;
     size_t rlen;
     char *review = slurp("examples/review-java.json", &rlen);
-    bench_review("parse+mutate+respond (~4 KB)", review, rlen, store, &cfg.mopt);
+    bench_review("parse+mutate+respond (~4 KB)", review, rlen, store, &cfg.opt);
     free(review);
     kube_store_release(store, &v);
     json_object_put(pod);
@@ -154,6 +156,6 @@ int main(int argc, char **argv) {
     free(text);
     kube_filesource_free(fs);
     kube_store_free(store);
-    kube_config_free(&cfg);
+    mutate_settings_free(&cfg);
     return 0;
 }

@@ -15,7 +15,7 @@
  * must hold (abort() otherwise):
  *   - the patch is an array of {op: add|remove|replace, path: "/..."} with
  *     a value for add/replace, no path equal to /spec or /metadata;
- *   - mutate_json_text(patch) parses back to an object equal to the patch;
+ *   - jtext(patch) parses back to an object equal to the patch;
  *   - applying the patch to the input pod (an independent RFC 6902 applier
  *     below) yields the result pod;
  *   - mutating the result pod again gives an empty patch (idempotency).
@@ -24,9 +24,9 @@
  * never sends it, and it is unequal to itself, which would fail every
  * equality above for reasons that are not the engine's. Strings that are not
  * valid UTF-8 are kept (the engine must cope with them), but since
- * mutate_json_text writes such bytes as U+FFFD on purpose, the text check
+ * jtext writes such bytes as U+FFFD on purpose, the text check
  * applies only to patches that are valid UTF-8. Strings that are not
- * valid UTF-8 are kept (the engine must cope), but mutate_json_text writes
+ * valid UTF-8 are kept (the engine must cope), but jtext writes
  * such bytes as U+FFFD on purpose, so the text-equality check only applies
  * to patches that are valid UTF-8.
  *
@@ -41,11 +41,13 @@
  *      sidecar.opentelemetry.io/inject): the label comes as "add /metadata".
  *      Valid JSON Patch, and admission requests always carry metadata, so
  *      this one is expected rather than a bug. */
-#include "kube/config.h"
+#include "base/jtext.h"
+
 #include "kube/filesource.h"
-#include "kube/source.h"
+#include "kube/reader.h"
 #include "kube/store.h"
 #include "kube/yaml.h"
+#include "mutate/defaults.h"
 #include "mutate/mutate.h"
 
 #include <math.h>
@@ -205,7 +207,7 @@ static const char RESOURCES[] =
     "apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: nightly, namespace: other, uid: cj-uid}\n";
 
 static kube_store *store;
-static kube_config cfg;
+static mutate_settings cfg;
 static bool strict; /* FUZZ_ENGINE_STRICT=1: known findings fail too */
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
@@ -213,12 +215,12 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argv;
     const char *st = getenv("FUZZ_ENGINE_STRICT");
     strict = st && *st && strcmp(st, "0") != 0;
-    kube_config_init(&cfg);
+    mutate_settings_init(&cfg);
     store = kube_store_new();
     json_object **objs = NULL;
     size_t n = 0;
     char err[512];
-    if (kube_manifest_objects("fuzz-resources.yaml", RESOURCES, strlen(RESOURCES), &cfg, "default", NULL, &objs, &n,
+    if (kube_manifest_objects("fuzz-resources.yaml", RESOURCES, strlen(RESOURCES), &MUTATE_PREPARE(&cfg), "default", NULL, &objs, &n,
                               err, sizeof err) != 0) {
         fprintf(stderr, "fuzz_engine: resources: %s\n", err);
         abort();
@@ -255,7 +257,7 @@ static bool has_nan(json_object *v, int depth) {
 
 /* True when every string and key in v is valid UTF-8 (no overlong forms,
  * no surrogates, nothing above U+10FFFF); written independently of
- * mutate_utf8_len on purpose. */
+ * utf8_len on purpose. */
 static bool utf8_ok(const char *p, size_t n) {
     static const uint32_t min[] = {0, 0, 0x80, 0x800, 0x10000};
     for (size_t i = 0; i < n;) {
@@ -300,7 +302,7 @@ __attribute__((noreturn)) static void violation(const char *what, json_object *p
     if (detail) fprintf(stderr, "detail: %s\n", detail);
     if (context_pod) fprintf(stderr, "pod: %s\n", context_pod);
     if (patch) {
-        char *t = mutate_json_text(patch, NULL);
+        char *t = jtext(patch, NULL);
         fprintf(stderr, "patch: %s\n", t);
         free(t);
     }
@@ -434,8 +436,8 @@ static void check_patch(json_object *pod_in, const mutate_result *res) {
     }
     /* Our serialisation reads back as the same patch. */
     size_t len = 0;
-    char *text = mutate_json_text(patch, &len);
-    if (strlen(text) != len) violation("mutate_json_text length mismatch", patch, NULL);
+    char *text = jtext(patch, &len);
+    if (strlen(text) != len) violation("jtext length mismatch", patch, NULL);
     json_tokener *tok = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH * 8);
     json_object *back = json_tokener_parse_ex(tok, text, (int)len);
     enum json_tokener_error e = json_tokener_get_error(tok);
@@ -464,7 +466,7 @@ static void check_patch(json_object *pod_in, const mutate_result *res) {
         }
     }
     if (!json_object_equal(doc, res->pod)) {
-        char *got = mutate_json_text(doc, NULL), *want = mutate_json_text(res->pod, NULL);
+        char *got = jtext(doc, NULL), *want = jtext(res->pod, NULL);
         fprintf(stderr, "applied: %s\nresult:  %s\n", got, want);
         free(got);
         free(want);
@@ -482,14 +484,14 @@ static void run_pod(json_object *pod, uint8_t sel) {
     if (!strict && json_object_is_type(pod, json_type_object) && json_object_object_get_ex(pod, "metadata", &meta) &&
         !meta)
         return;
-    char *podtext = mutate_json_text(pod, NULL);
+    char *podtext = jtext(pod, NULL);
     context_pod = podtext;
     const char *ns = NAMESPACES[(sel / 3) % 3];
     kube_view v = kube_store_acquire(store);
-    mutate_source src;
-    kube_source_snapshot(&src, v.snap);
+    kube_reader src;
+    kube_reader_snapshot(&src, v.snap);
     for (int variant = 0; variant < 4; variant++) {
-        mutate_options opt = cfg.mopt;
+        mutate_options opt = cfg.opt;
         opt.multi_instrumentation = variant & 1;
         opt.native_sidecars = (variant >> 1) & 1;
         opt.python_mode = (sel / 9) % 2 ? MUTATE_PYTHON_ENTRYPOINT : MUTATE_PYTHON_PYTHONPATH;
@@ -521,7 +523,7 @@ static void run_pod(json_object *pod, uint8_t sel) {
         int rc2 = mutate_pod(&req, &again);
         if (rc2 != 0) violation("the result pod is rejected", NULL, NULL);
         if (json_object_array_length(again.patch) != 0) {
-            char *first = mutate_json_text(res.patch, NULL);
+            char *first = jtext(res.patch, NULL);
             fprintf(stderr, "first patch: %s\n", first);
             free(first);
             violation("not idempotent: the second patch is not empty", again.patch, NULL);

@@ -24,7 +24,8 @@
  * tests/fuzz/review-corpus (e.g. -max_len=65536).
  * Set FUZZ_REVIEW_NO_UTF8=1 to skip the UTF-8 check (to look past a known
  * failure of it). */
-#include "kube/config.h"
+#include "mutate/defaults.h"
+
 #include "kube/filesource.h"
 #include "kube/store.h"
 #include "server/log.h"
@@ -108,7 +109,7 @@ static const char RESOURCES[] =
     "  ownerReferences: [{apiVersion: apps/v1, kind: Deployment, name: my-java, uid: d1, controller: true}]\n";
 
 static kube_store *store;
-static kube_config cfg;
+static mutate_settings cfg;
 static mutate_options native_opt;
 static review_env envs[2];
 static json_tokener *tok;    /* the server's per-thread tokener, reused */
@@ -119,21 +120,21 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argc;
     (void)argv;
     log_setup(1, LOG_ERROR); /* the codec logs nothing itself; keep stderr for findings */
-    kube_config_init(&cfg);
+    mutate_settings_init(&cfg);
     store = kube_store_new();
     json_object **objs = NULL;
     size_t n = 0;
     char err[512];
-    if (kube_manifest_objects("fuzz-review-resources.yaml", RESOURCES, strlen(RESOURCES), &cfg, "default", NULL, &objs,
+    if (kube_manifest_objects("fuzz-review-resources.yaml", RESOURCES, strlen(RESOURCES), &MUTATE_PREPARE(&cfg), "default", NULL, &objs,
                               &n, err, sizeof err) != 0) {
         fprintf(stderr, "fuzz_review: resources: %s\n", err);
         abort();
     }
     kube_store_set_layer(store, KUBE_LAYER_FILES, objs, n);
-    native_opt = cfg.mopt;
+    native_opt = cfg.opt;
     native_opt.native_sidecars = true;
-    cfg.mopt.native_sidecars = false;
-    envs[0] = (review_env){store, &cfg.mopt};
+    cfg.opt.native_sidecars = false;
+    envs[0] = (review_env){store, &cfg.opt};
     envs[1] = (review_env){store, &native_opt};
     tok = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH);
     check_tok = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH);

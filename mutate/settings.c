@@ -1,40 +1,29 @@
-/* kube/config.c - loading the settings file; see config.h for the keys. */
-#include "kube/config.h"
+/* mutate/settings.c - the settings file's keys; see settings.h. The
+ * languages' keys and default images are their descriptors' (mutate_lang). */
+#include "mutate/settings.h"
 
-#include "kube/file.h"
+#include "base/alloc.h"
+#include "base/versions.h"
 #include "kube/yaml.h"
+#include "mutate/internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Versions follow the reference snapshot (spec 2.9). */
-static const char *const default_images[MUTATE_NLANGS] = {
-    [MUTATE_JAVA] = "ghcr.io/open-telemetry/opentelemetry-operator/autoinstrumentation-java:2.30.0",
-    [MUTATE_NODEJS] = "ghcr.io/open-telemetry/opentelemetry-operator/autoinstrumentation-nodejs:0.78.0",
-    [MUTATE_PYTHON] = "ghcr.io/open-telemetry/opentelemetry-operator/autoinstrumentation-python:0.64b0",
-    [MUTATE_DOTNET] = "ghcr.io/open-telemetry/opentelemetry-operator/autoinstrumentation-dotnet:1.16.0",
-    [MUTATE_GO] = "ghcr.io/open-telemetry/opentelemetry-go-instrumentation/autoinstrumentation-go:v0.24.0",
-    [MUTATE_APACHE] = "ghcr.io/open-telemetry/opentelemetry-operator/autoinstrumentation-apache-httpd:1.0.4",
-    [MUTATE_NGINX] = "ghcr.io/open-telemetry/opentelemetry-operator/autoinstrumentation-apache-httpd:1.0.4",
-};
-#define DEFAULT_COLLECTOR "ghcr.io/open-telemetry/opentelemetry-collector-releases/opentelemetry-collector:0.158.0"
-
-/* Config-file spelling of each language (the operator's, e.g. node-js). */
-static const char *const keys[MUTATE_NLANGS] = {
-    "java", "node-js", "python", "dot-net", "go", "apache-httpd", "nginx", NULL,
-};
-
-void kube_config_init(kube_config *c) {
+void mutate_settings_init(mutate_settings *c) {
     memset(c, 0, sizeof *c);
-    mutate_options_init(&c->mopt);
-    for (int i = 0; i < MUTATE_NLANGS; i++) c->images[i] = default_images[i] ? strdup(default_images[i]) : NULL;
-    c->collector_image = strdup(DEFAULT_COLLECTOR);
-    c->mopt.collector_image = c->collector_image;
-    c->native_sidecars = KUBE_AUTO;
+    mutate_options_init(&c->opt);
+    for (int i = 0; i < MUTATE_NLANGS; i++) {
+        const char *img = mutate_lang_get(i)->default_image;
+        c->images[i] = img ? xstrdup(img) : NULL;
+    }
+    c->collector_image = xstrdup(DEFAULT_COLLECTOR_IMAGE);
+    c->opt.collector_image = c->collector_image;
+    c->native_sidecars = MUTATE_AUTO;
 }
 
-void kube_config_free(kube_config *c) {
+void mutate_settings_free(mutate_settings *c) {
     for (int i = 0; i < MUTATE_NLANGS; i++) free(c->images[i]);
     free(c->collector_image);
     memset(c, 0, sizeof *c);
@@ -61,12 +50,10 @@ static int bool_value(json_object *v, bool *out) {
     return -1;
 }
 
-int kube_config_load(kube_config *c, const char *path, char *err, size_t errlen) {
-    size_t len = 0;
+int mutate_settings_parse(mutate_settings *c, const char *path, const char *text, size_t len, char *err,
+                          size_t errlen) {
     json_object *root = NULL;
     int rc = -1;
-    char *text = kube_read_file(path, &len);
-    if (!text) { snprintf(err, errlen, "%s: cannot read: %m", path); return -1; }
     kube_yaml_error ye;
     root = kube_yaml_parse_one(text, len, &ye);
     if (!root && ye.line) { snprintf(err, errlen, "%s:%d: %s", path, ye.line, ye.msg); goto out; }
@@ -78,21 +65,23 @@ int kube_config_load(kube_config *c, const char *path, char *err, size_t errlen)
         int lang = -1;
         char name[96];
         for (int i = 0; i < MUTATE_NLANGS && lang < 0; i++) {
-            if (!keys[i]) continue;
-            snprintf(name, sizeof name, "enable-%s-auto-instrumentation", keys[i]);
+            const char *key = mutate_lang_get(i)->config_key;
+            if (!key) continue;
+            snprintf(name, sizeof name, "enable-%s-auto-instrumentation", key);
             if (!strcmp(k, name)) lang = i;
             /* The operator spells Apache's switch without "-auto". */
             if (i == MUTATE_APACHE && !strcmp(k, "enable-apache-httpd-instrumentation")) lang = i;
         }
         if (lang >= 0) {
             if (bool_value(v, &b)) { snprintf(err, errlen, "%s:%d: %s: expected true or false", path, line, k); goto out; }
-            if (b) c->mopt.enabled |= MUTATE_BIT(lang);
-            else c->mopt.enabled &= ~MUTATE_BIT(lang);
+            if (b) c->opt.enabled |= MUTATE_BIT(lang);
+            else c->opt.enabled &= ~MUTATE_BIT(lang);
             continue;
         }
         for (int i = 0; i < MUTATE_NLANGS && lang < 0; i++) {
-            if (!keys[i]) continue;
-            snprintf(name, sizeof name, "auto-instrumentation-%s-image", keys[i]);
+            const char *key = mutate_lang_get(i)->config_key;
+            if (!key) continue;
+            snprintf(name, sizeof name, "auto-instrumentation-%s-image", key);
             if (!strcmp(k, name)) lang = i;
         }
         if (lang >= 0 || !strcmp(k, "collector-image")) {
@@ -102,28 +91,28 @@ int kube_config_load(kube_config *c, const char *path, char *err, size_t errlen)
             }
             char **slot = lang >= 0 ? &c->images[lang] : &c->collector_image;
             free(*slot);
-            *slot = strdup(json_object_get_string(v));
-            c->mopt.collector_image = c->collector_image;
+            *slot = xstrdup(json_object_get_string(v));
+            c->opt.collector_image = c->collector_image;
             continue;
         }
         if (!strcmp(k, "enable-multi-instrumentation")) {
             if (bool_value(v, &b)) { snprintf(err, errlen, "%s:%d: %s: expected true or false", path, line, k); goto out; }
-            c->mopt.multi_instrumentation = b;
+            c->opt.multi_instrumentation = b;
             continue;
         }
         const char *s = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
         if (!strcmp(k, "native-sidecars")) {
             /* YAML reads bare on/off as booleans; accept both spellings. */
-            if (json_object_is_type(v, json_type_boolean)) c->native_sidecars = json_object_get_boolean(v) ? KUBE_ON : KUBE_OFF;
-            else if (s && !strcmp(s, "auto")) c->native_sidecars = KUBE_AUTO;
-            else if (s && !strcmp(s, "on")) c->native_sidecars = KUBE_ON;
-            else if (s && !strcmp(s, "off")) c->native_sidecars = KUBE_OFF;
+            if (json_object_is_type(v, json_type_boolean)) c->native_sidecars = json_object_get_boolean(v) ? MUTATE_ON : MUTATE_OFF;
+            else if (s && !strcmp(s, "auto")) c->native_sidecars = MUTATE_AUTO;
+            else if (s && !strcmp(s, "on")) c->native_sidecars = MUTATE_ON;
+            else if (s && !strcmp(s, "off")) c->native_sidecars = MUTATE_OFF;
             else { snprintf(err, errlen, "%s:%d: native-sidecars: expected auto, on or off", path, line); goto out; }
             continue;
         }
         if (!strcmp(k, "python-mode")) {
-            if (s && !strcmp(s, "pythonpath")) c->mopt.python_mode = MUTATE_PYTHON_PYTHONPATH;
-            else if (s && !strcmp(s, "entrypoint")) c->mopt.python_mode = MUTATE_PYTHON_ENTRYPOINT;
+            if (s && !strcmp(s, "pythonpath")) c->opt.python_mode = MUTATE_PYTHON_PYTHONPATH;
+            else if (s && !strcmp(s, "entrypoint")) c->opt.python_mode = MUTATE_PYTHON_ENTRYPOINT;
             else { snprintf(err, errlen, "%s:%d: python-mode: expected pythonpath or entrypoint", path, line); goto out; }
             continue;
         }
@@ -133,6 +122,5 @@ int kube_config_load(kube_config *c, const char *path, char *err, size_t errlen)
     rc = 0;
 out:
     json_object_put(root);
-    free(text);
     return rc;
 }

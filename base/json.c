@@ -1,0 +1,176 @@
+/* base/json.c - json-c readers and builders; see json.h. */
+#include "base/json.h"
+
+#include "base/alloc.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+json_object *jget(json_object *o, const char *key) {
+    json_object *v = NULL;
+    if (!json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, key, &v)) return NULL;
+    return v;
+}
+
+json_object *jmap(json_object *o, const char *key) {
+    json_object *v = jget(o, key);
+    return json_object_is_type(v, json_type_object) ? v : NULL;
+}
+
+json_object *jarr(json_object *o, const char *key) {
+    json_object *v = jget(o, key);
+    return json_object_is_type(v, json_type_array) ? v : NULL;
+}
+
+const char *jstr(json_object *o, const char *key) {
+    json_object *v = jget(o, key);
+    return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+bool jbool(json_object *o, const char *key) {
+    json_object *v = jget(o, key);
+    return json_object_is_type(v, json_type_boolean) && json_object_get_boolean(v);
+}
+
+bool jint(json_object *o, const char *key, int64_t *out) {
+    json_object *v = jget(o, key);
+    if (json_object_is_type(v, json_type_int)) {
+        *out = json_object_get_int64(v);
+        return true;
+    }
+    if (json_object_is_type(v, json_type_double)) {
+        double d = json_object_get_double(v);
+        /* The range check keeps the conversion defined for huge values. */
+        if (d >= -9.2e18 && d <= 9.2e18 && d == (double)(int64_t)d) {
+            *out = (int64_t)d;
+            return true;
+        }
+    }
+    return false;
+}
+
+size_t jlen(json_object *a) { return json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0; }
+
+bool jnonempty(json_object *v) {
+    switch (json_object_get_type(v)) {
+    case json_type_object: return json_object_object_length(v) > 0;
+    case json_type_array: return json_object_array_length(v) > 0;
+    case json_type_string: return json_object_get_string_len(v) > 0;
+    case json_type_null: return false;
+    default: return true;
+    }
+}
+
+json_object *jfind_named(json_object *arr, const char *name, size_t *idx) {
+    size_t n = jlen(arr);
+    for (size_t i = 0; i < n; i++) {
+        json_object *e = json_object_array_get_idx(arr, i);
+        const char *en = jstr(e, "name");
+        if (en && strcmp(en, name) == 0) {
+            if (idx) *idx = i;
+            return e;
+        }
+    }
+    return NULL;
+}
+
+static json_object *made(json_object *v) {
+    if (!v) base_oom();
+    return v;
+}
+
+json_object *jnew_obj(void) { return made(json_object_new_object()); }
+json_object *jnew_arr(void) { return made(json_object_new_array()); }
+json_object *jnew_str(const char *s) { return made(json_object_new_string(s)); }
+json_object *jnew_strn(const char *s, size_t n) { return made(json_object_new_string_len(s, (int)n)); }
+json_object *jnew_int(int64_t v) { return made(json_object_new_int64(v)); }
+json_object *jnew_bool(bool v) { return made(json_object_new_boolean(v)); }
+
+json_object *jstrs(int n, ...) {
+    json_object *a = jnew_arr();
+    va_list ap;
+    va_start(ap, n);
+    for (int i = 0; i < n; i++) jpush(a, jnew_str(va_arg(ap, const char *)));
+    va_end(ap);
+    return a;
+}
+
+json_object *jset(json_object *o, const char *key, json_object *v) {
+    /* json-c fails only to allocate the new entry (the value is not taken then). */
+    if (json_object_object_add(o, key, v) != 0) base_oom();
+    return v;
+}
+
+json_object *jset_str(json_object *o, const char *key, const char *s) { return jset(o, key, jnew_str(s ? s : "")); }
+json_object *jset_int(json_object *o, const char *key, int64_t v) { return jset(o, key, jnew_int(v)); }
+json_object *jset_bool(json_object *o, const char *key, bool v) { return jset(o, key, jnew_bool(v)); }
+json_object *jset_obj(json_object *o, const char *key) { return jset(o, key, jnew_obj()); }
+json_object *jset_arr(json_object *o, const char *key) { return jset(o, key, jnew_arr()); }
+
+void jset_copy(json_object *o, const char *key, json_object *v) {
+    if (v) jset(o, key, jcopy(v));
+}
+
+json_object *jobj_at(json_object *o, const char *key) {
+    json_object *v = jmap(o, key);
+    return v ? v : jset_obj(o, key);
+}
+
+json_object *jarr_at(json_object *o, const char *key) {
+    json_object *v = jarr(o, key);
+    return v ? v : jset_arr(o, key);
+}
+
+json_object *jpush(json_object *a, json_object *v) {
+    if (json_object_array_add(a, v) != 0) base_oom();
+    return v;
+}
+
+void jinsert(json_object *a, size_t idx, json_object *v) {
+    /* json-c 0.16 has no insert: take the tail off, append, put it back. */
+    size_t n = json_object_array_length(a);
+    if (idx >= n) {
+        jpush(a, v);
+        return;
+    }
+    json_object **tail = xmalloc(sizeof *tail * (n - idx));
+    for (size_t i = idx; i < n; i++) tail[i - idx] = json_object_get(json_object_array_get_idx(a, i));
+    json_object_array_del_idx(a, idx, n - idx);
+    jpush(a, v);
+    for (size_t i = 0; i < n - idx; i++) jpush(a, tail[i]);
+    free(tail);
+}
+
+json_object *jcopy(json_object *v) {
+    json_object *c = NULL;
+    if (v && json_object_deep_copy(v, &c, NULL) != 0) base_oom();
+    return c;
+}
+
+static int jkv_cmp(const void *a, const void *b) { return strcmp(((const jkv *)a)->key, ((const jkv *)b)->key); }
+
+jkv *jsorted_members(json_object *o, size_t *n) {
+    *n = 0;
+    if (!json_object_is_type(o, json_type_object) || json_object_object_length(o) == 0) return NULL;
+    size_t len = (size_t)json_object_object_length(o), i = 0;
+    jkv *v = xmalloc(len * sizeof *v);
+    json_object_object_foreach(o, k, val) {
+        v[i].key = k;
+        v[i].val = val;
+        i++;
+    }
+    qsort(v, i, sizeof *v, jkv_cmp);
+    *n = i;
+    return v;
+}
+
+json_object *jsorted(json_object *o) {
+    if (!json_object_is_type(o, json_type_object)) return NULL;
+    size_t n;
+    jkv *m = jsorted_members(o, &n);
+    json_object *out = jnew_obj();
+    for (size_t i = 0; i < n; i++) jset(out, m[i].key, jcopy(m[i].val));
+    free(m);
+    return out;
+}

@@ -1,0 +1,107 @@
+/* base/jtext.c - JSON text writer; see jtext.h. */
+#include "base/jtext.h"
+
+#include "base/utf8.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+void jtext_string(sbuf *o, const char *s, size_t n) {
+    static const char hex[] = "0123456789abcdef";
+    sbuf_reserve(o, n + 2);
+    o->s[o->len++] = '"';
+    size_t run = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x80) {
+            size_t ul = utf8_len((const unsigned char *)s + i, n - i);
+            if (ul) {
+                i += ul - 1;
+                continue;
+            }
+            sbuf_reserve(o, (i - run) + 8 + (n - i));
+            memcpy(o->s + o->len, s + run, i - run);
+            o->len += i - run;
+            run = i + 1;
+            memcpy(o->s + o->len, "\\ufffd", 6);
+            o->len += 6;
+            continue;
+        }
+        if (c >= 0x20 && c != '"' && c != '\\') continue;
+        sbuf_reserve(o, (i - run) + 8 + (n - i));
+        memcpy(o->s + o->len, s + run, i - run);
+        o->len += i - run;
+        run = i + 1;
+        o->s[o->len++] = '\\';
+        switch (c) {
+        case '"': o->s[o->len++] = '"'; break;
+        case '\\': o->s[o->len++] = '\\'; break;
+        case '\n': o->s[o->len++] = 'n'; break;
+        case '\t': o->s[o->len++] = 't'; break;
+        case '\r': o->s[o->len++] = 'r'; break;
+        case '\b': o->s[o->len++] = 'b'; break;
+        case '\f': o->s[o->len++] = 'f'; break;
+        default:
+            o->s[o->len++] = 'u';
+            o->s[o->len++] = '0';
+            o->s[o->len++] = '0';
+            o->s[o->len++] = hex[c >> 4];
+            o->s[o->len++] = hex[c & 15];
+        }
+    }
+    sbuf_reserve(o, n - run + 2);
+    memcpy(o->s + o->len, s + run, n - run);
+    o->len += n - run;
+    o->s[o->len++] = '"';
+    o->s[o->len] = 0;
+}
+
+void jtext_append(sbuf *o, json_object *v) {
+    char num[32];
+    switch (json_object_get_type(v)) {
+    case json_type_null: sbuf_add(o, "null", 4); break;
+    case json_type_boolean: json_object_get_boolean(v) ? sbuf_add(o, "true", 4) : sbuf_add(o, "false", 5); break;
+    case json_type_int:
+        sbuf_add(o, num, (size_t)snprintf(num, sizeof num, "%" PRId64, json_object_get_int64(v)));
+        break;
+    case json_type_double: {
+        /* Rare in pods; json-c keeps the original text of parsed numbers. */
+        const char *t = json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN);
+        sbuf_add(o, t, strlen(t));
+        break;
+    }
+    case json_type_string: jtext_string(o, json_object_get_string(v), (size_t)json_object_get_string_len(v)); break;
+    case json_type_array: {
+        size_t n = json_object_array_length(v);
+        sbuf_putc(o, '[');
+        for (size_t i = 0; i < n; i++) {
+            if (i) sbuf_putc(o, ',');
+            jtext_append(o, json_object_array_get_idx(v, i));
+        }
+        sbuf_putc(o, ']');
+        break;
+    }
+    case json_type_object: {
+        int first = 1;
+        sbuf_putc(o, '{');
+        json_object_object_foreach(v, k, val) {
+            if (!first) sbuf_putc(o, ',');
+            first = 0;
+            jtext_string(o, k, strlen(k));
+            sbuf_putc(o, ':');
+            jtext_append(o, val);
+        }
+        sbuf_putc(o, '}');
+        break;
+    }
+    }
+}
+
+char *jtext(json_object *v, size_t *len) {
+    sbuf o = SBUF_INIT;
+    sbuf_reserve(&o, 4096);
+    o.s[0] = 0;
+    jtext_append(&o, v);
+    return sbuf_take(&o, len);
+}

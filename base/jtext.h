@@ -1,0 +1,25 @@
+/* base/jtext.h - compact JSON text (RFC 8259) of json-c values, for
+ * answers, patches and logs.
+ *
+ * About three times faster than json-c's writer on patches, which are
+ * mostly long strings: runs of plain bytes are copied with one memcpy.
+ * Bytes that are not valid UTF-8 are written as U+FFFD, so the output is
+ * always valid JSON for the API server whatever came in; '/' is not
+ * escaped; object members keep json-c's insertion order. */
+#ifndef BASE_JTEXT_H
+#define BASE_JTEXT_H
+
+#include "base/sbuf.h"
+
+#include <json-c/json.h>
+#include <stddef.h>
+
+/* The text of v (malloc'ed, NUL-terminated; its length in *len when len
+ * is not NULL). */
+char *jtext(json_object *v, size_t *len);
+/* Appends the text of v to b. */
+void jtext_append(sbuf *b, json_object *v);
+/* Appends s (n bytes) as a quoted, escaped JSON string. */
+void jtext_string(sbuf *b, const char *s, size_t n);
+
+#endif

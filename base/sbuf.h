@@ -1,0 +1,33 @@
+/* base/sbuf.h - the one growable string buffer.
+ *
+ * s is NUL-terminated after every append (once anything was appended), so
+ * the text can be handed out as a C string without a copy. Growth doubles;
+ * allocation failure aborts (base/alloc.h). */
+#ifndef BASE_SBUF_H
+#define BASE_SBUF_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+typedef struct sbuf {
+    char *s;
+    size_t len, cap;
+} sbuf;
+
+#define SBUF_INIT {NULL, 0, 0}
+
+/* Room for extra more bytes and the NUL. */
+void sbuf_reserve(sbuf *b, size_t extra);
+void sbuf_add(sbuf *b, const void *p, size_t n);
+void sbuf_puts(sbuf *b, const char *s);
+void sbuf_putc(sbuf *b, char c);
+void sbuf_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sbuf_vprintf(sbuf *b, const char *fmt, va_list ap);
+/* Cuts the text back to len bytes (len <= b->len). */
+void sbuf_truncate(sbuf *b, size_t len);
+/* The text (malloc'ed, "" when empty; its length in *len when len is not
+ * NULL); b is empty again. */
+char *sbuf_take(sbuf *b, size_t *len);
+void sbuf_free(sbuf *b);
+
+#endif
