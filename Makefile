@@ -11,7 +11,7 @@ LIBS    = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)
 SAN     := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-LIB_SRC  := $(sort $(wildcard base/*.c kube/*.c mutate/*.c certs/*.c) $(filter-out reconcile/main.c,$(wildcard reconcile/*.c)))
+LIB_SRC  := $(sort $(wildcard base/*.c kube/*.c collector/*.c mutate/*.c certs/*.c) $(filter-out reconcile/main.c,$(wildcard reconcile/*.c)))
 SRV_SRC  := $(sort $(wildcard server/*.c))
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
 TEST_SUPPORT := tests/util.c tests/engine_fixture.c
@@ -23,7 +23,7 @@ obj = $(patsubst %.c,$(1)/%.o,$(2))
 # Keep test objects between runs (they are intermediates of pattern rules).
 .SECONDARY:
 
-.PHONY: all deps run test check-unit roundtrip cli server-test live-test deploy-test reconcile-test valgrind clang-build bench fuzz clean install
+.PHONY: all deps run test check-unit roundtrip cli server-test live-test deploy-test reconcile-test parity-test valgrind clang-build bench fuzz clean install
 all: deps $(B)/otel-webhook $(if $(wildcard reconcile/main.c),$(B)/otel-reconcile)
 
 deps:
@@ -100,7 +100,7 @@ export UBSAN_OPTIONS := print_stacktrace=1:halt_on_error=1
 test:
 	@sh scripts/deps.sh test
 	@rm -f $(RESULTS)
-	@$(MAKE) --no-print-directory clang-build check-unit valgrind roundtrip cli server-test live-test reconcile-test deploy-test
+	@$(MAKE) --no-print-directory clang-build check-unit valgrind roundtrip cli server-test live-test reconcile-test parity-test deploy-test
 	@sh tests/summary.sh $(RESULTS)
 
 check-unit: $(addprefix $(B)/asan/tests/,$(TESTS))
@@ -126,6 +126,10 @@ live-test: $(B)/asan/otel-webhook
 reconcile-test:
 	@if [ -f tests/reconcile_test.py ]; then $(MAKE) --no-print-directory $(B)/asan/otel-reconcile && \
 	  /usr/bin/python3 tests/reconcile_test.py $(B)/asan/otel-reconcile $(RESULTS); fi
+
+# The sidecar and the workload of one collector: one container (collector/container.c).
+parity-test: $(B)/asan/otel-webhook $(B)/asan/otel-reconcile
+	@/usr/bin/python3 tests/parity_test.py $(B)/asan/otel-webhook $(B)/asan/otel-reconcile $(RESULTS)
 
 # deploy/: rendering, schema validation, safety properties, and RBAC coverage
 # against the requests live-test and reconcile-test recorded (so it runs last).
@@ -162,7 +166,7 @@ FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_FLAGS   := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
                 -fno-omit-frame-pointer -D_GNU_SOURCE -I.
-FUZZ_LIB      = $(sort $(wildcard base/*.c kube/*.c mutate/*.c))
+FUZZ_LIB      = $(sort $(wildcard base/*.c kube/*.c collector/*.c mutate/*.c))
 # kube/ also holds the API client (libcurl, OpenSSL), so those link too.
 FUZZ_PKGS     = json-c yaml-0.1 libcurl openssl
 .PHONY: fuzz

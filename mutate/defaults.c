@@ -4,7 +4,7 @@
 #include "mutate/defaults.h"
 
 #include "base/json.h"
-#include "kube/defaults.h"
+#include "collector/defaults.h"
 #include "mutate/internal.h"
 
 #include <string.h>
@@ -43,6 +43,6 @@ int mutate_prepare_resource(void *ud, const char *kind, json_object *obj, char *
         mutate_default_instrumentation(obj, ud);
         return 0;
     }
-    if (!strcmp(kind, "OpenTelemetryCollector")) return kube_default_collector(obj, err, errlen);
+    if (!strcmp(kind, "OpenTelemetryCollector")) return collector_default(obj, err, errlen);
     return 0;
 }

@@ -9,6 +9,7 @@
 
 #include "base/alloc.h"
 #include "base/json.h"
+#include "collector/container.h"
 #include "mutate/mutate.h"
 
 #include <stdbool.h>
@@ -18,7 +19,7 @@
 #define ANN_SIDECAR "sidecar.opentelemetry.io/inject"
 #define LABEL_SIDECAR_INJECTED "sidecar.opentelemetry.io/injected"
 #define ANN_RESOURCE "resource.opentelemetry.io/"
-#define SIDECAR_NAME "otc-container"
+#define SIDECAR_NAME COLLECTOR_CONTAINER_NAME
 
 /* What the owner walk found (spec 3.7); strings point into request objects. */
 typedef struct owner_info {

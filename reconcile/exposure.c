@@ -12,7 +12,7 @@
 #include "reconcile/context.h"
 
 #include "base/json.h"
-#include "reconcile/naming.h"
+#include "collector/naming.h"
 #include "reconcile/ports.h"
 
 #include <stdio.h>
@@ -21,7 +21,7 @@
 
 static json_object *receiver_ports(reconcile_ctx *c, int route) {
     char err[256] = "";
-    json_object *p = reconcile_service_ports(c->config, RECONCILE_PORTS_RECEIVERS, route,
+    json_object *p = reconcile_service_ports(c->config, COLLECTOR_RECEIVERS, route,
                                              jget(c->spec, "ports"), err, sizeof(err));
     if (!p) reconcile_fail(c, "%s", err);
     return p;
@@ -53,7 +53,7 @@ int reconcile_build_ingress(reconcile_ctx *c) {
         json_object_put(ports);
         return 0;
     }
-    name = reconcile_name("%s-ingress", c->name, NULL);
+    name = collector_name("%s-ingress", c->name, NULL);
     ann = jsorted(jmap(in, "annotations"));
     o = reconcile_object(c, "networking.k8s.io/v1", "Ingress", name, 1, reconcile_common_labels(c, name), ann);
     free(name);
@@ -114,7 +114,7 @@ static int build_openshift_routes(reconcile_ctx *c) {
         char *name, *instance, *h = NULL;
         json_object *labels, *o, *spec, *to;
         if (!pn) pn = "";
-        name = reconcile_name("%s-%s-route", pn, c->name);
+        name = collector_name("%s-%s-route", pn, c->name);
         if (asprintf(&instance, "%s.%s", c->ns, c->name) < 0) instance = NULL;
         labels = jnew_obj();
         /* Route labels: only these four, instance untruncated (2.1.3). */
@@ -165,7 +165,7 @@ static int build_http_routes(reconcile_ctx *c) {
         if (app && (strcmp(app, "grpc") == 0 || strcmp(app, "h2c") == 0)) continue;
         if (!pn) pn = "";
         jint(p, "port", &num);
-        name = reconcile_name("%s-%s-httproute", c->name, pn);
+        name = collector_name("%s-%s-httproute", c->name, pn);
         o = reconcile_object(c, "gateway.networking.k8s.io/v1", "HTTPRoute", name, 1,
                              reconcile_common_labels(c, name), NULL);
         free(name);

@@ -10,7 +10,7 @@
 
 #include "base/alloc.h"
 #include "base/json.h"
-#include "reconcile/naming.h"
+#include "collector/naming.h"
 #include "reconcile/ports.h"
 
 #include <stdio.h>
@@ -20,7 +20,7 @@
 /* Names of exporter ports that contain "prometheus", as a new array. */
 static json_object *prometheus_ports(reconcile_ctx *c) {
     char err[256] = "";
-    json_object *ports = reconcile_service_ports(c->config, RECONCILE_PORTS_EXPORTERS, 0, NULL, err, sizeof(err));
+    json_object *ports = reconcile_service_ports(c->config, COLLECTOR_EXPORTERS, 0, NULL, err, sizeof(err));
     json_object *names = jnew_arr();
     for (size_t i = 0; ports && i < json_object_array_length(ports); i++) {
         const char *n = jstr(json_object_array_get_idx(ports, i), "name");
@@ -92,12 +92,12 @@ int reconcile_build_monitors(reconcile_ctx *c) {
     }
     /* Build order: the base monitor (13) before the monitoring one (14). */
     if (json_object_array_length(prom) > 0) {
-        n1 = reconcile_name("%s-collector", c->name, NULL);
+        n1 = collector_name("%s-collector", c->name, NULL);
         if ((rc = reconcile_emit(c, service_monitor(c, n1, "base", prom)))) goto out;
     }
     {
         char *mname = xasprintf("%s-monitoring", c->name);
-        n2 = reconcile_name("%s-collector", mname, NULL);
+        n2 = collector_name("%s-collector", mname, NULL);
         free(mname);
         mon = jnew_arr();
         jpush(mon, jnew_str("monitoring"));

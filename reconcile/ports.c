@@ -1,7 +1,7 @@
 /* reconcile/ports.c - Service ports from the config; see ports.h.
  *
  * What each component exposes (port, protocol, appProtocol, targetPort and
- * the PortName) comes from kube/collector.c, which owns the component
+ * the PortName) comes from collector/, which owns the component
  * table and the endpoint parsing for the sidecar injector, the container
  * ports and these Services alike. This file adds only the Service rules:
  * sorted by name, grpc spelled h2c behind a route, and the spec.ports
@@ -10,7 +10,7 @@
 
 #include "base/alloc.h"
 #include "base/json.h"
-#include "kube/collector.h"
+#include "collector/ports.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -23,8 +23,8 @@
  * component order (the pointers' order), so a config renders the same
  * whatever qsort does with ties. */
 static int name_cmp(const void *a, const void *b) {
-    const kube_collector_port *x = *(const kube_collector_port *const *)a;
-    const kube_collector_port *y = *(const kube_collector_port *const *)b;
+    const collector_port *x = *(const collector_port *const *)a;
+    const collector_port *y = *(const collector_port *const *)b;
     int c = strcmp(x->name, y->name);
     return c ? c : x < y ? -1 : x > y;
 }
@@ -47,15 +47,12 @@ static int spec_has_name(json_object *spec_ports, const char *name) {
     return 0;
 }
 
-json_object *reconcile_service_ports(json_object *config, int which, int route, json_object *spec_ports,
+json_object *reconcile_service_ports(json_object *config, unsigned which, int route, json_object *spec_ports,
                                      char *err, size_t errlen) {
-    kube_collector_ports l;
-    kube_collector_port **sorted = NULL;
+    collector_ports l;
+    collector_port **sorted = NULL;
     json_object *out = NULL;
-    unsigned kinds = ((which & RECONCILE_PORTS_RECEIVERS) ? KUBE_COLLECTOR_RECEIVERS : 0) |
-                     ((which & RECONCILE_PORTS_EXPORTERS) ? KUBE_COLLECTOR_EXPORTERS : 0) |
-                     ((which & RECONCILE_PORTS_EXTENSIONS) ? KUBE_COLLECTOR_EXTENSIONS : 0);
-    if (kube_collector_component_ports(config, kinds, &l, err, errlen) < 0) return NULL;
+    if (collector_component_ports(config, which, &l, err, errlen) < 0) return NULL;
     if (l.n) sorted = xmalloc(l.n * sizeof(*sorted));
     for (size_t i = 0; i < l.n; i++) sorted[i] = &l.v[i];
     if (l.n) qsort(sorted, l.n, sizeof(*sorted), name_cmp);
@@ -74,7 +71,7 @@ json_object *reconcile_service_ports(json_object *config, int which, int route, 
         }
     }
     for (size_t i = 0; i < l.n; i++) {
-        kube_collector_port *p = sorted[i];
+        collector_port *p = sorted[i];
         const char *app = route && strcmp(p->app_protocol, "grpc") == 0 ? "h2c" : p->app_protocol;
         int drop = 0;
         for (size_t j = 0; spec_ports && j < json_object_array_length(spec_ports) && !drop; j++) {
@@ -86,7 +83,7 @@ json_object *reconcile_service_ports(json_object *config, int which, int route, 
         }
         if (drop) continue;
         if (spec_ports && spec_has_name(spec_ports, p->name)) {
-            char fb[KUBE_COLLECTOR_PORT_NAME_BUF];
+            char fb[COLLECTOR_PORT_NAME_BUF];
             snprintf(fb, sizeof(fb), "port-%d", p->port);
             if (spec_has_name(spec_ports, fb)) continue;
             memcpy(p->name, fb, sizeof(fb));
@@ -94,6 +91,6 @@ json_object *reconcile_service_ports(json_object *config, int which, int route, 
         jpush(out, port_json(p->name, p->protocol, app, p->port, p->target_port));
     }
     free(sorted);
-    kube_collector_ports_free(&l);
+    collector_ports_free(&l);
     return out;
 }

@@ -14,7 +14,8 @@
 
 #include "base/alloc.h"
 #include "base/json.h"
-#include "reconcile/naming.h"
+#include "collector/components.h"
+#include "collector/naming.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -154,60 +155,25 @@ static int cmp_str(const void *a, const void *b) {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-typedef struct idv {
-    const char **v;
-    size_t n, cap;
-} idv;
-
-static void add_ids(idv *ids, json_object *list) {
-    for (size_t i = 0; list && i < json_object_array_length(list); i++) {
-        json_object *e = json_object_array_get_idx(list, i);
-        const char *id = json_object_get_string(e);
-        int dup = 0;
-        if (!json_object_is_type(e, json_type_string)) continue;
-        for (size_t k = 0; k < ids->n && !dup; k++) dup = strcmp(ids->v[k], id) == 0;
-        if (dup) continue;
-        if (ids->n == ids->cap) {
-            size_t cap = ids->cap ? ids->cap * 2 : 8;
-            const char **nv = xrealloc(ids->v, cap * sizeof(*nv));
-            ids->v = nv;
-            ids->cap = cap;
-        }
-        ids->v[ids->n++] = id;
-    }
-}
-
-/* Enabled IDs of a kind, sorted, each once (free ids->v). */
-static void enabled_ids(json_object *config, const char *kind, idv *ids) {
-    json_object *svc = jmap(config, "service"), *pipes = jmap(svc, "pipelines");
-    memset(ids, 0, sizeof(*ids));
-    if (strcmp(kind, "extensions") == 0) {
-        add_ids(ids, jarr(svc, "extensions"));
-    } else if (pipes) {
-        json_object_object_foreach(pipes, pn, p) {
-            (void)pn;
-            add_ids(ids, jarr(p, kind));
-        }
-    }
-    if (ids->n) qsort(ids->v, ids->n, sizeof(*ids->v), cmp_str);
-}
-
 int reconcile_build_rbac(reconcile_ctx *c) {
-    static const char *const kinds[] = {"receivers", "processors", "extensions"};
+    static const collector_kind kinds[] = {COLLECTOR_RECEIVERS, COLLECTOR_PROCESSORS, COLLECTOR_EXTENSIONS};
     json_object *rules = jnew_arr(), *o, *subj, *ref;
     char *role = NULL, *binding = NULL;
     int rc = 0;
     if (!c->opt->rbac) goto out;
     for (size_t k = 0; k < 3; k++) {
-        idv ids;
-        json_object *section = jmap(c->config, kinds[k]);
-        enabled_ids(c->config, kinds[k], &ids);
-        for (size_t i = 0; i < ids.n; i++) component_rules(rules, kinds[k], ids.v[i], jget(section, ids.v[i]));
-        free(ids.v);
+        collector_ids ids;
+        const char *key = collector_kind_key(kinds[k]);
+        json_object *section = jmap(c->config, key);
+        collector_enabled(c->config, kinds[k], &ids);
+        /* Sorted: the rules come out in one order whatever the pipelines' order. */
+        if (ids.n) qsort(ids.v, ids.n, sizeof(*ids.v), cmp_str);
+        for (size_t i = 0; i < ids.n; i++) component_rules(rules, key, ids.v[i], jget(section, ids.v[i]));
+        collector_ids_free(&ids);
     }
     if (json_object_array_length(rules) == 0) goto out;
-    role = reconcile_name("%s-%s-cluster-role", c->name, c->ns);
-    binding = reconcile_name("%s-%s-collector", c->name, c->ns);
+    role = collector_name("%s-%s-cluster-role", c->name, c->ns);
+    binding = collector_name("%s-%s-collector", c->name, c->ns);
     o = reconcile_object(c, "rbac.authorization.k8s.io/v1", "ClusterRole", role, 0, reconcile_common_labels(c, role),
                          reconcile_object_annotations(c));
     jset(o, "rules", rules);

@@ -20,11 +20,12 @@
 #include "base/alloc.h"
 #include "base/json.h"
 #include "base/versions.h"
-#include "kube/collector.h"
-#include "kube/defaults.h"
+#include "collector/config.h"
+#include "collector/defaults.h"
+#include "collector/naming.h"
+#include "collector/ports.h"
 #include "kube/yaml.h"
 #include "reconcile/context.h"
-#include "reconcile/naming.h"
 #include "reconcile/upgrade.h"
 
 #include <stdarg.h>
@@ -78,7 +79,7 @@ int reconcile_fail(reconcile_ctx *c, const char *fmt, ...) {
 
 json_object *reconcile_selector_labels(reconcile_ctx *c) {
     const char *vals[2] = {c->ns, c->name};
-    char *instance = reconcile_truncate("%s.%s", RECONCILE_NAME_MAX, 2, vals);
+    char *instance = collector_truncate("%s.%s", COLLECTOR_NAME_MAX, 2, vals);
     json_object *l = jnew_obj();
     /* Already in sorted order. */
     jset_str(l, "app.kubernetes.io/component", "opentelemetry-collector");
@@ -294,7 +295,7 @@ static int build_pdb(reconcile_ctx *c) {
 
 static int build_configmap(reconcile_ctx *c) {
     json_object *ta = reconcile_ta_config(c), *o, *data;
-    char *yaml = ta ? kube_yaml_emit(ta) : kube_collector_config_yaml(c->config);
+    char *yaml = ta ? kube_yaml_emit(ta) : collector_config_yaml(c->config);
     json_object_put(ta);
     if (!yaml) return reconcile_fail(c, "spec.config cannot be rendered as YAML");
     o = reconcile_object(c, "v1", "ConfigMap", c->configmap_name, 1, reconcile_common_labels(c, c->collector_name),
@@ -334,7 +335,7 @@ static int build_hpa(reconcile_ctx *c) {
         reconcile_warn(c, "spec.autoscaler.maxReplicas is not set: no HorizontalPodAutoscaler");
         return 0;
     }
-    target = reconcile_name("%s", c->name, NULL);
+    target = collector_name("%s", c->name, NULL);
     o = reconcile_object(c, "autoscaling/v2", "HorizontalPodAutoscaler", c->collector_name, 1,
                          reconcile_common_labels(c, c->collector_name), reconcile_object_annotations(c));
     spec = jset_obj(o, "spec");
@@ -367,9 +368,9 @@ static int build_network_policy(reconcile_ctx *c) {
     char *name, err[256] = "";
     json_object *cports, *o, *spec, *rule, *ports, *types;
     if (!jbool(jmap(c->spec, "networkPolicy"), "enabled")) return 0;
-    cports = kube_collector_container_ports(c->config, jget(c->spec, "ports"), err, sizeof(err));
+    cports = collector_container_ports(c->config, jget(c->spec, "ports"), err, sizeof(err));
     if (!cports) return reconcile_fail(c, "%s", err);
-    name = reconcile_name("%s-collector-networkpolicy", c->name, NULL);
+    name = collector_name("%s-collector-networkpolicy", c->name, NULL);
     o = reconcile_object(c, "networking.k8s.io/v1", "NetworkPolicy", name, 1, reconcile_common_labels(c, name),
                          reconcile_object_annotations(c));
     free(name);
@@ -445,13 +446,12 @@ int reconcile_render(json_object *collector, const char *ns, const reconcile_opt
     }
     c.ns = jstr(c.meta, "namespace");
     if (!c.ns || !*c.ns) c.ns = ns && *ns ? ns : "default";
-    if (kube_default_collector(c.cr, derr, sizeof(derr)) != 0) {
+    if (collector_default(c.cr, derr, sizeof(derr)) != 0) {
         reconcile_fail(&c, "%s", derr);
         goto out;
     }
-    json_object_object_del(c.cr, KUBE_COLLECTOR_DERIVED_YAML);
-    json_object_object_del(c.cr, KUBE_COLLECTOR_DERIVED_PORTS);
-    json_object_object_del(c.cr, KUBE_COLLECTOR_DERIVED_ERROR);
+    /* Derived from the config as it came; it may yet be upgraded below. */
+    collector_drop_derived(c.cr);
     c.spec = jmap(c.cr, "spec");
     c.config = jmap(c.spec, "config");
     /* upgradeStrategy: none pins the collector as it is (spec 5.6). */
@@ -474,14 +474,14 @@ int reconcile_render(json_object *collector, const char *ns, const reconcile_opt
         char h8[9];
         memcpy(h8, c.hash, 8);
         h8[8] = '\0';
-        c.collector_name = reconcile_name("%s-collector", c.name, NULL);
-        c.configmap_name = reconcile_name("%s-collector-%s", c.name, h8);
+        c.collector_name = collector_name("%s-collector", c.name, NULL);
+        c.configmap_name = collector_name("%s-collector-%s", c.name, h8);
     }
     c.sa_name = jstr(c.spec, "serviceAccount");
     if (!c.sa_name || !*c.sa_name) c.sa_name = c.collector_name;
     /* The reference fails only where the port is needed: the monitoring
      * Service, which sidecar mode does not have. */
-    if ((c.metrics_port = kube_collector_metrics_port(c.config, derr, sizeof(derr))) < 0) {
+    if ((c.metrics_port = collector_metrics_port(c.config, derr, sizeof(derr))) < 0) {
         if (strcmp(c.mode, "sidecar") != 0) {
             reconcile_fail(&c, "%s", derr);
             goto out;

@@ -9,7 +9,7 @@
 #include "reconcile/context.h"
 
 #include "base/json.h"
-#include "reconcile/naming.h"
+#include "collector/naming.h"
 #include "reconcile/ports.h"
 
 #include <stdio.h>
@@ -71,18 +71,18 @@ int reconcile_build_services(reconcile_ctx *c) {
     json_object *ports, *mports, *mp;
     int rc = 0;
 
-    ports = reconcile_service_ports(c->config, RECONCILE_PORTS_RECEIVERS | RECONCILE_PORTS_EXPORTERS, is_route(c),
+    ports = reconcile_service_ports(c->config, COLLECTOR_RECEIVERS | COLLECTOR_EXPORTERS, is_route(c),
                                     jget(c->spec, "ports"), err, sizeof(err));
     if (!ports) return reconcile_fail(c, "%s", err);
     if (json_object_array_length(ports) > 0) {
-        name = reconcile_name("%s-headless", c->collector_name, NULL);
+        name = collector_name("%s-headless", c->collector_name, NULL);
         rc = reconcile_emit(c, service(c, BASE, c->collector_name, c->collector_name, jcopy(ports))) ||
              reconcile_emit(c, service(c, HEADLESS, name, c->collector_name, jcopy(ports)));
         free(name);
         if (rc) goto out;
     }
 
-    name = reconcile_name("%s-monitoring", c->collector_name, NULL);
+    name = collector_name("%s-monitoring", c->collector_name, NULL);
     mports = jnew_arr();
     mp = jpush(mports, jnew_obj());
     jset_str(mp, "name", "monitoring");
@@ -92,10 +92,10 @@ int reconcile_build_services(reconcile_ctx *c) {
     if (rc) goto out;
 
     json_object_put(ports);
-    ports = reconcile_service_ports(c->config, RECONCILE_PORTS_EXTENSIONS, 0, NULL, err, sizeof(err));
+    ports = reconcile_service_ports(c->config, COLLECTOR_EXTENSIONS, 0, NULL, err, sizeof(err));
     if (!ports) return reconcile_fail(c, "%s", err);
     if (json_object_array_length(ports) > 0) {
-        name = reconcile_name("%s-extension", c->collector_name, NULL);
+        name = collector_name("%s-extension", c->collector_name, NULL);
         rc = reconcile_emit(c, service(c, EXTENSION, name, name, jcopy(ports)));
         free(name);
     }

@@ -21,7 +21,7 @@
 #include "reconcile/context.h"
 
 #include "base/json.h"
-#include "reconcile/naming.h"
+#include "collector/naming.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,7 +80,7 @@ json_object *reconcile_ta_config(reconcile_ctx *c) {
         if (pc) json_object_object_del(pc, "scrape_configs");
         ta = jmap(prom, "target_allocator");
         if (!ta) ta = jset_obj(prom, "target_allocator");
-        svc = reconcile_name("%s-targetallocator", ta_name(c), NULL);
+        svc = collector_name("%s-targetallocator", ta_name(c), NULL);
         if (svc && asprintf(&endpoint, "http://%s:80", svc) < 0) endpoint = NULL;
         jset_str(ta, "endpoint", endpoint);
         jset_str(ta, "interval", "30s");

@@ -1,7 +1,8 @@
 /* reconcile/workload.c - the Deployment, DaemonSet or StatefulSet and its
- * pod (reconcile.md 2.4, 2.5). Container ports and probes come from
- * kube/collector.c, the same code that builds the sidecar, so an injected
- * sidecar and a rendered Deployment of one collector never disagree.
+ * pod (reconcile.md 2.4, 2.5). The collector container and the volumes it
+ * mounts come from collector/container.c, the builder of the sidecar too,
+ * so an injected sidecar and a rendered Deployment of one collector never
+ * disagree.
  *
  * Fields are written in Go struct order. Values the reference always
  * writes even when empty (strategy: {}, dnsConfig: {}, resources: {},
@@ -11,197 +12,16 @@
  * The operator's own proxy variables (HTTP_PROXY...) are not copied into
  * the container: render runs on a workstation, whose proxy settings have
  * nothing to do with the cluster's. */
-#include "kube/collector.h"
+#include "collector/container.h"
 
 #include "base/alloc.h"
 #include "base/json.h"
+#include "collector/naming.h"
 #include "reconcile/context.h"
-#include "reconcile/naming.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int cmp_str(const void *a, const void *b) {
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* --config=/conf/collector.yaml, then --k=v sorted; key "config" dropped. */
-static json_object *container_args(reconcile_ctx *c) {
-    json_object *args = jnew_arr(), *m = jmap(c->spec, "args");
-    size_t n = m ? (size_t)json_object_object_length(m) : 0, k = 0;
-    char **v = n ? xcalloc(n, sizeof(*v)) : NULL;
-    jpush(args, jnew_str("--config=/conf/collector.yaml"));
-    if (m && v) {
-        json_object_object_foreach(m, key, val) {
-            if (strcmp(key, "config") == 0) continue;
-            if (asprintf(&v[k], "--%s=%s", key, val ? json_object_get_string(val) : "") < 0)
-                v[k] = NULL;
-            else
-                k++;
-        }
-        qsort(v, k, sizeof(*v), cmp_str);
-        for (size_t i = 0; i < k; i++) jpush(args, jnew_str(v[i]));
-    }
-    for (size_t i = 0; i < k; i++) free(v[i]);
-    free(v);
-    return args;
-}
-
-static int env_has(json_object *env, const char *name) {
-    for (size_t i = 0; env && i < json_object_array_length(env); i++) {
-        const char *n = jstr(json_object_array_get_idx(env, i), "name");
-        if (n && strcmp(n, name) == 0) return 1;
-    }
-    return 0;
-}
-
-static void env_field(json_object *env, const char *name, const char *path) {
-    json_object *e = jpush(env, jnew_obj());
-    jset_str(e, "name", name);
-    jset_str(jset_obj(jset_obj(e, "valueFrom"), "fieldRef"), "fieldPath", path);
-}
-
-static void env_resource(json_object *env, const char *name, const char *resource) {
-    json_object *e = jpush(env, jnew_obj()), *r;
-    jset_str(e, "name", name);
-    r = jset_obj(jset_obj(e, "valueFrom"), "resourceFieldRef");
-    jset_str(r, "containerName", "otc-container");
-    jset_str(r, "resource", resource);
-}
-
-/* Is a receiver of this type (before '/') in a pipeline? */
-static int receiver_enabled(json_object *config, const char *type1, const char *type2) {
-    json_object *pipes = jmap(jmap(config, "service"), "pipelines");
-    if (!pipes) return 0;
-    json_object_object_foreach(pipes, pname, p) {
-        json_object *list = jarr(p, "receivers");
-        (void)pname;
-        for (size_t i = 0; list && i < json_object_array_length(list); i++) {
-            json_object *e = json_object_array_get_idx(list, i);
-            const char *id;
-            size_t n;
-            if (!json_object_is_type(e, json_type_string)) continue;
-            id = json_object_get_string(e);
-            n = strcspn(id, "/");
-            if ((strlen(type1) == n && strncmp(id, type1, n) == 0) || (strlen(type2) == n && strncmp(id, type2, n) == 0))
-                return 1;
-        }
-    }
-    return 0;
-}
-
-static json_object *container_env(reconcile_ctx *c) {
-    json_object *user = jarr(c->spec, "env"), *env = jnew_arr();
-    for (size_t i = 0; user && i < json_object_array_length(user); i++)
-        jpush(env, jcopy(json_object_array_get_idx(user, i)));
-    if (!env_has(user, "POD_NAME")) env_field(env, "POD_NAME", "metadata.name");
-    if (!env_has(user, "GOMEMLIMIT")) env_resource(env, "GOMEMLIMIT", "limits.memory");
-    if (!env_has(user, "GOMAXPROCS")) env_resource(env, "GOMAXPROCS", "limits.cpu");
-    if (receiver_enabled(c->config, "kubelet_stats", "kubeletstats") && !env_has(user, "K8S_NODE_NAME"))
-        env_field(env, "K8S_NODE_NAME", "spec.nodeName");
-    return env;
-}
-
-/* path.Join("/var/conf", mountpath, "configmap-<name>"). */
-static char *configmap_mount_path(const char *mountpath, const char *volname) {
-    char *raw = NULL, *out;
-    size_t w = 0;
-    if (asprintf(&raw, "/var/conf/%s/%s", mountpath ? mountpath : "", volname) < 0) return NULL;
-    if (!(out = xmalloc(strlen(raw) + 1))) {
-        free(raw);
-        return NULL;
-    }
-    /* Clean: collapse "//", drop "/./"; ".." is not resolved (the CRD
-     * validates mountpath elsewhere and path.Join's ".." handling would
-     * only matter for hostile input, which the kubelet rejects anyway). */
-    for (const char *p = raw; *p;) {
-        if (*p == '/') {
-            while (p[1] == '/' || (p[1] == '.' && (p[2] == '/' || p[2] == '\0'))) p += p[1] == '/' ? 1 : 2;
-            if (w == 0 || out[w - 1] != '/') out[w++] = '/';
-            p++;
-        } else {
-            out[w++] = *p++;
-        }
-    }
-    if (w > 1 && out[w - 1] == '/') w--;
-    out[w] = '\0';
-    free(raw);
-    return out;
-}
-
-static int container(reconcile_ctx *c, json_object *containers) {
-    json_object *spec = c->spec, *k = jpush(containers, jnew_obj());
-    json_object *ports, *mounts, *m, *list, *live, *ready, *start;
-    const char *image = jstr(spec, "image");
-    char err[256] = "";
-    if (!image || !*image) image = c->opt->collector_image;
-    jset_str(k, "name", "otc-container");
-    jset_str(k, "image", image);
-    jset_copy(k, "command", jarr(spec, "command"));
-    jset(k, "args", container_args(c));
-    if (!(ports = kube_collector_container_ports(c->config, jget(spec, "ports"), err, sizeof(err))))
-        return reconcile_fail(c, "%s", err);
-    jset(k, "ports", ports);
-    jset_copy(k, "envFrom", jarr(spec, "envFrom"));
-    jset(k, "env", container_env(c));
-    if (jmap(spec, "resources"))
-        jset_copy(k, "resources", jmap(spec, "resources"));
-    else
-        jset_obj(k, "resources");
-    mounts = jset_arr(k, "volumeMounts");
-    m = jpush(mounts, jnew_obj());
-    jset_str(m, "name", "otc-internal");
-    jset_str(m, "mountPath", "/conf");
-    if ((list = jarr(spec, "volumeMounts")))
-        for (size_t i = 0; i < json_object_array_length(list); i++)
-            jpush(mounts, jcopy(json_object_array_get_idx(list, i)));
-    if ((list = jarr(spec, "configmaps")))
-        for (size_t i = 0; i < json_object_array_length(list); i++) {
-            json_object *e = json_object_array_get_idx(list, i);
-            char *vol = reconcile_name("configmap-%s", jstr(e, "name") ? jstr(e, "name") : "", NULL);
-            char *path = vol ? configmap_mount_path(jstr(e, "mountpath"), vol) : NULL;
-            m = jpush(mounts, jnew_obj());
-            jset_str(m, "name", vol);
-            jset_str(m, "mountPath", path);
-            free(vol);
-            free(path);
-        }
-    kube_collector_probes(c->spec, &live, &ready, &start);
-    if (live) jset(k, "livenessProbe", live);
-    if (ready) jset(k, "readinessProbe", ready);
-    if (start) jset(k, "startupProbe", start);
-    jset_copy(k, "lifecycle", jmap(spec, "lifecycle"));
-    if (jnonempty(jget(spec, "imagePullPolicy")))
-        jset_copy(k, "imagePullPolicy", jget(spec, "imagePullPolicy"));
-    jset_copy(k, "securityContext", jmap(spec, "securityContext"));
-    return 0;
-}
-
-static json_object *volumes(reconcile_ctx *c) {
-    json_object *v = jnew_arr(), *e, *cm, *items, *it, *list;
-    e = jpush(v, jnew_obj());
-    jset_str(e, "name", "otc-internal");
-    cm = jset_obj(e, "configMap");
-    jset_str(cm, "name", c->configmap_name);
-    items = jset_arr(cm, "items");
-    it = jpush(items, jnew_obj());
-    jset_str(it, "key", "collector.yaml");
-    jset_str(it, "path", "collector.yaml");
-    if ((list = jarr(c->spec, "volumes")))
-        for (size_t i = 0; i < json_object_array_length(list); i++)
-            jpush(v, jcopy(json_object_array_get_idx(list, i)));
-    if ((list = jarr(c->spec, "configmaps")))
-        for (size_t i = 0; i < json_object_array_length(list); i++) {
-            const char *name = jstr(json_object_array_get_idx(list, i), "name");
-            char *vol = reconcile_name("configmap-%s", name ? name : "", NULL);
-            e = jpush(v, jnew_obj());
-            jset_str(e, "name", vol);
-            jset_str(jset_obj(e, "configMap"), "name", name);
-            free(vol);
-        }
-    return v;
-}
 
 /* Pod template annotations (2.1.4). The Prometheus port is the telemetry
  * port actually configured (spec 7.9: the reference always says 8888). */
@@ -237,24 +57,29 @@ static json_object *pod_annotations(reconcile_ctx *c) {
 }
 
 static json_object *pod_template(reconcile_ctx *c, int spread) {
-    json_object *t = jnew_obj(), *m, *ps, *spec = c->spec, *dns;
+    json_object *t, *m, *ps, *spec = c->spec, *dns, *containers, *extra;
     const char *policy = jstr(spec, "dnsPolicy");
+    collector_build_opts o = {.target = COLLECTOR_WORKLOAD, .default_image = c->opt->collector_image,
+                              .configmap = c->configmap_name};
+    collector_pod part;
+    char err[256] = "";
+    if (collector_build(c->cr, &o, &part, err, sizeof err) != 0) {
+        reconcile_fail(c, "%s", err);
+        return NULL;
+    }
+    t = jnew_obj();
     m = jset_obj(t, "metadata");
     jset(m, "labels", reconcile_common_labels(c, c->collector_name));
     jset(m, "annotations", pod_annotations(c));
     ps = jset_obj(t, "spec");
-    jset(ps, "volumes", volumes(c));
-    jset_copy(ps, "initContainers", jarr(spec, "initContainers"));
-    {
-        json_object *containers = jset_arr(ps, "containers"), *extra;
-        if (container(c, containers)) {
-            json_object_put(t);
-            return NULL;
-        }
-        if ((extra = jarr(spec, "additionalContainers")))
-            for (size_t i = 0; i < json_object_array_length(extra); i++)
-                jpush(containers, jcopy(json_object_array_get_idx(extra, i)));
-    }
+    jset(ps, "volumes", json_object_get(part.volumes));
+    if (part.init_containers) jset(ps, "initContainers", json_object_get(part.init_containers));
+    containers = jset_arr(ps, "containers");
+    jpush(containers, json_object_get(part.container));
+    if ((extra = jarr(spec, "additionalContainers")))
+        for (size_t i = 0; i < json_object_array_length(extra); i++)
+            jpush(containers, jcopy(json_object_array_get_idx(extra, i)));
+    collector_pod_free(&part);
     jset_copy(ps, "terminationGracePeriodSeconds", jget(spec, "terminationGracePeriodSeconds"));
     dns = jmap(spec, "podDnsConfig");
     if (!policy || !*policy)
@@ -321,7 +146,7 @@ int reconcile_build_workload(reconcile_ctx *c) {
     {
         const char *svc = jstr(c->spec, "serviceName");
         char *headless = NULL;
-        if (!svc || !*svc) svc = headless = reconcile_name("%s-headless", c->collector_name, NULL);
+        if (!svc || !*svc) svc = headless = collector_name("%s-headless", c->collector_name, NULL);
         jset_str(spec, "serviceName", svc);
         free(headless);
     }

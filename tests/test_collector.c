@@ -1,7 +1,10 @@
 /* tests/test_collector.c - kube/collector.c against reconcile.md 1.3, 2.5,
  * 3 and mutation.md 4.4-4.5 (port names, ports, defaults, probes, YAML). */
-#include "kube/collector.h"
+#include "collector/config.h"
 
+#include "collector/defaults.h"
+#include "collector/ports.h"
+#include "collector/probes.h"
 #include "kube/yaml.h"
 #include "tests/util.h"
 
@@ -24,7 +27,7 @@ static json_object *load(const char *file) {
 static void check_ports(const char *config, const char *spec_ports, const char *want) {
     json_object *c = tu_json(config), *sp = spec_ports ? tu_json(spec_ports) : NULL;
     char err[256] = "";
-    json_object *got = kube_collector_container_ports(c, sp, err, sizeof(err));
+    json_object *got = collector_container_ports(c, sp, err, sizeof(err));
     ck_assert_msg(got != NULL, "container ports failed: %s", err);
     char *s = tu_str(got);
     ck_assert_str_eq(s, want);
@@ -37,7 +40,7 @@ static void check_ports(const char *config, const char *spec_ports, const char *
 static void check_ports_error(const char *config, const char *want_err) {
     json_object *c = tu_json(config);
     char err[256] = "";
-    json_object *got = kube_collector_container_ports(c, NULL, err, sizeof(err));
+    json_object *got = collector_container_ports(c, NULL, err, sizeof(err));
     ck_assert_ptr_null(got);
     ck_assert_str_eq(err, want_err);
     json_object_put(c);
@@ -225,35 +228,35 @@ END_TEST
 
 START_TEST(endpoint_port_parsing) {
     /* The port after the last ':' of host:port, brackets honoured. */
-    ck_assert_int_eq(kube_collector_endpoint_port("[::1]:4317"), 4317);
-    ck_assert_int_eq(kube_collector_endpoint_port("[::]:4317"), 4317);
-    ck_assert_int_eq(kube_collector_endpoint_port("0.0.0.0:4317"), 4317);
-    ck_assert_int_eq(kube_collector_endpoint_port(":4317"), 4317);
-    ck_assert_int_eq(kube_collector_endpoint_port("${env:POD_IP}:4317"), 4317);
-    ck_assert_int_eq(kube_collector_endpoint_port("[fd00::1]:5318"), 5318);
-    ck_assert_int_eq(kube_collector_endpoint_port("http://[fd00::1]:9411"), 9411);
-    ck_assert_int_eq(kube_collector_endpoint_port("http://[fd00::1]:9411/api/v2"), 9411);
-    ck_assert_int_eq(kube_collector_endpoint_port("http://0.0.0.0:9411"), 9411);
-    ck_assert_int_eq(kube_collector_endpoint_port("localhost:4317/v1"), 4317);
-    ck_assert_int_eq(kube_collector_endpoint_port("localhost:4317?next=http://x:1"), 4317);
+    ck_assert_int_eq(collector_endpoint_port("[::1]:4317"), 4317);
+    ck_assert_int_eq(collector_endpoint_port("[::]:4317"), 4317);
+    ck_assert_int_eq(collector_endpoint_port("0.0.0.0:4317"), 4317);
+    ck_assert_int_eq(collector_endpoint_port(":4317"), 4317);
+    ck_assert_int_eq(collector_endpoint_port("${env:POD_IP}:4317"), 4317);
+    ck_assert_int_eq(collector_endpoint_port("[fd00::1]:5318"), 5318);
+    ck_assert_int_eq(collector_endpoint_port("http://[fd00::1]:9411"), 9411);
+    ck_assert_int_eq(collector_endpoint_port("http://[fd00::1]:9411/api/v2"), 9411);
+    ck_assert_int_eq(collector_endpoint_port("http://0.0.0.0:9411"), 9411);
+    ck_assert_int_eq(collector_endpoint_port("localhost:4317/v1"), 4317);
+    ck_assert_int_eq(collector_endpoint_port("localhost:4317?next=http://x:1"), 4317);
     /* As before: trailing text after the digits is ignored. */
-    ck_assert_int_eq(kube_collector_endpoint_port("0.0.0.0:4317x"), 4317);
+    ck_assert_int_eq(collector_endpoint_port("0.0.0.0:4317x"), 4317);
     /* As before: an env-var port or an unparsable value has no port, and
      * the caller uses the default. */
-    ck_assert_int_eq(kube_collector_endpoint_port("0.0.0.0:${env:PORT}"), 0);
-    ck_assert_int_eq(kube_collector_endpoint_port("${env:POD_IP}:${env:PORT}"), 0);
-    ck_assert_int_eq(kube_collector_endpoint_port("[::1]"), 0);
-    ck_assert_int_eq(kube_collector_endpoint_port("[::1]:"), 0);
-    ck_assert_int_eq(kube_collector_endpoint_port("[::]:${env:PORT}"), 0);
-    ck_assert_int_eq(kube_collector_endpoint_port("0.0.0.0"), 0);
-    ck_assert_int_eq(kube_collector_endpoint_port("host:"), 0);
-    ck_assert_int_eq(kube_collector_endpoint_port("host:abc"), 0);
-    ck_assert_int_eq(kube_collector_endpoint_port("host:0"), 0);
-    ck_assert_int_eq(kube_collector_endpoint_port("host:99999999999"), 0);
-    ck_assert_int_eq(kube_collector_endpoint_port("host:2147483647"), 2147483647);
-    ck_assert_int_eq(kube_collector_endpoint_port("host:2147483648"), 0);
-    ck_assert_int_eq(kube_collector_endpoint_port(""), 0);
-    ck_assert_int_eq(kube_collector_endpoint_port(NULL), 0);
+    ck_assert_int_eq(collector_endpoint_port("0.0.0.0:${env:PORT}"), 0);
+    ck_assert_int_eq(collector_endpoint_port("${env:POD_IP}:${env:PORT}"), 0);
+    ck_assert_int_eq(collector_endpoint_port("[::1]"), 0);
+    ck_assert_int_eq(collector_endpoint_port("[::1]:"), 0);
+    ck_assert_int_eq(collector_endpoint_port("[::]:${env:PORT}"), 0);
+    ck_assert_int_eq(collector_endpoint_port("0.0.0.0"), 0);
+    ck_assert_int_eq(collector_endpoint_port("host:"), 0);
+    ck_assert_int_eq(collector_endpoint_port("host:abc"), 0);
+    ck_assert_int_eq(collector_endpoint_port("host:0"), 0);
+    ck_assert_int_eq(collector_endpoint_port("host:99999999999"), 0);
+    ck_assert_int_eq(collector_endpoint_port("host:2147483647"), 2147483647);
+    ck_assert_int_eq(collector_endpoint_port("host:2147483648"), 0);
+    ck_assert_int_eq(collector_endpoint_port(""), 0);
+    ck_assert_int_eq(collector_endpoint_port(NULL), 0);
 }
 END_TEST
 
@@ -274,7 +277,7 @@ START_TEST(ports_ipv6_endpoints) {
         "\"pipelines\":{\"p\":{\"receivers\":[\"otlp\",\"zipkin\",\"statsd\",\"jaeger\"]}}}}}");
     json_object *config = json_object_object_get(spec, "config"), *ports, *l = NULL;
     char err[256] = "", *s;
-    ports = kube_collector_container_ports(config, NULL, err, sizeof(err));
+    ports = collector_container_ports(config, NULL, err, sizeof(err));
     ck_assert_msg(ports != NULL, "%s", err);
     s = tu_str(ports);
     ck_assert_str_eq(s, "[{\"name\":\"health-check\",\"containerPort\":13134,\"protocol\":\"TCP\"},"
@@ -289,7 +292,7 @@ START_TEST(ports_ipv6_endpoints) {
                         "{\"name\":\"zipkin\",\"containerPort\":9412,\"protocol\":\"TCP\"}]");
     free(s);
     json_object_put(ports);
-    kube_collector_probes(spec, &l, NULL, NULL);
+    collector_probes(spec, &l, NULL, NULL);
     ck_assert_ptr_nonnull(l);
     s = tu_str(l);
     ck_assert_str_eq(s, "{\"httpGet\":{\"path\":\"/\",\"port\":13134}}");
@@ -305,7 +308,7 @@ START_TEST(defaults_ipv6_listen_address) {
                              "\"grpc\":{\"listen_address\":\"[::1]:5317\"}}}},"
                              PIPE("\"otlp\"", "") "}");
     char err[256] = "";
-    ck_assert_int_eq(kube_collector_default_config(c, err, sizeof(err)), 0);
+    ck_assert_int_eq(collector_default_config(c, err, sizeof(err)), 0);
     ck_assert_str_eq(json_object_get_string(json_object_object_get(
                          json_object_object_get(json_object_object_get(json_object_object_get(
                              json_object_object_get(c, "receivers"), "otlp"), "protocols"), "grpc"),
@@ -336,9 +339,9 @@ START_TEST(component_ports_columns) {
         {"awsxray", 2000, "UDP", "", 2000},    {"prometheus", 8888, "", "", 0},
         {"jaeger-query", 16686, "", "", 16686}, {"health-check", 13133, "", "", 0},
     };
-    kube_collector_ports l;
+    collector_ports l;
     char err[256] = "";
-    ck_assert_int_eq(kube_collector_component_ports(c, KUBE_COLLECTOR_ALL, &l, err, sizeof(err)), 0);
+    ck_assert_int_eq(collector_component_ports(c, COLLECTOR_LISTENERS, &l, err, sizeof(err)), 0);
     ck_assert_uint_eq(l.n, sizeof(want) / sizeof(want[0]));
     for (size_t i = 0; i < l.n; i++) {
         ck_assert_str_eq(l.v[i].name, want[i].name);
@@ -347,24 +350,24 @@ START_TEST(component_ports_columns) {
         ck_assert_str_eq(l.v[i].app_protocol, want[i].app);
         ck_assert_int_eq(l.v[i].target_port, want[i].target);
     }
-    kube_collector_ports_free(&l);
+    collector_ports_free(&l);
     /* Only the kinds asked for; a receiver's build error is not an
      * extension Service's. */
-    ck_assert_int_eq(kube_collector_component_ports(c, KUBE_COLLECTOR_EXPORTERS, &l, err, sizeof(err)), 0);
+    ck_assert_int_eq(collector_component_ports(c, COLLECTOR_EXPORTERS, &l, err, sizeof(err)), 0);
     ck_assert_uint_eq(l.n, 1);
     ck_assert_str_eq(l.v[0].name, "prometheus");
-    kube_collector_ports_free(&l);
+    collector_ports_free(&l);
     json_object_put(c);
     c = tu_json("{\"receivers\":{\"tcp_log\":{}},\"extensions\":{\"health_check\":{}},"
                 "\"service\":{\"extensions\":[\"health_check\"],\"pipelines\":{\"p\":{\"receivers\":[\"tcp_log\"]}}}}");
-    ck_assert_int_eq(kube_collector_component_ports(c, KUBE_COLLECTOR_ALL, &l, err, sizeof(err)), -1);
+    ck_assert_int_eq(collector_component_ports(c, COLLECTOR_LISTENERS, &l, err, sizeof(err)), -1);
     ck_assert_str_eq(err, "receiver tcp_log: port should not be empty");
     ck_assert_ptr_null(l.v);
     ck_assert_uint_eq(l.n, 0);
-    ck_assert_int_eq(kube_collector_component_ports(c, KUBE_COLLECTOR_EXTENSIONS, &l, err, sizeof(err)), 0);
+    ck_assert_int_eq(collector_component_ports(c, COLLECTOR_EXTENSIONS, &l, err, sizeof(err)), 0);
     ck_assert_uint_eq(l.n, 1);
     ck_assert_str_eq(l.v[0].name, "health-check");
-    kube_collector_ports_free(&l);
+    collector_ports_free(&l);
     json_object_put(c);
 }
 END_TEST
@@ -396,7 +399,7 @@ START_TEST(ports_sidecar_appendix_a2) {
                        "{\"name\":\"metrics\",\"containerPort\":8888,\"protocol\":\"TCP\"}]";
     char err[256] = "";
     for (int pass = 0; pass < 2; pass++) {
-        json_object *ports = kube_collector_container_ports(
+        json_object *ports = collector_container_ports(
             config, json_object_object_get(spec, "ports"), err, sizeof(err));
         ck_assert_msg(ports != NULL, "%s", err);
         char *s = tu_str(ports);
@@ -404,10 +407,10 @@ START_TEST(ports_sidecar_appendix_a2) {
         free(s);
         json_object_put(ports);
         /* same answer once the webhook defaults are in */
-        ck_assert_int_eq(kube_collector_default_config(config, err, sizeof(err)), 0);
+        ck_assert_int_eq(collector_default_config(config, err, sizeof(err)), 0);
     }
     json_object *l = (json_object *)1, *r = (json_object *)1, *st = (json_object *)1;
-    kube_collector_probes(spec, &l, &r, &st);
+    collector_probes(spec, &l, &r, &st);
     ck_assert_ptr_null(l);
     ck_assert_ptr_null(r);
     ck_assert_ptr_null(st);
@@ -476,7 +479,7 @@ static void check_metrics(const char *telemetry, int want, const char *want_err)
     char buf[1024], err[256] = "";
     snprintf(buf, sizeof(buf), "{\"service\":{\"telemetry\":%s}}", telemetry);
     json_object *c = tu_json(buf);
-    ck_assert_int_eq(kube_collector_metrics_port(c, err, sizeof(err)), want);
+    ck_assert_int_eq(collector_metrics_port(c, err, sizeof(err)), want);
     if (want_err) ck_assert_str_eq(err, want_err);
     json_object_put(c);
 }
@@ -527,15 +530,15 @@ START_TEST(defaults_typical_config) {
     json_object *c = load(DATA "typical.json"), *want = load(DATA "typical.defaulted.json");
     char err[256] = "";
     char *w = tu_str(want);
-    ck_assert_int_eq(kube_collector_default_config(c, err, sizeof(err)), 0);
+    ck_assert_int_eq(collector_default_config(c, err, sizeof(err)), 0);
     char *once = tu_str(c);
     ck_assert_str_eq(once, w);
     /* idempotent */
-    ck_assert_int_eq(kube_collector_default_config(c, err, sizeof(err)), 0);
+    ck_assert_int_eq(collector_default_config(c, err, sizeof(err)), 0);
     char *twice = tu_str(c);
     ck_assert_str_eq(twice, w);
     /* and the ports it implies */
-    json_object *ports = kube_collector_container_ports(c, NULL, err, sizeof(err));
+    json_object *ports = collector_container_ports(c, NULL, err, sizeof(err));
     ck_assert_ptr_nonnull(ports);
     char *p = tu_str(ports);
     ck_assert_str_eq(p, "[{\"name\":\"health-check\",\"containerPort\":13133,\"protocol\":\"TCP\"},"
@@ -560,7 +563,7 @@ END_TEST
 static void check_defaults(const char *in, const char *want) {
     json_object *c = tu_json(in);
     char err[256] = "";
-    ck_assert_msg(kube_collector_default_config(c, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_msg(collector_default_config(c, err, sizeof(err)) == 0, "%s", err);
     char *s = tu_str(c);
     ck_assert_str_eq(s, want);
     free(s);
@@ -633,7 +636,7 @@ START_TEST(defaults_unknown_protocol_is_an_error) {
                      PIPE("\"otlp\"", "") "}";
     json_object *c = tu_json(in);
     char *before = tu_str(c), err[256] = "";
-    ck_assert_int_eq(kube_collector_default_config(c, err, sizeof(err)), -1);
+    ck_assert_int_eq(collector_default_config(c, err, sizeof(err)), -1);
     ck_assert_str_eq(err, "unknown protocol set: websocket");
     char *after = tu_str(c);
     ck_assert_str_eq(after, before); /* nothing half-applied */
@@ -642,9 +645,9 @@ START_TEST(defaults_unknown_protocol_is_an_error) {
     json_object_put(c);
 
     json_object *arr = tu_json("[]");
-    ck_assert_int_eq(kube_collector_default_config(arr, err, sizeof(err)), -1);
+    ck_assert_int_eq(collector_default_config(arr, err, sizeof(err)), -1);
     ck_assert_str_eq(err, "config is not an object");
-    ck_assert_int_eq(kube_collector_default_config(NULL, err, sizeof(err)), -1);
+    ck_assert_int_eq(collector_default_config(NULL, err, sizeof(err)), -1);
     json_object_put(arr);
 }
 END_TEST
@@ -653,7 +656,7 @@ END_TEST
 
 static void probes_str(const char *spec, char **l, char **r, char **s) {
     json_object *sp = tu_json(spec), *lo, *ro, *so;
-    kube_collector_probes(sp, &lo, &ro, &so);
+    collector_probes(sp, &lo, &ro, &so);
     *l = lo ? tu_str(lo) : NULL;
     *r = ro ? tu_str(ro) : NULL;
     *s = so ? tu_str(so) : NULL;
@@ -721,7 +724,7 @@ START_TEST(probes_absent) {
     /* NULL out-pointers are allowed */
     json_object *sp = tu_json("{\"config\":{\"extensions\":{},\"service\":{\"extensions\":[\"health_check\"]}}}");
     json_object *lo;
-    kube_collector_probes(sp, &lo, NULL, NULL);
+    collector_probes(sp, &lo, NULL, NULL);
     ck_assert_ptr_nonnull(lo);
     json_object_put(lo);
     json_object_put(sp);
@@ -733,7 +736,7 @@ END_TEST
 START_TEST(yaml_key_order) {
     json_object *in = load(DATA "realistic.json"), *ordered = load(DATA "realistic.ordered.json");
     char *before = tu_str(in);
-    char *got = kube_collector_config_yaml(in);
+    char *got = collector_config_yaml(in);
     char *want = kube_yaml_emit(ordered);
     ck_assert_ptr_nonnull(got);
     ck_assert_ptr_nonnull(want);
@@ -754,11 +757,11 @@ START_TEST(yaml_key_order) {
 END_TEST
 
 START_TEST(yaml_odd_inputs) {
-    char *s = kube_collector_config_yaml(NULL);
+    char *s = collector_config_yaml(NULL);
     ck_assert_ptr_nonnull(s);
     free(s);
     json_object *o = tu_json("[{\"b\":1,\"a\":2},\"x\",null]");
-    s = kube_collector_config_yaml(o);
+    s = collector_config_yaml(o);
     json_object *want = tu_json("[{\"a\":2,\"b\":1},\"x\",null]");
     char *w = kube_yaml_emit(want);
     ck_assert_str_eq(s, w);
@@ -779,7 +782,7 @@ START_TEST(yaml_depth_limit) {
         json_object_object_add(o, "k", c);
         o = m;
     }
-    ck_assert_ptr_null(kube_collector_config_yaml(root));
+    ck_assert_ptr_null(collector_config_yaml(root));
     /* freeing the tree recursion is json-c's; keep it shallow enough */
     json_object_put(root);
 }
@@ -789,19 +792,19 @@ END_TEST
 
 static void run_all(json_object *config, json_object *spec) {
     char err[64];
-    json_object *p = kube_collector_container_ports(config, json_object_object_get(spec, "ports"),
+    json_object *p = collector_container_ports(config, json_object_object_get(spec, "ports"),
                                                      err, sizeof(err));
     json_object_put(p);
-    (void)kube_collector_metrics_port(config, err, sizeof(err));
+    (void)collector_metrics_port(config, err, sizeof(err));
     json_object *l, *r, *s;
-    kube_collector_probes(spec, &l, &r, &s);
+    collector_probes(spec, &l, &r, &s);
     json_object_put(l);
     json_object_put(r);
     json_object_put(s);
-    free(kube_collector_config_yaml(config));
-    (void)kube_collector_default_config(config, err, sizeof(err));
-    (void)kube_collector_default_config(config, err, 1); /* tiny buffer */
-    p = kube_collector_container_ports(config, NULL, NULL, 0);
+    free(collector_config_yaml(config));
+    (void)collector_default_config(config, err, sizeof(err));
+    (void)collector_default_config(config, err, 1); /* tiny buffer */
+    p = collector_container_ports(config, NULL, NULL, 0);
     json_object_put(p);
 }
 

@@ -6,7 +6,7 @@
  * unlike json_object_to_json_string, writes nothing into the object. */
 #include "base/jtext.h"
 
-#include "kube/defaults.h"
+#include "collector/defaults.h"
 #include "kube/file.h"
 #include "kube/filesource.h"
 #include "kube/log.h"
@@ -1263,7 +1263,7 @@ START_TEST(defaults_collector) {
     json_object *o = tu_json("{\"kind\":\"OpenTelemetryCollector\",\"spec\":{\"config\":"
                              "\"receivers:\\n  zipkin:\\nexporters:\\n  debug:\\n"
                              "service:\\n  pipelines:\\n    traces: {receivers: [zipkin], exporters: [debug]}\\n\"}}");
-    ck_assert_int_eq(kube_default_collector(o, err, sizeof err), 0);
+    ck_assert_int_eq(collector_default(o, err, sizeof err), 0);
     EQ(js(kube_obj_get(o, "spec.config.receivers")), "{\"zipkin\":{\"endpoint\":\"0.0.0.0:9411\"}}");
     EQ(js(json_object_object_get(o, "@containerPorts")),
        "[{\"name\":\"metrics\",\"containerPort\":8888,\"protocol\":\"TCP\"},"
@@ -1286,14 +1286,14 @@ START_TEST(defaults_collector) {
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         json_object *b = tu_json(bad[i].json);
         err[0] = 0;
-        ck_assert_int_eq(kube_default_collector(b, err, sizeof err), -1);
+        ck_assert_int_eq(collector_default(b, err, sizeof err), -1);
         ck_assert_str_eq(err, bad[i].err);
         json_object_put(b);
     }
 }
 END_TEST
 
-/* KNOWN BUG (kube/defaults.c, kube_default_collector): defaults.h promises
+/* KNOWN BUG (collector/defaults.c, collector_default): defaults.h promises
  * that on failure "the object is then left as it was", but a v1alpha1 config
  * string is replaced by its parsed value before the checks that can still
  * fail ("spec.config is not a map", "unknown protocol set: ..."), so the
@@ -1307,7 +1307,7 @@ START_TEST(defaults_collector_failure_leaves_object) {
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         json_object *o = tu_json(cases[i]);
         char *before = js(o), err[256];
-        ck_assert_int_eq(kube_default_collector(o, err, sizeof err), -1);
+        ck_assert_int_eq(collector_default(o, err, sizeof err), -1);
         EQ(js(o), before);
         free(before);
         json_object_put(o);

@@ -3,12 +3,15 @@
  * Go's encoding rules, names and truncation, Service ports, RBAC rules,
  * and which objects each mode renders (reconcile.md 2 to 4). The exact YAML
  * of every object type is checked from the outside by reconcile_test.py. */
-#include "kube/collector.h"
+#include "collector/config.h"
 
 #include "base/json.h"
+#include "collector/defaults.h"
+#include "collector/naming.h"
+#include "collector/ports.h"
+#include "collector/probes.h"
 #include "kube/yaml.h"
 #include "reconcile/hash.h"
-#include "reconcile/naming.h"
 #include "reconcile/ports.h"
 #include "reconcile/render.h"
 #include "reconcile/stream.h"
@@ -31,7 +34,7 @@
 static char *hash_of(const char *config_json, int defaults) {
     json_object *c = tu_json(config_json);
     char h[RECONCILE_HASH_HEX], err[256] = "";
-    if (defaults) ck_assert_int_eq(kube_collector_default_config(c, err, sizeof(err)), 0);
+    if (defaults) ck_assert_int_eq(collector_default_config(c, err, sizeof(err)), 0);
     ck_assert_msg(reconcile_config_hash(c, h, err, sizeof(err)) == 0, "%s", err);
     json_object_put(c);
     return strdup(h);
@@ -78,9 +81,9 @@ START_TEST(hash_defaulting_is_idempotent) {
     /* A CR a reference webhook already defaulted hashes the same. */
     json_object *c = tu_json(VERSIONED("10s"));
     char err[256], h1[RECONCILE_HASH_HEX], h2[RECONCILE_HASH_HEX];
-    ck_assert_int_eq(kube_collector_default_config(c, err, sizeof(err)), 0);
+    ck_assert_int_eq(collector_default_config(c, err, sizeof(err)), 0);
     ck_assert_int_eq(reconcile_config_hash(c, h1, err, sizeof(err)), 0);
-    ck_assert_int_eq(kube_collector_default_config(c, err, sizeof(err)), 0);
+    ck_assert_int_eq(collector_default_config(c, err, sizeof(err)), 0);
     ck_assert_int_eq(reconcile_config_hash(c, h2, err, sizeof(err)), 0);
     ck_assert_str_eq(h1, h2);
     json_object_put(c);
@@ -177,40 +180,40 @@ static char *rep(char c, int n, const char *suffix) {
 
 START_TEST(names_table) {
     char *a = a60(), *w;
-    EQ(reconcile_name("%s-collector", "simplest", NULL), "simplest-collector");
-    EQ(reconcile_name("%s-collector-%s", "simplest", "5723ff27"), "simplest-collector-5723ff27");
-    EQ(reconcile_name("%s-headless", "simplest-collector", NULL), "simplest-collector-headless");
-    EQ(reconcile_name("%s-monitoring", "simplest-collector", NULL), "simplest-collector-monitoring");
-    EQ(reconcile_name("%s-extension", "simplest-collector", NULL), "simplest-collector-extension");
-    EQ(reconcile_name("%s-collector", "simplest-monitoring", NULL), "simplest-monitoring-collector");
-    EQ(reconcile_name("%s-ingress", "simplest", NULL), "simplest-ingress");
-    EQ(reconcile_name("%s-collector-networkpolicy", "simplest", NULL), "simplest-collector-networkpolicy");
-    EQ(reconcile_name("%s-%s-cluster-role", "simplest", "obs"), "simplest-obs-cluster-role");
-    EQ(reconcile_name("%s-%s-collector", "simplest", "obs"), "simplest-obs-collector");
-    EQ(reconcile_name("%s-%s-route", "otlp-grpc", "simplest"), "otlp-grpc-simplest-route");
-    EQ(reconcile_name("%s-%s-httproute", "simplest", "otlp-http"), "simplest-otlp-http-httproute");
+    EQ(collector_name("%s-collector", "simplest", NULL), "simplest-collector");
+    EQ(collector_name("%s-collector-%s", "simplest", "5723ff27"), "simplest-collector-5723ff27");
+    EQ(collector_name("%s-headless", "simplest-collector", NULL), "simplest-collector-headless");
+    EQ(collector_name("%s-monitoring", "simplest-collector", NULL), "simplest-collector-monitoring");
+    EQ(collector_name("%s-extension", "simplest-collector", NULL), "simplest-collector-extension");
+    EQ(collector_name("%s-collector", "simplest-monitoring", NULL), "simplest-monitoring-collector");
+    EQ(collector_name("%s-ingress", "simplest", NULL), "simplest-ingress");
+    EQ(collector_name("%s-collector-networkpolicy", "simplest", NULL), "simplest-collector-networkpolicy");
+    EQ(collector_name("%s-%s-cluster-role", "simplest", "obs"), "simplest-obs-cluster-role");
+    EQ(collector_name("%s-%s-collector", "simplest", "obs"), "simplest-obs-collector");
+    EQ(collector_name("%s-%s-route", "otlp-grpc", "simplest"), "otlp-grpc-simplest-route");
+    EQ(collector_name("%s-%s-httproute", "simplest", "otlp-http"), "simplest-otlp-http-httproute");
 
     /* 60 x a */
     w = rep('a', 53, "-collector");
-    EQ(reconcile_name("%s-collector", a, NULL), w);
+    EQ(collector_name("%s-collector", a, NULL), w);
     free(w);
     w = rep('a', 44, "-collector-5723ff27");
-    EQ(reconcile_name("%s-collector-%s", a, "5723ff27"), w);
+    EQ(collector_name("%s-collector-%s", a, "5723ff27"), w);
     free(w);
     {
-        char *base = reconcile_name("%s-collector", a, NULL);
+        char *base = collector_name("%s-collector", a, NULL);
         w = rep('a', 53, "--headless"); /* the quirk: base cut to "aaa-" */
-        EQ(reconcile_name("%s-headless", base, NULL), w);
+        EQ(collector_name("%s-headless", base, NULL), w);
         free(w);
         w = rep('a', 52, "-monitoring");
-        EQ(reconcile_name("%s-monitoring", base, NULL), w);
+        EQ(collector_name("%s-monitoring", base, NULL), w);
         free(w);
         free(base);
     }
     /* A long name and namespace: the name is cut first, then dropped. */
     w = rep('a', 46, "-obs-cluster-role");
     {
-        char *got = reconcile_name("%s-%s-cluster-role", a, "obs");
+        char *got = collector_name("%s-%s-cluster-role", a, "obs");
         ck_assert_str_eq(got, w);
         ck_assert_uint_eq(strlen(got), 63);
         free(got);
@@ -223,25 +226,25 @@ END_TEST
 START_TEST(names_truncate_rules) {
     const char *v1[] = {"ab"}, *v2[] = {"abc", "de"};
     /* Nothing to cut: only the trimming of non-alphanumerics at both ends. */
-    EQ(reconcile_truncate("-%s-", 63, 1, v1), "ab");
+    EQ(collector_truncate("-%s-", 63, 1, v1), "ab");
     /* Excess 3 is taken from the first value, which is dropped (3 <= 3). */
-    EQ(reconcile_truncate("%s.%s", 3, 2, v2), "de");
+    EQ(collector_truncate("%s.%s", 3, 2, v2), "de");
     /* Excess 2: first value cut to "a". */
-    EQ(reconcile_truncate("%s.%s", 4, 2, v2), "a.de");
+    EQ(collector_truncate("%s.%s", 4, 2, v2), "a.de");
     /* Still too long after dropping every value: hard cut, no trimming. */
-    EQ(reconcile_truncate("%s-0123456789", 5, 1, v1), "-0123");
+    EQ(collector_truncate("%s-0123456789", 5, 1, v1), "-0123");
 }
 END_TEST
 
 START_TEST(names_dns) {
     char s1[] = "My.Name_x", s2[] = ".abc-", s3[] = "ABC", s4[] = "a\xc3\xa9z";
-    reconcile_dns_name(s1);
+    collector_dns_name(s1);
     ck_assert_str_eq(s1, "my-name-x");
-    reconcile_dns_name(s2);
+    collector_dns_name(s2);
     ck_assert_str_eq(s2, "aabca"); /* outside [a-z0-9] at either end: 'a' */
-    reconcile_dns_name(s3);
+    collector_dns_name(s3);
     ck_assert_str_eq(s3, "abc");
-    reconcile_dns_name(s4);
+    collector_dns_name(s4);
     ck_assert_str_eq(s4, "a-z");
 }
 END_TEST
@@ -259,9 +262,9 @@ static char *sports(const char *config, int which, int route, const char *spec_p
     return s;
 }
 
-#define RX RECONCILE_PORTS_RECEIVERS
-#define EX RECONCILE_PORTS_EXPORTERS
-#define EXT RECONCILE_PORTS_EXTENSIONS
+#define RX COLLECTOR_RECEIVERS
+#define EX COLLECTOR_EXPORTERS
+#define EXT COLLECTOR_EXTENSIONS
 #define PIPE(rx, ex) "\"service\":{\"pipelines\":{\"p\":{\"receivers\":[" rx "],\"exporters\":[" ex "]}}}"
 
 START_TEST(service_ports_multi_protocol) {

@@ -1,8 +1,8 @@
-/* reconcile/naming.c - Truncate and DNSName (internal/naming); see naming.h.
+/* collector/naming.c - Truncate and DNSName (internal/naming); see naming.h.
  * Values are cut in place in private copies, then the format is applied
  * again, which is how the reference does it; doing it by arithmetic on the
  * formatted string would differ when a value is dropped entirely. */
-#include "reconcile/naming.h"
+#include "collector/naming.h"
 
 #include "base/alloc.h"
 
@@ -45,7 +45,7 @@ static int is_alnum(char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
 }
 
-char *reconcile_truncate(const char *fmt, size_t max, size_t nvals, const char *const *vals) {
+char *collector_truncate(const char *fmt, size_t max, size_t nvals, const char *const *vals) {
     char *copies[MAX_VALS] = {0}, *out;
     size_t len;
     if (nvals > MAX_VALS) nvals = MAX_VALS; /* callers pass at most two */
@@ -92,7 +92,7 @@ static size_t seq_len(unsigned char c) {
     return 1;
 }
 
-void reconcile_dns_name(char *s) {
+void collector_dns_name(char *s) {
     size_t runes = 0, n = strlen(s), r = 0, w = 0;
     for (size_t i = 0; i < n; i += seq_len((unsigned char)s[i])) runes++;
     /* Go compares the byte index of the lowercased string with the rune
@@ -112,9 +112,9 @@ void reconcile_dns_name(char *s) {
     s[w] = '\0';
 }
 
-char *reconcile_name(const char *fmt, const char *a, const char *b) {
+char *collector_name(const char *fmt, const char *a, const char *b) {
     const char *vals[2] = {a, b};
-    char *s = reconcile_truncate(fmt, RECONCILE_NAME_MAX, b ? 2 : 1, vals);
-    reconcile_dns_name(s);
+    char *s = collector_truncate(fmt, COLLECTOR_NAME_MAX, b ? 2 : 1, vals);
+    collector_dns_name(s);
     return s;
 }
