@@ -1,30 +1,40 @@
 # otel-webhook build. `make run` and `make test` are the two entry points;
-# both start with the dependency step (scripts/deps.sh).
+# both start with the dependency step (scripts/deps.sh). tests/README.md
+# says what each test target covers.
 CC      ?= cc
 B       := build
-PKGS    := json-c yaml-0.1 openssl libh2o-evloop libcurl
 WARN    := -Wall -Wextra -Werror
 DEFS    := -D_GNU_SOURCE -DH2O_USE_LIBUV=0
 OPT     ?= -O2 -g
-CFLAGS_ALL = -std=gnu11 $(WARN) $(DEFS) $(OPT) -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(CFLAGS)
-LIBS    = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
+# The libraries of each binary: otel-reconcile serves no HTTPS, so no h2o.
+PKGS_RECONCILE := json-c yaml-0.1 openssl libcurl
+PKGS_WEBHOOK   := $(PKGS_RECONCILE) libh2o-evloop
+CFLAGS_ALL = -std=gnu11 $(WARN) $(DEFS) $(OPT) -I. $(shell pkg-config --cflags $(PKGS_WEBHOOK) 2>/dev/null) $(CFLAGS)
+libs = $(shell pkg-config --libs $(1) 2>/dev/null) -lpthread -lm
+LIBS_WEBHOOK   = $(call libs,$(PKGS_WEBHOOK))
+LIBS_RECONCILE = $(call libs,$(PKGS_RECONCILE))
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)
 SAN     := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
-LIB_SRC  := $(sort $(wildcard base/*.c kube/*.c collector/*.c mutate/*.c certs/*.c) $(filter-out reconcile/main.c,$(wildcard reconcile/*.c)))
-SRV_SRC  := $(sort $(wildcard server/*.c))
-TEST_SRC := $(sort $(wildcard tests/test_*.c))
-TEST_SUPPORT := tests/util.c tests/engine_fixture.c
-TESTS    := $(patsubst tests/%.c,%,$(TEST_SRC))
+# Sources by module (README "Layout"); each binary links only its modules.
+mods = $(sort $(wildcard $(addsuffix /*.c,$(1))))
+RECONCILE_LIB := $(filter-out reconcile/main.c,$(call mods,reconcile))
+WEBHOOK_SRC   := $(call mods,base kube collector mutate certs server)
+RECONCILE_SRC := $(call mods,base kube collector) $(RECONCILE_LIB) reconcile/main.c
+# The unit suites link every library module (no main).
+UNIT_LIB      := $(call mods,base kube collector mutate certs) $(RECONCILE_LIB)
+UNIT_SUPPORT  := tests/unit/util.c tests/unit/engine_fixture.c
+UNIT_TESTS    := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 
-# Normal build objects in build/obj, sanitizer build in build/asan.
+# Objects of one build flavour: $(call obj,DIR,SOURCES).
 obj = $(patsubst %.c,$(1)/%.o,$(2))
 
 # Keep test objects between runs (they are intermediates of pattern rules).
 .SECONDARY:
 
-.PHONY: all deps run test check-unit roundtrip cli server-test live-test deploy-test reconcile-test parity-test valgrind clang-build bench fuzz clean install
-all: deps $(B)/otel-webhook $(if $(wildcard reconcile/main.c),$(B)/otel-reconcile)
+.PHONY: all deps run test unit valgrind roundtrip cli server-test cluster-test reconcile-test parity-test \
+        fuzz-replay deploy-test clang-build bench fuzz clean install
+all: deps $(B)/otel-webhook $(B)/otel-reconcile
 
 deps:
 	@sh scripts/deps.sh build
@@ -40,6 +50,11 @@ run: all
 	@exec $(B)/otel-webhook serve --listen 127.0.0.1:8443 --tls-cert $(DEV_CERTS)/tls.crt \
 	    --tls-key $(DEV_CERTS)/tls.key --resources examples/resources --log-format text
 
+# ---------------------------------------------------------------------------
+# Build flavours: build/obj (release), build/asan (ASan+UBSan), build/vg
+# (valgrind 3.19 reads DWARF 4, gcc 12 writes 5), build/clang/obj (the same
+# tree built with clang), build/bench.
+
 $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
@@ -48,142 +63,155 @@ $(B)/asan/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(SAN) -MMD -MP -c $< -o $@
 
-$(B)/otel-webhook: $(call obj,$(B)/obj,$(LIB_SRC) $(SRV_SRC))
-	$(CC) $(OPT) -o $@ $^ $(LIBS)
-
-$(B)/asan/otel-webhook: $(call obj,$(B)/asan,$(LIB_SRC) $(SRV_SRC))
-	$(CC) $(SAN) -o $@ $^ $(LIBS)
-
-# otel-reconcile: the collector reconcile job (reconcile/).
-$(B)/otel-reconcile: $(call obj,$(B)/obj,$(LIB_SRC) reconcile/main.c)
-	$(CC) $(OPT) -o $@ $^ $(LIBS)
-
-$(B)/asan/otel-reconcile: $(call obj,$(B)/asan,$(LIB_SRC) reconcile/main.c)
-	$(CC) $(SAN) -o $@ $^ $(LIBS)
-
-$(B)/asan/tests/%: $(B)/asan/tests/%.o $(call obj,$(B)/asan,$(TEST_SUPPORT) $(LIB_SRC))
-	$(CC) $(SAN) -o $@ $^ $(CHECK_LIBS) $(LIBS)
-
-$(B)/obj/tests/%: $(B)/obj/tests/%.o $(call obj,$(B)/obj,$(TEST_SUPPORT) $(LIB_SRC))
-	$(CC) $(OPT) -o $@ $^ $(CHECK_LIBS) $(LIBS)
-
-# The whole tree, tests included, must also build warning-free with clang.
-clang-build:
-	@$(MAKE) --no-print-directory -s CC=clang B=$(B)/clang $(B)/clang/otel-webhook $(B)/clang/otel-reconcile \
-	  $(addprefix $(B)/clang/obj/tests/,$(TESTS))
-	@echo "clang: every binary and test suite builds"
-
-# valgrind (memcheck) over the Check suites, on a build valgrind 3.19 can
-# read (gcc 12 writes DWARF 5 by default).
 VG_OPT := -O1 -gdwarf-4
 $(B)/vg/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(VG_OPT) -MMD -MP -c $< -o $@
 
-$(B)/vg/tests/%: $(B)/vg/tests/%.o $(call obj,$(B)/vg,$(TEST_SUPPORT) $(LIB_SRC))
-	$(CC) $(VG_OPT) -o $@ $^ $(CHECK_LIBS) $(LIBS)
+$(B)/otel-webhook: $(call obj,$(B)/obj,$(WEBHOOK_SRC))
+	$(CC) $(OPT) -o $@ $^ $(LIBS_WEBHOOK)
 
-VG_TESTS ?= $(TESTS)
-valgrind: $(addprefix $(B)/vg/tests/,$(VG_TESTS))
-	@set -e; for t in $(VG_TESTS); do echo "== valgrind $$t"; \
-	  CK_FORK=no valgrind -q --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=9 \
-	    $(B)/vg/tests/$$t > $(B)/vg/$$t.log 2>&1 || { tail -40 $(B)/vg/$$t.log; exit 1; }; tail -n 1 $(B)/vg/$$t.log; done
+$(B)/asan/otel-webhook: $(call obj,$(B)/asan,$(WEBHOOK_SRC))
+	$(CC) $(SAN) -o $@ $^ $(LIBS_WEBHOOK)
 
-# Unit suites run under ASan+UBSan and record every engine case; the patch
-# round trip replays those cases with an independent RFC 6902 applier; the
-# CLI tests drive the sanitized binary. The last line sums all counts.
-RESULTS := $(B)/test-results.txt
+$(B)/otel-reconcile: $(call obj,$(B)/obj,$(RECONCILE_SRC))
+	$(CC) $(OPT) -o $@ $^ $(LIBS_RECONCILE)
+
+$(B)/asan/otel-reconcile: $(call obj,$(B)/asan,$(RECONCILE_SRC))
+	$(CC) $(SAN) -o $@ $^ $(LIBS_RECONCILE)
+
+$(B)/obj/tests/unit/%: $(B)/obj/tests/unit/%.o $(call obj,$(B)/obj,$(UNIT_SUPPORT) $(UNIT_LIB))
+	$(CC) $(OPT) -o $@ $^ $(CHECK_LIBS) $(LIBS_WEBHOOK)
+
+$(B)/asan/tests/unit/%: $(B)/asan/tests/unit/%.o $(call obj,$(B)/asan,$(UNIT_SUPPORT) $(UNIT_LIB))
+	$(CC) $(SAN) -o $@ $^ $(CHECK_LIBS) $(LIBS_WEBHOOK)
+
+$(B)/vg/tests/unit/%: $(B)/vg/tests/unit/%.o $(call obj,$(B)/vg,$(UNIT_SUPPORT) $(UNIT_LIB))
+	$(CC) $(VG_OPT) -o $@ $^ $(CHECK_LIBS) $(LIBS_WEBHOOK)
+
+# The whole tree, tests included, must also build warning-free with clang.
+clang-build:
+	@$(MAKE) --no-print-directory -s CC=clang B=$(B)/clang $(B)/clang/otel-webhook $(B)/clang/otel-reconcile \
+	  $(addprefix $(B)/clang/obj/tests/unit/,$(UNIT_TESTS))
+	@echo "clang: every binary and test suite builds"
+
+# ---------------------------------------------------------------------------
+# make test: every suite, each recording its counts in build/results/NAME;
+# the last line sums them, and a suite that recorded nothing fails it.
+# Dependencies between suites are prerequisites, not an order of mention.
+
+RESULTS := $(B)/results
 CASES   := $(B)/cases
 export ASAN_OPTIONS := detect_leaks=1:abort_on_error=0
 export UBSAN_OPTIONS := print_stacktrace=1:halt_on_error=1
 
+TEST_SUITES := clang-build unit valgrind roundtrip cli server-test cluster-test reconcile-test parity-test \
+               fuzz-replay deploy-test
+EXPECTED_RESULTS := $(addprefix unit-,$(UNIT_TESTS)) $(addprefix valgrind-,$(UNIT_TESTS)) roundtrip cli server \
+                    cluster reconcile parity fuzz-replay deploy
+
 test:
 	@sh scripts/deps.sh test
-	@rm -f $(RESULTS)
-	@$(MAKE) --no-print-directory clang-build check-unit valgrind roundtrip cli server-test live-test reconcile-test parity-test deploy-test
-	@sh tests/summary.sh $(RESULTS)
+	@rm -rf $(RESULTS) && mkdir -p $(RESULTS)
+	@$(MAKE) --no-print-directory $(TEST_SUITES)
+	@sh tests/summary.sh $(RESULTS) $(EXPECTED_RESULTS)
 
-check-unit: $(addprefix $(B)/asan/tests/,$(TESTS))
-	@rm -rf $(CASES) && mkdir -p $(CASES)
-	@set -e; for t in $(TESTS); do echo "== $$t"; \
-	  OTEL_CASES_DIR=$(CASES) sh tests/run_check.sh $(B)/asan/tests/$$t $(RESULTS); done
+# The Check suites under ASan+UBSan; the engine cases they run are written
+# to build/cases for roundtrip.
+unit: $(addprefix $(B)/asan/tests/unit/,$(UNIT_TESTS)) tests/unit/run_check.sh
+	@mkdir -p $(RESULTS) && rm -rf $(CASES) && mkdir -p $(CASES)
+	@set -e; for t in $(UNIT_TESTS); do echo "== $$t"; \
+	  OTEL_CASES_DIR=$(CASES) sh tests/unit/run_check.sh $(RESULTS)/unit-$$t $(B)/asan/tests/unit/$$t; done
 
-roundtrip:
-	@/usr/bin/python3 tests/roundtrip.py $(CASES) $(RESULTS)
+# The same suites under valgrind (memcheck).
+valgrind: $(addprefix $(B)/vg/tests/unit/,$(UNIT_TESTS)) tests/unit/run_check.sh
+	@mkdir -p $(RESULTS)
+	@set -e; for t in $(UNIT_TESTS); do echo "== valgrind $$t"; \
+	  CK_FORK=no sh tests/unit/run_check.sh $(RESULTS)/valgrind-$$t valgrind -q --leak-check=full \
+	    --errors-for-leak-kinds=definite --error-exitcode=9 $(B)/vg/tests/unit/$$t > $(B)/vg/$$t.log 2>&1 || \
+	    { tail -40 $(B)/vg/$$t.log; exit 1; }; tail -n 1 $(B)/vg/$$t.log; done
 
-cli: $(B)/asan/otel-webhook
-	@/usr/bin/python3 tests/cli_test.py $(B)/asan/otel-webhook $(RESULTS)
+# Every recorded engine case replayed by an independent RFC 6902 applier.
+roundtrip: unit tests/unit/roundtrip.py
+	@/usr/bin/python3 tests/unit/roundtrip.py $(CASES) $(RESULTS)/roundtrip
 
-# The server over real TLS on loopback (sanitized binary).
-server-test: $(B)/asan/otel-webhook
-	@/usr/bin/python3 tests/server_test.py $(B)/asan/otel-webhook $(RESULTS)
+cli: $(B)/asan/otel-webhook tests/blackbox/cli_test.py
+	@/usr/bin/python3 tests/blackbox/cli_test.py $(B)/asan/otel-webhook $(RESULTS)/cli
 
-# The live cluster source against the fake API server (tests/fakeapi.py).
-live-test: $(B)/asan/otel-webhook
-	@if [ -f tests/live_test.py ]; then /usr/bin/python3 tests/live_test.py $(B)/asan/otel-webhook $(RESULTS); fi
+# The server over real TLS on loopback.
+server-test: $(B)/asan/otel-webhook tests/blackbox/server_test.py
+	@/usr/bin/python3 tests/blackbox/server_test.py $(B)/asan/otel-webhook $(RESULTS)/server
 
-# otel-reconcile from the outside (golden renders, runs against the fake API server).
-reconcile-test:
-	@if [ -f tests/reconcile_test.py ]; then $(MAKE) --no-print-directory $(B)/asan/otel-reconcile && \
-	  /usr/bin/python3 tests/reconcile_test.py $(B)/asan/otel-reconcile $(RESULTS); fi
+# serve --kubeconfig / --in-cluster against the fake API server; records
+# the requests it served in build/fakeapi-requests.jsonl.
+cluster-test: $(B)/asan/otel-webhook tests/blackbox/cluster_test.py tests/blackbox/fakeapi.py
+	@/usr/bin/python3 tests/blackbox/cluster_test.py $(B)/asan/otel-webhook $(RESULTS)/cluster
+
+# otel-reconcile: golden renders, and runs against the fake API server
+# (requests recorded in build/fakeapi-reconcile-requests.jsonl).
+reconcile-test: $(B)/asan/otel-reconcile tests/blackbox/reconcile_test.py tests/blackbox/reconcile_run_test.py
+	@/usr/bin/python3 tests/blackbox/reconcile_test.py $(B)/asan/otel-reconcile $(RESULTS)/reconcile
 
 # The sidecar and the workload of one collector: one container (collector/container.c).
-parity-test: $(B)/asan/otel-webhook $(B)/asan/otel-reconcile
-	@/usr/bin/python3 tests/parity_test.py $(B)/asan/otel-webhook $(B)/asan/otel-reconcile $(RESULTS)
+parity-test: $(B)/asan/otel-webhook $(B)/asan/otel-reconcile tests/blackbox/parity_test.py
+	@/usr/bin/python3 tests/blackbox/parity_test.py $(B)/asan/otel-webhook $(B)/asan/otel-reconcile \
+	  $(RESULTS)/parity
+
+# Every input the fuzzers ever found, and their seed corpora, once more.
+fuzz-replay: $(B)/fuzz/fuzz_engine $(B)/fuzz/fuzz_review tests/fuzz/replay.sh
+	@sh tests/fuzz/replay.sh $(RESULTS)/fuzz-replay $(B)/fuzz/fuzz_engine tests/fuzz/crashes/engine tests/fuzz/corpus \
+	  -- $(B)/fuzz/fuzz_review tests/fuzz/crashes/review tests/fuzz/review-corpus
 
 # deploy/: rendering, schema validation, safety properties, and RBAC coverage
-# against the requests live-test and reconcile-test recorded (so it runs last).
-deploy-test: $(B)/otel-webhook
-	@if [ -f tests/deploy/run.sh ]; then sh tests/deploy/run.sh $(RESULTS); fi
+# against the requests cluster-test and reconcile-test recorded.
+deploy-test: $(B)/otel-webhook cluster-test reconcile-test tests/deploy/run.sh
+	@sh tests/deploy/run.sh $(RESULTS)/deploy
 
 clean:
 	rm -rf $(B)
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)
 
-# Benchmarks: CPU time per operation, compare figures within one run.
-BENCH_OPT := -O2 -g -DNDEBUG
+# ---------------------------------------------------------------------------
+# Benchmarks: compare figures within one run.
+BENCH_SRC := $(call mods,base kube collector mutate) server/review.c server/log.c server/metrics.c
 $(B)/bench/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
-$(B)/bench/bench_engine: $(B)/bench/tests/bench/bench_engine.o $(call obj,$(B)/obj,$(LIB_SRC) server/review.c server/log.c server/metrics.c)
-	$(CC) $(OPT) -o $@ $^ $(LIBS)
+$(B)/bench/bench_engine: $(B)/bench/tests/bench/bench_engine.o $(call obj,$(B)/obj,$(BENCH_SRC))
+	$(CC) $(OPT) -o $@ $^ $(LIBS_WEBHOOK)
 
 bench: deps $(B)/bench/bench_engine $(B)/otel-webhook $(B)/otel-reconcile
 	@sh scripts/deps.sh bench
 	@$(B)/bench/bench_engine tests/bench
 	@/usr/bin/python3 tests/bench/server_bench.py $(B)/otel-webhook
-	@/usr/bin/python3 tests/live_test.py --rss $(B)/otel-webhook
+	@/usr/bin/python3 tests/blackbox/cluster_test.py --rss $(B)/otel-webhook
 	@/usr/bin/python3 tests/bench/reconcile_bench.py $(B)/otel-reconcile
 
-# Fuzzing with clang's libFuzzer: the engine on arbitrary pods (JSON, YAML
-# and annotation/env fields; see tests/fuzz/fuzz_engine.c) under ASan, UBSan
-# and leak detection. Runs FUZZ_SECONDS on a copy of the seed corpus in
-# build/fuzz/corpus; a crash, leak or broken invariant fails the target and
-# leaves the input in build/fuzz/artifacts/.
+# ---------------------------------------------------------------------------
+# Fuzzing with clang's libFuzzer under ASan, UBSan and leak detection:
+# fuzz_engine (the engine on arbitrary pods: JSON, YAML and annotation/env
+# fields) and fuzz_review (the AdmissionReview decoder and everything behind
+# it). `make fuzz` runs each FUZZ_SECONDS on a copy of its seed corpus; a
+# crash, leak or broken invariant fails the target and leaves the input in
+# build/fuzz/artifacts/ (keep it in tests/fuzz/crashes/TARGET/).
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_FLAGS   := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-                -fno-omit-frame-pointer -D_GNU_SOURCE -I.
-FUZZ_LIB      = $(sort $(wildcard base/*.c kube/*.c collector/*.c mutate/*.c))
-# kube/ also holds the API client (libcurl, OpenSSL), so those link too.
-FUZZ_PKGS     = json-c yaml-0.1 libcurl openssl
-.PHONY: fuzz
-$(B)/fuzz/fuzz_engine: tests/fuzz/fuzz_engine.c $(FUZZ_LIB) $(wildcard kube/*.h mutate/*.h)
+                -fno-omit-frame-pointer $(DEFS) -I.
+FUZZ_LIB     := $(call mods,base kube collector mutate)
+FUZZ_HDRS     = $(wildcard base/*.h kube/*.h collector/*.h mutate/*.h server/*.h)
+$(B)/fuzz/fuzz_engine: tests/fuzz/fuzz_engine.c $(FUZZ_LIB) $(FUZZ_HDRS)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_FLAGS) $(shell pkg-config --cflags $(FUZZ_PKGS)) -o $@ tests/fuzz/fuzz_engine.c $(FUZZ_LIB) \
-	  $(shell pkg-config --libs $(FUZZ_PKGS)) -lpthread -lm
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(shell pkg-config --cflags $(PKGS_RECONCILE)) -o $@ tests/fuzz/fuzz_engine.c \
+	  $(FUZZ_LIB) $(LIBS_RECONCILE)
 
-# The AdmissionReview decoder and everything behind it.
-$(B)/fuzz/fuzz_review: tests/fuzz/fuzz_review.c server/review.c server/log.c server/metrics.c $(FUZZ_LIB) \
-                       $(wildcard kube/*.h mutate/*.h server/*.h)
+$(B)/fuzz/fuzz_review: tests/fuzz/fuzz_review.c server/review.c server/log.c server/metrics.c $(FUZZ_LIB) $(FUZZ_HDRS)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -DH2O_USE_LIBUV=0 $(shell pkg-config --cflags $(FUZZ_PKGS) openssl) -o $@ \
-	  tests/fuzz/fuzz_review.c server/review.c server/log.c server/metrics.c $(FUZZ_LIB) \
-	  $(shell pkg-config --libs $(FUZZ_PKGS) openssl) -lpthread -lm
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(shell pkg-config --cflags $(PKGS_WEBHOOK)) -o $@ tests/fuzz/fuzz_review.c \
+	  server/review.c server/log.c server/metrics.c $(FUZZ_LIB) $(LIBS_WEBHOOK)
 
-# Each target runs FUZZ_SECONDS on a copy of its seed corpus.
 fuzz: $(B)/fuzz/fuzz_engine $(B)/fuzz/fuzz_review
 	@set -e; for t in engine:corpus review:review-corpus; do name=$${t%%:*}; seeds=$${t#*:}; \
 	  rm -rf $(B)/fuzz/$$name-corpus && mkdir -p $(B)/fuzz/$$name-corpus $(B)/fuzz/artifacts && \
@@ -196,7 +224,7 @@ fuzz: $(B)/fuzz/fuzz_engine $(B)/fuzz/fuzz_review
 # else. deploy/Dockerfile copies exactly this tree into the image
 # (tests/deploy checks the layout).
 PREFIX ?= /usr/local
-INSTALL_BINS := otel-webhook $(if $(wildcard reconcile/main.c),otel-reconcile)
+INSTALL_BINS := otel-webhook otel-reconcile
 install: $(addprefix $(B)/,$(INSTALL_BINS))
 	install -d $(DESTDIR)$(PREFIX)/bin
 	@set -e; for b in $(INSTALL_BINS); do \

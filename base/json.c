@@ -86,6 +86,7 @@ json_object *jnew_str(const char *s) { return made(json_object_new_string(s)); }
 json_object *jnew_strn(const char *s, size_t n) { return made(json_object_new_string_len(s, (int)n)); }
 json_object *jnew_int(int64_t v) { return made(json_object_new_int64(v)); }
 json_object *jnew_bool(bool v) { return made(json_object_new_boolean(v)); }
+json_object *jnew_double(double v) { return made(json_object_new_double(v)); }
 
 json_object *jstrs(int n, ...) {
     json_object *a = jnew_arr();

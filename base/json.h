@@ -46,6 +46,7 @@ json_object *jnew_str(const char *s);
 json_object *jnew_strn(const char *s, size_t n);
 json_object *jnew_int(int64_t v);
 json_object *jnew_bool(bool v);
+json_object *jnew_double(double v);
 json_object *jstrs(int n, ...); /* a new array of n strings */
 
 /* o[key] = v, taking v (NULL stores JSON null). Returns v. */

@@ -1,6 +1,8 @@
 /* kube/file.c - reading whole files; see file.h. */
 #include "kube/file.h"
 
+#include "base/sbuf.h"
+
 #include <errno.h>
 #include <json-c/json.h>
 #include <stdio.h>
@@ -10,26 +12,19 @@
 char *kube_read_file(const char *path, size_t *len) {
     FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
     if (!f) return NULL;
-    char *buf = NULL;
-    size_t n = 0;
-    FILE *mem = open_memstream(&buf, &n);
-    if (!mem) goto err;
+    sbuf b = SBUF_INIT;
     char chunk[16384];
     size_t r;
-    while ((r = fread(chunk, 1, sizeof chunk, f)) > 0) fwrite(chunk, 1, r, mem);
+    while ((r = fread(chunk, 1, sizeof chunk, f)) > 0) sbuf_add(&b, chunk, r);
     int failed = ferror(f);
-    fclose(mem);
+    if (f != stdin) fclose(f);
     if (failed) {
-        free(buf);
+        sbuf_free(&b);
         errno = EIO;
-        buf = NULL;
+        if (len) *len = 0;
+        return NULL;
     }
-    if (len) *len = buf ? n : 0;
-    if (f != stdin) fclose(f);
-    return buf;
-err:
-    if (f != stdin) fclose(f);
-    return NULL;
+    return sbuf_take(&b, len);
 }
 
 json_object *kube_parse_json(const char *text, size_t len, int *line, const char **reason) {

@@ -465,8 +465,8 @@ static json_object *scalar_json(const scalar *s, const char *text, size_t n) {
     case K_BOOL: return jnew_bool(s->b);
     case K_INT: return jnew_int(s->i);
     case K_BIGINT:
-    case K_FLOAT: return json_object_new_double(s->d);
-    default: return json_object_new_string_len(text, (int)n);
+    case K_FLOAT: return jnew_double(s->d);
+    default: return jnew_strn(text, n);
     }
 }
 

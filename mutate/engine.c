@@ -83,7 +83,7 @@ static void cow_deep(json_object *parent, const char *key) {
 static void cow_list(json_object *parent, const char *key) {
     json_object *v = jget(parent, key);
     if (!json_object_is_type(v, json_type_array)) return;
-    json_object *c = json_object_new_array_ext((int)jlen(v));
+    json_object *c = jnew_arr();
     for (size_t i = 0; i < jlen(v); i++) jpush(c, json_object_get(json_object_array_get_idx(v, i)));
     jset(parent, key, c);
 }
@@ -94,7 +94,7 @@ static void cow_list(json_object *parent, const char *key) {
 static void cow_containers(json_object *parent, const char *key) {
     json_object *v = jget(parent, key);
     if (!json_object_is_type(v, json_type_array)) return;
-    json_object *c = json_object_new_array_ext((int)jlen(v));
+    json_object *c = jnew_arr();
     for (size_t i = 0; i < jlen(v); i++) {
         json_object *e = json_object_array_get_idx(v, i);
         if (!json_object_is_type(e, json_type_object)) {

@@ -56,7 +56,7 @@ static void emit(json_object *ops, const char *op, const char *path, json_object
      * one request on one thread, and reference counting frees them in any
      * order. Copying was a third of the engine's time. */
     if (value) jset(o, "value", json_object_get(value));
-    else if (strcmp(op, "remove") != 0) json_object_object_add(o, "value", NULL);
+    else if (strcmp(op, "remove") != 0) jset(o, "value", NULL);
     jpush(ops, o);
 }
 

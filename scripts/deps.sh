@@ -26,6 +26,13 @@ if [ "$mode" = test ]; then
     /usr/bin/python3 -c 'import yaml' 2>/dev/null || missing="$missing python3-yaml"
     command -v valgrind >/dev/null 2>&1 || missing="$missing valgrind"
     command -v clang >/dev/null 2>&1 || missing="$missing clang"
+    # The fuzz targets that `make test` replays need clang's libFuzzer.
+    if command -v clang >/dev/null 2>&1; then
+        printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void)d; (void)n; return 0; }\n' |
+            clang -fsanitize=fuzzer -x c - -o /dev/null 2>/dev/null || missing="$missing libclang-rt-dev"
+    else
+        missing="$missing libclang-rt-dev"
+    fi
 fi
 if [ "$mode" = bench ]; then
     command -v wrk >/dev/null 2>&1 || missing="$missing wrk"

@@ -261,7 +261,7 @@ int cmd_inject(int argc, char **argv) {
             jset(top, "apiVersion", jnew_str("v1"));
             jset(top, "kind", jnew_str("List"));
             json_object *items = jnew_arr();
-            for (size_t i = 0; i < ndocs; i++) json_object_array_add(items, json_object_get(docs[i].obj));
+            for (size_t i = 0; i < ndocs; i++) jpush(items, json_object_get(docs[i].obj));
             jset(top, "items", items);
             out_list = NULL;
         }

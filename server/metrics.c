@@ -1,6 +1,8 @@
 /* server/metrics.c - counters, latency histogram and their text format. */
 #include "server/metrics.h"
 
+#include "base/sbuf.h"
+
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,97 +46,92 @@ void metrics_mutation(const mutate_result *res, int native_sidecar) {
 void metrics_error(metrics_err e) { atomic_fetch_add_explicit(&errors[e], 1, memory_order_relaxed); }
 
 /* Series of the live cluster source, only when it runs. */
-static void render_live(FILE *f, const kube_live_stats *l) {
-    fputs("# HELP otel_webhook_watch_synced 1 once the resource was listed from the API server.\n"
-          "# TYPE otel_webhook_watch_synced gauge\n", f);
+static void render_live(sbuf *f, const kube_live_stats *l) {
+    sbuf_puts(f, "# HELP otel_webhook_watch_synced 1 once the resource was listed from the API server.\n"
+                 "# TYPE otel_webhook_watch_synced gauge\n");
     for (int i = 0; i < KUBE_LIVE_NRES; i++)
-        fprintf(f, "otel_webhook_watch_synced{resource=\"%s\"} %d\n", l->res[i].name, l->res[i].synced);
-    fputs("# HELP otel_webhook_watch_restarts_total Watches reopened after an error, a drop or a stall.\n"
-          "# TYPE otel_webhook_watch_restarts_total counter\n", f);
+        sbuf_printf(f, "otel_webhook_watch_synced{resource=\"%s\"} %d\n", l->res[i].name, l->res[i].synced);
+    sbuf_puts(f, "# HELP otel_webhook_watch_restarts_total Watches reopened after an error, a drop or a stall.\n"
+                 "# TYPE otel_webhook_watch_restarts_total counter\n");
     for (int i = 0; i < KUBE_LIVE_NRES; i++)
-        fprintf(f, "otel_webhook_watch_restarts_total{resource=\"%s\"} %lu\n", l->res[i].name, l->res[i].restarts);
-    fputs("# HELP otel_webhook_watch_relists_total LISTs after the first (410 Gone, errors).\n"
-          "# TYPE otel_webhook_watch_relists_total counter\n", f);
+        sbuf_printf(f, "otel_webhook_watch_restarts_total{resource=\"%s\"} %lu\n", l->res[i].name, l->res[i].restarts);
+    sbuf_puts(f, "# HELP otel_webhook_watch_relists_total LISTs after the first (410 Gone, errors).\n"
+                 "# TYPE otel_webhook_watch_relists_total counter\n");
     for (int i = 0; i < KUBE_LIVE_NRES; i++)
-        fprintf(f, "otel_webhook_watch_relists_total{resource=\"%s\"} %lu\n", l->res[i].name, l->res[i].relists);
-    fputs("# HELP otel_webhook_watch_last_event_seconds Seconds since the last change seen (list or event); -1 before "
-          "the first.\n# TYPE otel_webhook_watch_last_event_seconds gauge\n", f);
+        sbuf_printf(f, "otel_webhook_watch_relists_total{resource=\"%s\"} %lu\n", l->res[i].name, l->res[i].relists);
+    sbuf_puts(f, "# HELP otel_webhook_watch_last_event_seconds Seconds since the last change seen (list or event); "
+                 "-1 before the first.\n# TYPE otel_webhook_watch_last_event_seconds gauge\n");
     for (int i = 0; i < KUBE_LIVE_NRES; i++)
-        fprintf(f, "otel_webhook_watch_last_event_seconds{resource=\"%s\"} %.3f\n", l->res[i].name,
+        sbuf_printf(f, "otel_webhook_watch_last_event_seconds{resource=\"%s\"} %.3f\n", l->res[i].name,
                 l->res[i].since_event);
-    fputs("# HELP otel_webhook_watch_objects Objects held per watched resource.\n"
-          "# TYPE otel_webhook_watch_objects gauge\n", f);
+    sbuf_puts(f, "# HELP otel_webhook_watch_objects Objects held per watched resource.\n"
+                 "# TYPE otel_webhook_watch_objects gauge\n");
     for (int i = 0; i < KUBE_LIVE_NRES; i++)
-        fprintf(f, "otel_webhook_watch_objects{resource=\"%s\"} %lu\n", l->res[i].name, l->res[i].objects);
-    fputs("# HELP otel_webhook_owner_lookups_total On-demand lookups (owners, exporter Secrets and ConfigMaps), by "
-          "outcome.\n# TYPE otel_webhook_owner_lookups_total counter\n", f);
+        sbuf_printf(f, "otel_webhook_watch_objects{resource=\"%s\"} %lu\n", l->res[i].name, l->res[i].objects);
+    sbuf_puts(f, "# HELP otel_webhook_owner_lookups_total On-demand lookups (owners, exporter Secrets and ConfigMaps), by "
+                 "outcome.\n# TYPE otel_webhook_owner_lookups_total counter\n");
     for (int i = 0; i < KUBE_LOOKUP_NRESULTS; i++)
-        fprintf(f, "otel_webhook_owner_lookups_total{result=\"%s\"} %lu\n", kube_lookup_names[i], l->lookups[i]);
-    fputs("# HELP otel_webhook_owner_lookup_duration_seconds Time of the on-demand GETs sent to the API server.\n"
-          "# TYPE otel_webhook_owner_lookup_duration_seconds histogram\n", f);
+        sbuf_printf(f, "otel_webhook_owner_lookups_total{result=\"%s\"} %lu\n", kube_lookup_names[i], l->lookups[i]);
+    sbuf_puts(f, "# HELP otel_webhook_owner_lookup_duration_seconds Time of the on-demand GETs sent to the API server.\n"
+                 "# TYPE otel_webhook_owner_lookup_duration_seconds histogram\n");
     unsigned long cum = 0;
     for (int i = 0; i < KUBE_LOOKUP_NBUCKETS; i++) {
         cum += l->lookup_buckets[i];
-        fprintf(f, "otel_webhook_owner_lookup_duration_seconds_bucket{le=\"%g\"} %lu\n", kube_lookup_bounds[i], cum);
+        sbuf_printf(f, "otel_webhook_owner_lookup_duration_seconds_bucket{le=\"%g\"} %lu\n", kube_lookup_bounds[i], cum);
     }
     cum += l->lookup_buckets[KUBE_LOOKUP_NBUCKETS];
-    fprintf(f, "otel_webhook_owner_lookup_duration_seconds_bucket{le=\"+Inf\"} %lu\n", cum);
-    fprintf(f, "otel_webhook_owner_lookup_duration_seconds_sum %.6f\n", l->lookup_seconds);
-    fprintf(f, "otel_webhook_owner_lookup_duration_seconds_count %lu\n", cum);
-    fputs("# HELP otel_webhook_live_publishes_total Live-layer snapshots published (bursts coalesced).\n"
-          "# TYPE otel_webhook_live_publishes_total counter\n", f);
-    fprintf(f, "otel_webhook_live_publishes_total %lu\n", l->publishes);
-    fputs("# HELP otel_webhook_native_sidecars 1 when the server's version enables native sidecars, 0 when not, -1 "
-          "not known yet (--native-sidecars auto).\n# TYPE otel_webhook_native_sidecars gauge\n", f);
-    fprintf(f, "otel_webhook_native_sidecars %d\n", l->native_sidecars);
+    sbuf_printf(f, "otel_webhook_owner_lookup_duration_seconds_bucket{le=\"+Inf\"} %lu\n", cum);
+    sbuf_printf(f, "otel_webhook_owner_lookup_duration_seconds_sum %.6f\n", l->lookup_seconds);
+    sbuf_printf(f, "otel_webhook_owner_lookup_duration_seconds_count %lu\n", cum);
+    sbuf_puts(f, "# HELP otel_webhook_live_publishes_total Live-layer snapshots published (bursts coalesced).\n"
+                 "# TYPE otel_webhook_live_publishes_total counter\n");
+    sbuf_printf(f, "otel_webhook_live_publishes_total %lu\n", l->publishes);
+    sbuf_puts(f, "# HELP otel_webhook_native_sidecars 1 when the server's version enables native sidecars, 0 when not, -1 "
+                 "not known yet (--native-sidecars auto).\n# TYPE otel_webhook_native_sidecars gauge\n");
+    sbuf_printf(f, "otel_webhook_native_sidecars %d\n", l->native_sidecars);
 }
 
 char *metrics_render(const metrics_gauges *g, size_t *len) {
-    char *buf = NULL;
-    size_t n = 0;
-    FILE *f = open_memstream(&buf, &n);
-    if (!f) return NULL;
-    fputs("# HELP otel_webhook_requests_total Admission requests answered, by result.\n"
-          "# TYPE otel_webhook_requests_total counter\n", f);
+    sbuf b = SBUF_INIT, *f = &b;
+    sbuf_puts(f, "# HELP otel_webhook_requests_total Admission requests answered, by result.\n"
+                 "# TYPE otel_webhook_requests_total counter\n");
     for (int i = 0; i < METRICS_NRESULTS; i++)
-        fprintf(f, "otel_webhook_requests_total{result=\"%s\"} %lu\n", result_names[i], atomic_load(&requests[i]));
-    fputs("# HELP otel_webhook_injections_total Pods injected, by language or sidecar mode.\n"
-          "# TYPE otel_webhook_injections_total counter\n", f);
+        sbuf_printf(f, "otel_webhook_requests_total{result=\"%s\"} %lu\n", result_names[i], atomic_load(&requests[i]));
+    sbuf_puts(f, "# HELP otel_webhook_injections_total Pods injected, by language or sidecar mode.\n"
+                 "# TYPE otel_webhook_injections_total counter\n");
     for (int l = 0; l < MUTATE_NLANGS; l++)
-        fprintf(f, "otel_webhook_injections_total{what=\"%s\"} %lu\n", mutate_lang_name(l), atomic_load(&injections[l]));
-    fprintf(f, "otel_webhook_injections_total{what=\"sidecar\",mode=\"container\"} %lu\n", atomic_load(&sidecars[0]));
-    fprintf(f, "otel_webhook_injections_total{what=\"sidecar\",mode=\"native\"} %lu\n", atomic_load(&sidecars[1]));
-    fputs("# HELP otel_webhook_skips_total Parts of pods left out, by reason (see the warnings).\n"
-          "# TYPE otel_webhook_skips_total counter\n", f);
+        sbuf_printf(f, "otel_webhook_injections_total{what=\"%s\"} %lu\n", mutate_lang_name(l), atomic_load(&injections[l]));
+    sbuf_printf(f, "otel_webhook_injections_total{what=\"sidecar\",mode=\"container\"} %lu\n", atomic_load(&sidecars[0]));
+    sbuf_printf(f, "otel_webhook_injections_total{what=\"sidecar\",mode=\"native\"} %lu\n", atomic_load(&sidecars[1]));
+    sbuf_puts(f, "# HELP otel_webhook_skips_total Parts of pods left out, by reason (see the warnings).\n"
+                 "# TYPE otel_webhook_skips_total counter\n");
     for (int s = 0; s < MUTATE_NSKIPS; s++)
-        fprintf(f, "otel_webhook_skips_total{reason=\"%s\"} %lu\n", skip_names[s], atomic_load(&skips[s]));
-    fputs("# HELP otel_webhook_errors_total Errors, by kind.\n# TYPE otel_webhook_errors_total counter\n", f);
+        sbuf_printf(f, "otel_webhook_skips_total{reason=\"%s\"} %lu\n", skip_names[s], atomic_load(&skips[s]));
+    sbuf_puts(f, "# HELP otel_webhook_errors_total Errors, by kind.\n# TYPE otel_webhook_errors_total counter\n");
     for (int e = 0; e < METRICS_NERRORS; e++)
-        fprintf(f, "otel_webhook_errors_total{kind=\"%s\"} %lu\n", error_names[e], atomic_load(&errors[e]) + g->h2o_errors[e]);
-    fputs("# HELP otel_webhook_request_duration_seconds Time to answer an admission request, body parsed to "
-          "response built.\n# TYPE otel_webhook_request_duration_seconds histogram\n", f);
+        sbuf_printf(f, "otel_webhook_errors_total{kind=\"%s\"} %lu\n", error_names[e], atomic_load(&errors[e]) + g->h2o_errors[e]);
+    sbuf_puts(f, "# HELP otel_webhook_request_duration_seconds Time to answer an admission request, body parsed to "
+                 "response built.\n# TYPE otel_webhook_request_duration_seconds histogram\n");
     unsigned long cum = 0;
     for (size_t i = 0; i < NBUCKETS; i++) {
         cum += atomic_load(&buckets[i]);
-        fprintf(f, "otel_webhook_request_duration_seconds_bucket{le=\"%g\"} %lu\n", bounds[i], cum);
+        sbuf_printf(f, "otel_webhook_request_duration_seconds_bucket{le=\"%g\"} %lu\n", bounds[i], cum);
     }
     cum += atomic_load(&buckets[NBUCKETS]);
-    fprintf(f, "otel_webhook_request_duration_seconds_bucket{le=\"+Inf\"} %lu\n", cum);
-    fprintf(f, "otel_webhook_request_duration_seconds_sum %.9f\n", (double)atomic_load(&sum_ns) / 1e9);
-    fprintf(f, "otel_webhook_request_duration_seconds_count %lu\n", atomic_load(&count));
-    fputs("# HELP otel_webhook_certificate_expiry_timestamp_seconds Expiry of the serving certificate in use.\n"
-          "# TYPE otel_webhook_certificate_expiry_timestamp_seconds gauge\n", f);
-    fprintf(f, "otel_webhook_certificate_expiry_timestamp_seconds %.0f\n", g->cert_not_after);
-    fputs("# HELP otel_webhook_store_objects Objects known, by kind.\n# TYPE otel_webhook_store_objects gauge\n", f);
-    for (int k = 0; k < 8; k++) fprintf(f, "otel_webhook_store_objects{kind=\"%s\"} %zu\n", metrics_kinds[k], g->objects[k]);
-    fputs("# HELP otel_webhook_resource_files_failing Resource files whose last read failed (last good content in "
-          "use).\n# TYPE otel_webhook_resource_files_failing gauge\n", f);
-    fprintf(f, "otel_webhook_resource_files_failing %d\n", g->failing_files);
-    fputs("# HELP otel_webhook_ready 1 when the certificate and every source are loaded.\n"
-          "# TYPE otel_webhook_ready gauge\n", f);
-    fprintf(f, "otel_webhook_ready %d\n", g->ready);
+    sbuf_printf(f, "otel_webhook_request_duration_seconds_bucket{le=\"+Inf\"} %lu\n", cum);
+    sbuf_printf(f, "otel_webhook_request_duration_seconds_sum %.9f\n", (double)atomic_load(&sum_ns) / 1e9);
+    sbuf_printf(f, "otel_webhook_request_duration_seconds_count %lu\n", atomic_load(&count));
+    sbuf_puts(f, "# HELP otel_webhook_certificate_expiry_timestamp_seconds Expiry of the serving certificate in use.\n"
+                 "# TYPE otel_webhook_certificate_expiry_timestamp_seconds gauge\n");
+    sbuf_printf(f, "otel_webhook_certificate_expiry_timestamp_seconds %.0f\n", g->cert_not_after);
+    sbuf_puts(f, "# HELP otel_webhook_store_objects Objects known, by kind.\n# TYPE otel_webhook_store_objects gauge\n");
+    for (int k = 0; k < 8; k++) sbuf_printf(f, "otel_webhook_store_objects{kind=\"%s\"} %zu\n", metrics_kinds[k], g->objects[k]);
+    sbuf_puts(f, "# HELP otel_webhook_resource_files_failing Resource files whose last read failed (last good content in "
+                 "use).\n# TYPE otel_webhook_resource_files_failing gauge\n");
+    sbuf_printf(f, "otel_webhook_resource_files_failing %d\n", g->failing_files);
+    sbuf_puts(f, "# HELP otel_webhook_ready 1 when the certificate and every source are loaded.\n"
+                 "# TYPE otel_webhook_ready gauge\n");
+    sbuf_printf(f, "otel_webhook_ready %d\n", g->ready);
     if (g->live) render_live(f, g->live);
-    fclose(f);
-    *len = n;
-    return buf;
+    return sbuf_take(&b, len);
 }

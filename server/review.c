@@ -28,16 +28,6 @@
 
 #define WARNING_PREFIX "otel-webhook: "
 
-static json_object *get(json_object *o, const char *k) {
-    json_object *v = NULL;
-    return json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, k, &v) ? v : NULL;
-}
-
-static const char *str(json_object *o, const char *k) {
-    json_object *v = get(o, k);
-    return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
 static void reject(review_out *out, const char *fmt, const char *arg) {
     char *msg = NULL, *body;
     msg = xasprintf(fmt, arg ? arg : "");
@@ -256,7 +246,7 @@ void review_handle(const review_env *env, json_tokener *tok, const char *body, s
         reject(out, "expected an AdmissionReview object%s", NULL);
         goto done;
     }
-    const char *api = str(root, "apiVersion"), *kind = str(root, "kind");
+    const char *api = jstr(root, "apiVersion"), *kind = jstr(root, "kind");
     if (!api || strcmp(api, "admission.k8s.io/v1") != 0) {
         reject(out, "unsupported apiVersion \"%s\": expected admission.k8s.io/v1", api ? api : "");
         goto done;
@@ -265,37 +255,37 @@ void review_handle(const review_env *env, json_tokener *tok, const char *body, s
         reject(out, "unsupported kind \"%s\": expected AdmissionReview", kind ? kind : "");
         goto done;
     }
-    json_object *req = get(root, "request");
+    json_object *req = jget(root, "request");
     if (!json_object_is_type(req, json_type_object)) {
         reject(out, "the AdmissionReview has no request%s", NULL);
         goto done;
     }
-    const char *uid = str(req, "uid");
+    const char *uid = jstr(req, "uid");
     if (!uid || !*uid) {
         reject(out, "request.uid is missing%s", NULL);
         goto done;
     }
     snprintf(out->uid, sizeof out->uid, "%s", uid);
-    const char *op = str(req, "operation"), *rkind = str(get(req, "kind"), "kind"), *sub = str(req, "subResource");
-    const char *group = str(get(req, "kind"), "group");
+    const char *op = jstr(req, "operation"), *rkind = jstr(jget(req, "kind"), "kind"), *sub = jstr(req, "subResource");
+    const char *group = jstr(jget(req, "kind"), "group");
     if (!op || strcmp(op, "CREATE") != 0 || !rkind || strcmp(rkind, "Pod") != 0 || (group && *group) ||
         (sub && *sub)) {
         out->result = RESULT_IGNORED;
         respond(out, api, uid, NULL, NULL, 0);
         goto done;
     }
-    json_object *pod = get(req, "object");
+    json_object *pod = jget(req, "object");
     if (!json_object_is_type(pod, json_type_object)) {
         reject(out, "request.object is missing or not an object%s", NULL);
         goto done;
     }
-    const char *ns = str(req, "namespace");
-    if (!ns || !*ns) ns = str(get(pod, "metadata"), "namespace");
+    const char *ns = jstr(req, "namespace");
+    if (!ns || !*ns) ns = jstr(jget(pod, "metadata"), "namespace");
     if (!ns || !*ns) ns = "default";
     snprintf(out->ns, sizeof out->ns, "%s", ns);
-    const char *pname = str(get(pod, "metadata"), "name");
+    const char *pname = jstr(jget(pod, "metadata"), "name");
     if (pname && *pname) snprintf(out->pod, sizeof out->pod, "%s", pname);
-    else snprintf(out->pod, sizeof out->pod, "%s*", str(get(pod, "metadata"), "generateName") ? str(get(pod, "metadata"), "generateName") : "");
+    else snprintf(out->pod, sizeof out->pod, "%s*", jstr(jget(pod, "metadata"), "generateName") ? jstr(jget(pod, "metadata"), "generateName") : "");
 
     kube_view view = kube_store_acquire(env->store);
     kube_reader src;

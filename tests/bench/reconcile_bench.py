@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""`otel-reconcile run` against tests/fakeapi.py with 1,000 collectors.
+"""`otel-reconcile run` against tests/blackbox/fakeapi.py with 1,000 collectors.
 
 Usage: tests/bench/reconcile_bench.py BINARY [COLLECTORS [OTHER_BINARY ...]]
        (from the repository root; BINARY is the optimised build,
@@ -23,7 +23,7 @@ import time
 from collections import Counter
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "blackbox"))
 import fakeapi  # noqa: E402
 
 

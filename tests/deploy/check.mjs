@@ -336,7 +336,7 @@ const contract = rbac.expandContract(contractLines);
 check(contract.length > 20, 'the request contract parses', String(contract.length));
 // Requests the fake API server recorded during the integration tests:
 // OTEL_FAKEAPI_LOG when present, and tests/deploy/fakeapi-sample.jsonl (one
-// run of tests/live_test.py, kept so the log format stays understood).
+// run of tests/blackbox/cluster_test.py, kept so the log format stays understood).
 const recorded = [];
 const shapes = new Set(contract.map((r) => `${r.sa} ${rbac.shape(rbac.requestInfo(r.method, r.path))}`));
 // A line's "sa" names the caller; otherwise it is the file's binary:

@@ -18,7 +18,7 @@
 # what it understands).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-RESULTS=${1:-$ROOT/build/test-results.txt}
+RESULTS=${1:-$ROOT/build/results/deploy}
 W=$ROOT/build/deploy-test
 mkdir -p "$W"
 # This run's files (several runs may share build/); the last run's stay in
@@ -66,7 +66,7 @@ done
 
 # --- 2. node checks ----------------------------------------------------------
 # The requests the fake API server recorded in the integration tests, when the
-# suites left them there: the webhook's (tests/live_test.py) and otel-reconcile's.
+# suites left them there: the webhook's (tests/blackbox/cluster_test.py) and otel-reconcile's
 export OTEL_FAKEAPI_LOG="${OTEL_FAKEAPI_LOG:-$ROOT/build/fakeapi-requests.jsonl}"
 export OTEL_FAKEAPI_RECONCILE_LOG="${OTEL_FAKEAPI_RECONCILE_LOG:-$ROOT/build/fakeapi-reconcile-requests.jsonl}"
 N=$W/node

@@ -17,11 +17,8 @@
  *   - the same input handled again with the same (reused) tokener gives the
  *     same status and body.
  *
- * Build with clang -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined
- * -D_GNU_SOURCE -DH2O_USE_LIBUV=0 -I. from this file, server/review.c,
- * server/log.c, server/metrics.c and every .c of kube/ and mutate/, with
- * pkg-config json-c yaml-0.1 openssl; run with the seeds in
- * tests/fuzz/review-corpus (e.g. -max_len=65536).
+ * Built and run by `make fuzz` (seeds: tests/fuzz/review-corpus); `make
+ * test` replays the seeds and tests/fuzz/crashes/review once.
  * Set FUZZ_REVIEW_NO_UTF8=1 to skip the UTF-8 check (to look past a known
  * failure of it). */
 #include "mutate/defaults.h"

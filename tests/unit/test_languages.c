@@ -1,6 +1,6 @@
-/* tests/test_languages.c - .NET, Go, Apache HTTPD and Nginx (spec 2.4-2.7),
+/* tests/unit/test_languages.c - .NET, Go, Apache HTTPD and Nginx (spec 2.4-2.7),
  * and the seven-language pod. Exact, complete, ordered expectations. */
-#include "tests/engine_fixture.h"
+#include "tests/unit/engine_fixture.h"
 
 #include <check.h>
 #include <stdio.h>

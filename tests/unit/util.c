@@ -1,5 +1,5 @@
-/* tests/util.c - helpers for the Check suites (see util.h). */
-#include "tests/util.h"
+/* tests/unit/util.c - helpers for the Check suites (see util.h). */
+#include "tests/unit/util.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

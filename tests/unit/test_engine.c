@@ -1,9 +1,9 @@
-/* tests/test_engine.c - the mutation engine against the reference (spec).
+/* tests/unit/test_engine.c - the mutation engine against the reference (spec).
  *
  * Expectations are complete and ordered: env lists, mounts, init containers
  * and volumes are compared as whole texts, because users (and upstream's
  * e2e asserts) compare them that way. */
-#include "tests/engine_fixture.h"
+#include "tests/unit/engine_fixture.h"
 
 #include <check.h>
 #include <stdio.h>

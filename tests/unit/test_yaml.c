@@ -1,4 +1,4 @@
-/* tests/test_yaml.c - kube/yaml.c: typing, structure, errors, emit, round trip. */
+/* tests/unit/test_yaml.c - kube/yaml.c: typing, structure, errors, emit, round trip. */
 #include <check.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -8,7 +8,7 @@
 /* A comment in yaml.h holds a slash-star sequence that -Wcomment flags. */
 #include "kube/yaml.h"
 
-#include "tests/util.h"
+#include "tests/unit/util.h"
 
 /* Parses one document and returns its compact JSON (malloc'ed), or
  * "ERR <line>: <msg>". */

@@ -1,5 +1,6 @@
-/* tests/test_kube.c - kube/: the layered snapshot store, manifest folders,
- * the settings file and CR defaulting.
+/* tests/unit/test_kube.c - the layered snapshot store and manifest folders
+ * (kube/), the settings file (mutate/settings.c) and the defaulting objects
+ * get as they enter the store (mutate/defaults.c, collector/defaults.c).
  *
  * Expectations are exact texts (stored objects as compact JSON, log lines,
  * error messages). Store objects are printed with jtext, which,
@@ -14,7 +15,7 @@
 #include "kube/yaml.h"
 #include "mutate/defaults.h"
 #include "mutate/mutate.h"
-#include "tests/util.h"
+#include "tests/unit/util.h"
 
 #include <check.h>
 #include <stdarg.h>

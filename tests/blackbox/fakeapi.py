@@ -61,7 +61,7 @@ self.requests and, when a log path is given (log_path or $OTEL_FAKEAPI_LOG),
 written as one JSON line each: tests/deploy compares them with the RBAC the
 manifests grant.
 
-Standalone: tests/fakeapi.py --cert C --key K --port P [--token T] [--log F]
+Standalone: tests/blackbox/fakeapi.py --cert C --key K --port P [--token T] [--log F]
 """
 import json
 import os

@@ -1,4 +1,4 @@
-/* tests/test_reconcile.c - the otel-reconcile renderer as a library
+/* tests/unit/test_reconcile.c - the otel-reconcile renderer as a library
  * (reconcile/): the config hash against the spec's verified examples and
  * Go's encoding rules, names and truncation, Service ports, RBAC rules,
  * and which objects each mode renders (reconcile.md 2 to 4). The exact YAML
@@ -16,7 +16,7 @@
 #include "reconcile/render.h"
 #include "reconcile/stream.h"
 #include "reconcile/upgrade.h"
-#include "tests/util.h"
+#include "tests/unit/util.h"
 
 #include <check.h>
 #include <stdio.h>
@@ -329,7 +329,7 @@ START_TEST(service_ports_exporters_extensions) {
 END_TEST
 
 START_TEST(service_ports_ipv6_endpoints) {
-    /* kube/collector.c's endpoint parsing: the port after the last ':' of
+    /* collector/components.c's endpoint parsing: the port after the last ':' of
      * host:port, a bracketed literal being the host (the reference: 1). */
     const char *cfg = "{\"receivers\":{\"otlp\":{\"protocols\":{\"grpc\":{\"endpoint\":\"[::1]:4317\"},"
                       "\"http\":{\"endpoint\":\"[::]:4319\"}}},\"zipkin\":{\"endpoint\":\"${env:POD_IP}:9412\"},"
@@ -694,7 +694,7 @@ END_TEST
 
 START_TEST(render_ipv6_endpoints) {
     /* spec 7.11: the reference reads port 1 out of "[::1]:4317"; the port
-     * parsing in kube/collector.c does not. The ConfigMap keeps the
+     * parsing in collector/components.c does not. The ConfigMap keeps the
      * addresses as written. */
     rendered *x = render_yaml(CR("c", "  config:\n    receivers:\n      otlp: {protocols: {grpc: {endpoint: '[::]:4317'},"
                                       " http: {endpoint: '[fd00::1]:5318'}}}\n      zipkin: {endpoint: '[::1]:9412'}\n"

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """`otel-webhook serve` from the outside, over real TLS on loopback.
 
-Usage: tests/server_test.py BINARY [RESULTS_FILE]   (from the repository root)
+Usage: tests/blackbox/server_test.py BINARY [RESULTS_FILE]   (from the repository root)
 
 Starts the server itself (a free port on 127.0.0.1, certificates and
 resources in a temporary directory), waits for /readyz, and checks exact
@@ -36,7 +36,7 @@ warnings.filterwarnings("ignore", category=DeprecationWarning)  # ssl.TLSVersion
 
 BIN = os.path.abspath(sys.argv[1])
 RESULTS = sys.argv[2] if len(sys.argv) > 2 else None
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from testlib import LSAN_SUPP, SANITIZER_MARKERS, Checks  # noqa: E402
 

@@ -1,5 +1,5 @@
-/* tests/engine_fixture.c - see engine_fixture.h. */
-#include "tests/engine_fixture.h"
+/* tests/unit/engine_fixture.c - see engine_fixture.h. */
+#include "tests/unit/engine_fixture.h"
 
 #include "kube/filesource.h"
 #include "kube/reader.h"

@@ -1,4 +1,4 @@
-"""tests/testlib.py - what the black-box test scripts share: counting checks,
+"""tests/blackbox/testlib.py - what the black-box test scripts share: counting checks,
 the closing "N passed, M failed" line and its record for tests/summary.sh,
 and the sanitizer settings for running our binaries."""
 import sys

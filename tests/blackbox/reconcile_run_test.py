@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""`otel-reconcile run` against tests/fakeapi.py (TLS on loopback).
+"""`otel-reconcile run` against tests/blackbox/fakeapi.py (TLS on loopback).
 
-Usage: tests/reconcile_run_test.py BINARY [RESULTS_FILE]   (from the repository root)
+Usage: tests/blackbox/reconcile_run_test.py BINARY [RESULTS_FILE]   (from the repository root)
 
 Each step changes the fake cluster, runs one pass (the binary exits; every
 wait is the process's, bounded by a timeout) and checks the objects, the
@@ -27,7 +27,7 @@ from testlib import SANITIZER_MARKERS, Checks  # noqa: E402
 
 BIN = sys.argv[1]
 RESULTS = sys.argv[2] if len(sys.argv) > 2 else None
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 check = Checks("reconcile-run")
 SUMMARY = re.compile(r"^otel-reconcile run(?: \(dry run\))?: (\d+) collectors, (\d+) applied, (\d+) pruned, "
                      r"(\d+) failed \((\d+) unchanged, (\d+) recreated, (\d+) unmanaged, (\d+) status writes, (\d+) requests\)$")

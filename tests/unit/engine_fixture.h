@@ -1,9 +1,9 @@
-/* tests/engine_fixture.h - running the engine from YAML in tests.
+/* tests/unit/engine_fixture.h - running the engine from YAML in tests.
  *
  * Resources are loaded through the real file-source parser into a store, so
  * defaulting and trimming are exercised exactly as in production. Every run
  * is checked for idempotency (mutating the result again changes nothing)
- * and, when OTEL_CASES_DIR is set, written out for tests/roundtrip.py. */
+ * and, when OTEL_CASES_DIR is set, written out for tests/unit/roundtrip.py. */
 #ifndef TESTS_ENGINE_FIXTURE_H
 #define TESTS_ENGINE_FIXTURE_H
 

@@ -1,8 +1,8 @@
 #!/usr/bin/python3
-"""`otel-webhook serve --kubeconfig / --in-cluster` against tests/fakeapi.py.
+"""`otel-webhook serve --kubeconfig / --in-cluster` against tests/blackbox/fakeapi.py.
 
-Usage: tests/live_test.py BINARY [RESULTS_FILE]        (from the repository root)
-       tests/live_test.py --rss BINARY                 (make bench: store memory)
+Usage: tests/blackbox/cluster_test.py BINARY [RESULTS_FILE]        (from the repository root)
+       tests/blackbox/cluster_test.py --rss BINARY                 (make bench: store memory)
 
 Starts a fake API server (TLS on loopback) and the webhook watching it, then
 creates, changes and deletes Instrumentations, collectors and namespace
@@ -36,7 +36,7 @@ from testlib import LSAN_SUPP, SANITIZER_MARKERS, Checks  # noqa: E402
 
 check = Checks("live")
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 

@@ -1,4 +1,4 @@
-/* tests/test_collector.c - kube/collector.c against reconcile.md 1.3, 2.5,
+/* tests/unit/test_collector.c - collector/ against reconcile.md 1.3, 2.5,
  * 3 and mutation.md 4.4-4.5 (port names, ports, defaults, probes, YAML). */
 #include "collector/config.h"
 
@@ -6,7 +6,7 @@
 #include "collector/ports.h"
 #include "collector/probes.h"
 #include "kube/yaml.h"
-#include "tests/util.h"
+#include "tests/unit/util.h"
 
 #include <check.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* tests/test_certs.c - certificate generation, the serving context and hot
+/* tests/unit/test_certs.c - certificate generation, the serving context and hot
  * reload.
  *
  * Generated certificates are parsed back with OpenSSL and compared field by
@@ -11,7 +11,7 @@
 #include "certs/gen.h"
 
 #include "certs/tls.h"
-#include "tests/util.h"
+#include "tests/unit/util.h"
 
 #include <check.h>
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* tests/util.h - small helpers shared by the Check suites. */
+/* tests/unit/util.h - small helpers shared by the Check suites. */
 #ifndef TESTS_UTIL_H
 #define TESTS_UTIL_H
 #include <stddef.h>
