@@ -1,0 +1,128 @@
+/* reconcile/pass.h - what the files of one `otel-reconcile run` pass share
+ * (internal to reconcile/): the kinds it manages, the pass state, the
+ * collector being reconciled, and the request and log plumbing.
+ *
+ *   run.c       the driver: the pass state, requests, the per-collector loop
+ *   discover.c  what the cluster has: APIs, owned objects by owner
+ *   compare.c   the "nothing changed" decision (compare.h, pure)
+ *   apply.c     server-side apply, recreate, prune, the sweep
+ *   status.c    the collector's status subresource
+ *
+ * The state is one struct passed to everything rather than file-level
+ * globals, so a pass holds nothing once reconcile_run returns. */
+#ifndef RECONCILE_PASS_H
+#define RECONCILE_PASS_H
+
+#include "kube/apiclient.h"
+#include "reconcile/render.h"
+#include "reconcile/run.h"
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#define RECONCILE_COLLECTORS_API "/apis/opentelemetry.io/v1beta1"
+
+/* Kinds that exist only when an API is installed. A group missing from
+ * GET /apis, or a LIST of the kind answering 404, makes the kind
+ * unavailable for this pass: a collector that needs it fails with why. */
+typedef enum {
+    RECONCILE_NEED_NONE,
+    RECONCILE_NEED_PROMETHEUS,
+    RECONCILE_NEED_ROUTE,
+    RECONCILE_NEED_GATEWAY,
+    RECONCILE_NEED_TA,
+    RECONCILE_NNEEDS
+} reconcile_need;
+
+typedef struct reconcile_need_info {
+    const char *group, *why;
+} reconcile_need_info;
+
+extern const reconcile_need_info reconcile_needs[RECONCILE_NNEEDS]; /* discover.c */
+
+/* The apply rank of the workloads (Deployment, DaemonSet, StatefulSet):
+ * the only kinds that are recreated, and whose status the collector's
+ * status reads. */
+#define RECONCILE_RANK_WORKLOAD 5
+
+typedef struct reconcile_kind {
+    const char *api_version, *kind, *plural;
+    bool namespaced;
+    int rank; /* apply order */
+    reconcile_need need;
+} reconcile_kind;
+
+/* Every kind a collector may own, in apply order (discover.c). */
+extern const reconcile_kind reconcile_kinds[];
+extern const size_t reconcile_nkinds;
+
+typedef struct reconcile_pass {
+    kube_api_conn *conn;
+    const reconcile_run_opts *o;
+    reconcile_run_stats *st;
+    bool have[RECONCILE_NNEEDS]; /* which optional APIs this cluster serves */
+    json_object *live;  /* "plural/ns/name" -> the listed object's JSON text */
+    json_object *owned; /* "uid:UID" | "cr:NS/NAME" -> array of live keys */
+    json_object *crs;   /* "NS/NAME" -> true, every collector listed */
+    bool sweep_failed;  /* a gone collector's RBAC could not be deleted */
+} reconcile_pass;
+
+typedef struct reconcile_collector {
+    const char *ns, *name, *uid;
+    json_object *cr;
+    char error[1024];  /* first failure, for the condition */
+    json_object *kept; /* listed keys that are desired: not pruned */
+    json_object *workload_live; /* owned */
+    json_object *workload_desired;
+    json_object *workload_applied; /* owned: the apply's answer */
+} reconcile_collector;
+
+/* ---- run.c ---------------------------------------------------------- */
+
+/* One line to the pass's log, when it has one. */
+void reconcile_logf(reconcile_pass *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Records c's first failure (later ones are dropped: the condition says
+ * what went wrong first). */
+void reconcile_collector_fail(reconcile_collector *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* One request, counted; the status, or -1 with err. *resp is always set
+ * (NULL on -1) and parsed into *json when json is given and the body is a
+ * JSON object. */
+int reconcile_request(reconcile_pass *r, const char *method, const char *path, const char *ctype, const char *body,
+                      char **resp, json_object **json, char *err, size_t errlen);
+/* "CODE: message of the Status body" for a failed request. */
+void reconcile_describe(char *err, size_t errlen, int code, const char *body);
+
+/* ---- discover.c ----------------------------------------------------- */
+
+const reconcile_kind *reconcile_kind_of(const char *api_version, const char *kind);
+/* /api/v1[/namespaces/NS]/PLURAL or /apis/G/V[/namespaces/NS]/PLURAL. */
+void reconcile_collection_path(char *out, size_t n, const reconcile_kind *k, const char *ns);
+/* GET /apis: fills r->have. 0, or -1 with err. */
+int reconcile_discover(reconcile_pass *r, char *err, size_t errlen);
+/* Appends every collector (of r->o->ns, or all) to the array crs. 0; or,
+ * with err, the HTTP status that failed it, or -1 when no answer came. */
+int reconcile_list_collectors(reconcile_pass *r, json_object *crs, char *err, size_t errlen);
+/* LISTs every owned kind into r->live and r->owned. 0, or -1 with err. */
+int reconcile_list_owned(reconcile_pass *r, char *err, size_t errlen);
+/* The listed object under key, parsed (the caller puts it), or NULL. */
+json_object *reconcile_live_get(reconcile_pass *r, const char *key);
+/* Fails c when the TargetAllocator its label names is not there. */
+void reconcile_check_target_allocator(reconcile_pass *r, reconcile_collector *c);
+
+/* ---- apply.c -------------------------------------------------------- */
+
+/* Applies the desired objects in apply order. */
+void reconcile_apply_objects(reconcile_pass *r, reconcile_collector *c, json_object **objs, size_t n);
+/* Deletes what c owns and no longer wants. */
+void reconcile_prune(reconcile_pass *r, reconcile_collector *c);
+/* Deletes the cluster-scoped objects of collectors that are gone. */
+void reconcile_sweep(reconcile_pass *r);
+
+/* ---- status.c ------------------------------------------------------- */
+
+/* Writes c's status when it differs from the live one. rr: the render
+ * (NULL or not rendered: no scale); mode: spec.mode. */
+void reconcile_write_status(reconcile_pass *r, reconcile_collector *c, const reconcile_render_result *rr,
+                            bool rendered, const char *mode);
+#endif
