@@ -3,7 +3,7 @@
  *
  * Pure: json-c objects and text in, booleans and strings out; no I/O and
  * nothing kept between calls, so every rule here is unit tested
- * (tests/test_compare.c). compare.c says why the rules are what they are. */
+ * (tests/unit/test_compare.c). compare.c says why the rules are what they are. */
 #ifndef RECONCILE_COMPARE_H
 #define RECONCILE_COMPARE_H
 

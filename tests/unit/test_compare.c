@@ -1,4 +1,4 @@
-/* tests/test_compare.c - the "nothing changed" decision of otel-reconcile
+/* tests/unit/test_compare.c - the "nothing changed" decision of otel-reconcile
  * run as pure functions (reconcile/compare.h): quantities by value, the
  * subset rule, the digest and its annotation, immutable-field changes of
  * workloads, and the parser of the API server's 422 immutable refusal. The
@@ -8,7 +8,7 @@
 
 #include "base/json.h"
 #include "reconcile/run.h"
-#include "tests/util.h"
+#include "tests/unit/util.h"
 
 #include <check.h>
 #include <stdbool.h>
