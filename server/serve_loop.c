@@ -22,9 +22,6 @@
 #include "server/log.h"
 #include "server/metrics.h"
 
-#include <h2o/http1.h>
-#include <h2o/http2.h>
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
