@@ -65,12 +65,12 @@ void serve_http_routes(serve_server *srv);
  * (which they then own and close), waits until every loop can be woken,
  * then starts the watcher and the signal thread; srv is complete by then.
  * serve_loops_join() returns after a signal and the shutdown, once every
- * thread serve_loops_start() started has ended, and releases what it took.
- * It returns false when a loop hit the grace deadline with connections
- * still open: such a loop cannot be disposed and stays allocated until the
- * process exits. */
+ * thread serve_loops_start() started has ended, and releases what it took,
+ * except when a loop hit the grace deadline with connections still open:
+ * such a loop cannot be disposed, and the loops stay allocated (reachable
+ * from srv) until the process exits. */
 void serve_loops_start(serve_server *srv, int fd, int n);
-bool serve_loops_join(serve_server *srv);
+void serve_loops_join(serve_server *srv);
 /* The JSON tokener of the loop that owns ctx (for its handlers). */
 json_tokener *serve_loop_tokener(h2o_context_t *ctx);
 /* Errors h2o answered itself on every loop, read without the loops'

@@ -187,7 +187,7 @@ void serve_loops_start(serve_server *srv, int fd, int n) {
     pthread_create(&srv->sigthr, NULL, signal_main, srv);
 }
 
-bool serve_loops_join(serve_server *srv) {
+void serve_loops_join(serve_server *srv) {
     for (int i = 0; i < srv->nloops; i++) pthread_join(srv->loops[i].tid, NULL);
     pthread_join(srv->watcher, NULL);
     pthread_join(srv->sigthr, NULL);
@@ -203,5 +203,4 @@ bool serve_loops_join(serve_server *srv) {
         srv->loops = NULL;
         srv->nloops = 0;
     }
-    return disposed;
 }
