@@ -1,0 +1,395 @@
+/* server/cmd_serve.c - `otel-webhook serve`: the HTTPS admission server on
+ * h2o, as a command: its flags, the set-up of everything the threads of
+ * serve_loop.c and the handlers of serve_http.c use, and the release of it.
+ *
+ * Four phases. parse_args() turns the command line into a serve_opts and
+ * does nothing else. serve() sets up, in order: the settings, TLS, the
+ * listener, the API client, the store and its file source, the h2o config
+ * and the live source. A step that fails logs why and jumps into one
+ * release chain at the release of the last thing acquired (its own when it
+ * fails half-way, as the settings and the live source can), so each
+ * resource has one release point and they run in reverse order. Then the
+ * threads run until a signal has shut them down, and the tear-down is the
+ * same chain, entered at the top.
+ *
+ * HTTP/1.1 only by default. The API server then opens parallel connections
+ * for concurrent admissions, which spreads them over the loops, and h2o
+ * 2.2.5's HTTP/2, which carries unpatched denial-of-service issues, stays
+ * off unless --http2 asks for it.
+ *
+ * With --kubeconfig or --in-cluster, the live source (kube/livesource.h)
+ * adds its informer, publisher and version threads; the loops only read its
+ * snapshots and, for owners, Secrets and ConfigMaps it does not watch, make
+ * GETs bounded by --lookup-budget. Files and the live source are two layers
+ * of one store; a live object wins over a file's for the same
+ * kind/namespace/name. Both writers hold store_mu around their updates,
+ * because the live objects are also in the informers' maps and json-c
+ * reference counts are not atomic. */
+#include "server/cli.h"
+
+#include "base/alloc.h"
+#include "kube/kubeconfig.h"
+#include "mutate/defaults.h"
+#include "server/log.h"
+#include "server/metrics.h"
+#include "server/serve.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static const char usage[] =
+    "usage: otel-webhook serve --listen HOST:PORT --tls-cert FILE --tls-key FILE\n"
+    "                          [--resources DIR]... [--native-sidecars auto|on|off] [--config FILE]\n"
+    "                          [--threads N] [options]\n"
+    "\n"
+    "Serves POST /mutate-v1-pod (AdmissionReview admission.k8s.io/v1), GET /healthz, /readyz, /metrics.\n"
+    "\n"
+    "  --listen HOST:PORT        address to listen on, e.g. 0.0.0.0:10250 or [::]:10250\n"
+    "  --tls-cert FILE           serving certificate (PEM, leaf first); reloaded when it changes\n"
+    "  --tls-key FILE            its private key (PEM); reloaded with the certificate\n"
+    "  --resources DIR           folder of Instrumentation, OpenTelemetryCollector, Namespace (and other)\n"
+    "                            manifests, re-read when a file changes; repeatable\n"
+    "  --native-sidecars MODE    collector sidecar as a native sidecar: on, off, or auto (default; without\n"
+    "                            a cluster to ask, auto means off)\n"
+    "  --config FILE             settings file (default images, enabled languages, ...)\n"
+    "  --kubeconfig FILE         watch Instrumentations, collectors and namespaces of the cluster in FILE's\n"
+    "                            current context (token, tokenFile or client certificate)\n"
+    "  --context NAME            use this kubeconfig context instead of current-context\n"
+    "  --in-cluster              the same from inside a pod: KUBERNETES_SERVICE_HOST/PORT, service-account token\n"
+    "  --service-account-dir DIR token and ca.crt for --in-cluster\n"
+    "                            (default /var/run/secrets/kubernetes.io/serviceaccount)\n"
+    "  --lookup-budget MS        time an admission may spend on owner/Secret/ConfigMap GETs (default 200)\n"
+    "  --watch-timeout SEC       server-side timeout of each watch request (default 300)\n"
+    "  --watch-idle-timeout SEC  reopen a watch that sent nothing, not even a bookmark, this long (default 120)\n"
+    "  --threads N               event loops (default: the number of cores)\n"
+    "  --namespace NS            namespace of resource objects that name none (default: default)\n"
+    "  --max-body BYTES          largest request body accepted, larger gets 413 (default 6291456)\n"
+    "  --request-timeout SEC     close connections idle or stalled this long (default 10)\n"
+    "  --shutdown-delay SEC      keep serving this long after SIGTERM before closing the listener (default 0)\n"
+    "  --shutdown-grace SEC      longest wait for in-flight requests after that (default 10)\n"
+    "  --tls-min-version 1.2|1.3 oldest TLS version accepted (default 1.2)\n"
+    "  --http2                   also offer HTTP/2 (off by default: h2o 2.2.5's HTTP/2 has known DoS issues)\n"
+    "  --log-format json|text    log lines as JSON objects (default) or text\n"
+    "  --log-level LEVEL         debug, info (default), warn or error\n";
+
+typedef struct serve_opts {
+    const char *listen, *cert, *key, *native, *config, *ns;
+    const char **dirs; /* --resources, into argv */
+    size_t ndirs, max_body;
+    const char *kubeconfig, *context, *sadir;
+    bool incluster, http2, tls13, json_logs;
+    int threads, level;
+    double rtimeout, budget_ms, wtimeout, widle, delay, grace;
+} serve_opts;
+
+enum { PARSED, PARSED_HELP, PARSED_USAGE };
+
+static bool parse_seconds(const char *s, double *out) {
+    char *end;
+    double v = strtod(s, &end);
+    if (*s == 0 || *end || v < 0 || v > 86400) return false;
+    *out = v;
+    return true;
+}
+
+/* The command line into *o, nothing else. PARSED, PARSED_HELP for --help,
+ * or PARSED_USAGE for an unknown flag, a bad value or a missing one. The
+ * caller frees o->dirs in every case. */
+static int parse_args(int argc, char **argv, serve_opts *o) {
+    enum { O_LISTEN = 256, O_CERT, O_KEY, O_RES, O_NATIVE, O_CONFIG, O_THREADS, O_NS, O_MAXBODY, O_RTIMEOUT,
+           O_SDELAY, O_SGRACE, O_TLSMIN, O_HTTP2, O_LOGFMT, O_LOGLVL, O_HELP, O_KUBECONFIG, O_CONTEXT, O_INCLUSTER,
+           O_SADIR, O_BUDGET, O_WTIMEOUT, O_WIDLE };
+    static const struct option opts[] = {
+        {"listen", required_argument, 0, O_LISTEN},       {"tls-cert", required_argument, 0, O_CERT},
+        {"tls-key", required_argument, 0, O_KEY},         {"resources", required_argument, 0, O_RES},
+        {"native-sidecars", required_argument, 0, O_NATIVE}, {"config", required_argument, 0, O_CONFIG},
+        {"threads", required_argument, 0, O_THREADS},     {"namespace", required_argument, 0, O_NS},
+        {"max-body", required_argument, 0, O_MAXBODY},    {"request-timeout", required_argument, 0, O_RTIMEOUT},
+        {"shutdown-delay", required_argument, 0, O_SDELAY}, {"shutdown-grace", required_argument, 0, O_SGRACE},
+        {"tls-min-version", required_argument, 0, O_TLSMIN}, {"http2", no_argument, 0, O_HTTP2},
+        {"log-format", required_argument, 0, O_LOGFMT},   {"log-level", required_argument, 0, O_LOGLVL},
+        {"help", no_argument, 0, O_HELP},                 {"kubeconfig", required_argument, 0, O_KUBECONFIG},
+        {"context", required_argument, 0, O_CONTEXT},     {"in-cluster", no_argument, 0, O_INCLUSTER},
+        {"service-account-dir", required_argument, 0, O_SADIR}, {"lookup-budget", required_argument, 0, O_BUDGET},
+        {"watch-timeout", required_argument, 0, O_WTIMEOUT}, {"watch-idle-timeout", required_argument, 0, O_WIDLE},
+        {0, 0, 0, 0},
+    };
+    *o = (serve_opts){
+        .native = "auto", .ns = "default", .dirs = xcalloc((size_t)argc + 1, sizeof *o->dirs),
+        .max_body = 6u << 20, .json_logs = true, .threads = (int)sysconf(_SC_NPROCESSORS_ONLN), .level = LOG_INFO,
+        .rtimeout = 10, .budget_ms = 200, .wtimeout = 300, .widle = 120, .grace = 10,
+    };
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        char *end = NULL;
+        switch (c) {
+        case O_LISTEN: o->listen = optarg; break;
+        case O_CERT: o->cert = optarg; break;
+        case O_KEY: o->key = optarg; break;
+        case O_RES: o->dirs[o->ndirs++] = optarg; break;
+        case O_NATIVE: o->native = optarg; break;
+        case O_CONFIG: o->config = optarg; break;
+        case O_NS: o->ns = optarg; break;
+        case O_THREADS:
+            o->threads = (int)strtol(optarg, &end, 10);
+            if (*end || o->threads < 1 || o->threads > 256) return PARSED_USAGE;
+            break;
+        case O_MAXBODY:
+            o->max_body = (size_t)strtoull(optarg, &end, 10);
+            if (*end || o->max_body < 1024) return PARSED_USAGE;
+            break;
+        case O_RTIMEOUT: if (!parse_seconds(optarg, &o->rtimeout) || o->rtimeout < 0.1) return PARSED_USAGE; break;
+        case O_SDELAY: if (!parse_seconds(optarg, &o->delay)) return PARSED_USAGE; break;
+        case O_SGRACE: if (!parse_seconds(optarg, &o->grace)) return PARSED_USAGE; break;
+        case O_TLSMIN:
+            if (!strcmp(optarg, "1.3")) o->tls13 = true;
+            else if (strcmp(optarg, "1.2")) return PARSED_USAGE;
+            break;
+        case O_HTTP2: o->http2 = true; break;
+        case O_LOGFMT:
+            if (!strcmp(optarg, "text")) o->json_logs = false;
+            else if (strcmp(optarg, "json")) return PARSED_USAGE;
+            break;
+        case O_LOGLVL:
+            if ((o->level = log_parse_level(optarg)) < 0) return PARSED_USAGE;
+            break;
+        case O_KUBECONFIG: o->kubeconfig = optarg; break;
+        case O_CONTEXT: o->context = optarg; break;
+        case O_INCLUSTER: o->incluster = true; break;
+        case O_SADIR: o->sadir = optarg; break;
+        case O_BUDGET: if (!parse_seconds(optarg, &o->budget_ms) || o->budget_ms < 1) return PARSED_USAGE; break;
+        case O_WTIMEOUT: if (!parse_seconds(optarg, &o->wtimeout) || o->wtimeout < 1) return PARSED_USAGE; break;
+        case O_WIDLE: if (!parse_seconds(optarg, &o->widle) || o->widle < 1) return PARSED_USAGE; break;
+        case O_HELP: return PARSED_HELP;
+        default: return PARSED_USAGE;
+        }
+    }
+    if (optind != argc || !o->listen || !o->cert || !o->key || (o->kubeconfig && o->incluster) ||
+        (o->context && !o->kubeconfig) ||
+        (strcmp(o->native, "auto") && strcmp(o->native, "on") && strcmp(o->native, "off")))
+        return PARSED_USAGE;
+    return PARSED;
+}
+
+/* What serve() sets up, and what only this file needs. Static: a loop that
+ * could not be disposed stays reachable from here until the process exits. */
+static struct {
+    serve_server srv;
+    mutate_settings cfg;
+    kube_prepare prep;          /* the operator's defaulting, for every store source */
+    mutate_options mopt_native; /* --native-sidecars auto on a 1.29+ cluster */
+} S;
+
+static const h2o_iovec_t http1_only[] = {{H2O_STRLIT("http/1.1")}, {NULL, 0}};
+
+/* The settings file over the defaults, then --native-sidecars. Released
+ * by mutate_settings_free(&S.cfg), also when this fails. */
+static int setup_settings(const serve_opts *o, char *err, size_t errlen) {
+    mutate_settings_init(&S.cfg);
+    S.prep = MUTATE_PREPARE(&S.cfg);
+    if (o->config && cli_load_settings(&S.cfg, o->config, err, errlen) != 0) return -1;
+    if (strcmp(o->native, "auto")) S.cfg.native_sidecars = !strcmp(o->native, "on") ? MUTATE_ON : MUTATE_OFF;
+    /* auto: without a cluster to ask the version of, the plain container,
+     * which works everywhere; with one, the live source's answer picks
+     * S.mopt_native per request. */
+    S.cfg.opt.native_sidecars = S.cfg.native_sidecars == MUTATE_ON;
+    S.mopt_native = S.cfg.opt;
+    S.mopt_native.native_sidecars = true;
+    return 0;
+}
+
+static tls_server *setup_tls(const serve_opts *o, char *err, size_t errlen) {
+    tls_options topt = {.min_tls13 = o->tls13};
+    tls_server *tls = tls_server_new(o->cert, o->key, &topt, err, errlen);
+    if (tls) h2o_ssl_register_alpn_protocols(tls_server_ctx(tls), o->http2 ? h2o_alpn_protocols : http1_only);
+    return tls;
+}
+
+static int listen_on(const char *hostport, char *err, size_t errlen) {
+    char host[256];
+    const char *port;
+    if (hostport[0] == '[') {
+        const char *close = strchr(hostport, ']');
+        if (!close || close[1] != ':') goto bad;
+        snprintf(host, sizeof host, "%.*s", (int)(close - hostport - 1), hostport + 1);
+        port = close + 2;
+    } else {
+        const char *colon = strrchr(hostport, ':');
+        if (!colon) goto bad;
+        snprintf(host, sizeof host, "%.*s", (int)(colon - hostport), hostport);
+        port = colon + 1;
+    }
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
+    struct addrinfo *res = NULL;
+    int rc = getaddrinfo(*host ? host : NULL, port, &hints, &res);
+    if (rc != 0) {
+        snprintf(err, errlen, "--listen %s: %s", hostport, gai_strerror(rc));
+        return -1;
+    }
+    int fd = socket(res->ai_family, res->ai_socktype | SOCK_CLOEXEC, 0), on = 1;
+    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on) != 0 ||
+        bind(fd, res->ai_addr, res->ai_addrlen) != 0 || listen(fd, 4096) != 0) {
+        snprintf(err, errlen, "--listen %s: %s", hostport, strerror(errno));
+        if (fd >= 0) close(fd);
+        freeaddrinfo(res);
+        return -1;
+    }
+    freeaddrinfo(res);
+    return fd;
+bad:
+    snprintf(err, errlen, "--listen %s: expected HOST:PORT", hostport);
+    return -1;
+}
+
+static int setup_listener(const char *hostport, char *err, size_t errlen) {
+    /* 1,000 concurrent connections need more than the usual 1,024 files. */
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    return listen_on(hostport, err, errlen);
+}
+
+/* The files' layer is read once before the first request. */
+static void setup_store(const serve_opts *o) {
+    S.srv.store = kube_store_new();
+    pthread_mutex_init(&S.srv.store_mu, NULL);
+    S.srv.env = (review_env){S.srv.store, &S.cfg.opt, NULL, NULL};
+    if (o->ndirs) {
+        kube_logger lg = log_kube_sink("files");
+        S.srv.fs = kube_filesource_new(S.srv.store, &S.prep, o->dirs, o->ndirs, o->ns, &lg);
+        int failing = 0;
+        pthread_mutex_lock(&S.srv.store_mu);
+        kube_filesource_poll(S.srv.fs, &failing);
+        pthread_mutex_unlock(&S.srv.store_mu);
+        atomic_store(&S.srv.failing_files, failing);
+        if (failing) metrics_error(ERR_SOURCE);
+    }
+    atomic_store(&S.srv.ready, tls_server_loaded(S.srv.tls));
+}
+
+static void setup_h2o(const serve_opts *o) {
+    h2o_globalconf_t *c = &S.srv.config;
+    h2o_config_init(c);
+    c->max_request_entity_size = o->max_body;
+    c->http1.req_timeout = (uint64_t)(o->rtimeout * 1000);
+    c->handshake_timeout = (uint64_t)(o->rtimeout * 1000);
+    c->http2.idle_timeout = (uint64_t)(o->rtimeout * 1000);
+    c->http2.graceful_shutdown_timeout = (uint64_t)(o->grace * 1000);
+    c->server_name = h2o_iovec_init(H2O_STRLIT(""));
+    serve_http_routes(&S.srv);
+}
+
+/* SIGTERM and SIGINT go to the signal thread only: every thread started
+ * from here on inherits the mask. The mask is never lifted, so a second
+ * signal during the shutdown changes nothing. */
+static void setup_signals(void) {
+    sigemptyset(&S.srv.signals);
+    sigaddset(&S.srv.signals, SIGTERM);
+    sigaddset(&S.srv.signals, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &S.srv.signals, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+/* Takes api (released by kube_livesource_free from now on). */
+static int setup_live(const serve_opts *o, kube_api *api) {
+    kube_logger lg = log_kube_sink("cluster");
+    kube_live_opts lo = {.watch_timeout_s = (long)o->wtimeout, .idle_timeout_s = (long)o->widle,
+                         .lookup_budget_ms = (long)o->budget_ms, .check_version = S.cfg.native_sidecars == MUTATE_AUTO};
+    S.srv.live = kube_livesource_new(S.srv.store, api, &S.prep, &S.srv.store_mu, &lo, &lg);
+    if (kube_livesource_start(S.srv.live) != 0) return -1;
+    S.srv.env.live = S.srv.live;
+    if (S.cfg.native_sidecars == MUTATE_AUTO) S.srv.env.opt_native = &S.mopt_native;
+    log_kv(LOG_INFO, "watching the cluster", "server", kube_api_server(api), NULL);
+    return 0;
+}
+
+/* Set up, run, tear down: 0 after a signal, 1 when a step failed (said in
+ * the log). The release chain at the end is in the reverse order of the
+ * set-up; a failed step enters it at the release of the last thing
+ * acquired. */
+static int serve(const serve_opts *o) {
+    serve_server *srv = &S.srv;
+    char err[512];
+    int rc = 1, fd = -1;
+    kube_api *api = NULL;
+
+    log_setup(o->json_logs, (log_level)o->level);
+    if (setup_settings(o, err, sizeof err) != 0) {
+        log_kv(LOG_ERROR, "cannot load the settings", "error", err, NULL);
+        goto out_settings;
+    }
+    if (!(srv->tls = setup_tls(o, err, sizeof err))) {
+        log_kv(LOG_ERROR, "cannot load the serving certificate", "error", err, NULL);
+        goto out_settings;
+    }
+    if ((fd = setup_listener(o->listen, err, sizeof err)) < 0) {
+        log_kv(LOG_ERROR, "cannot listen", "error", err, NULL);
+        goto out_tls;
+    }
+    if (o->kubeconfig) api = kube_api_new_kubeconfig(o->kubeconfig, o->context, err, sizeof err);
+    else if (o->incluster) api = kube_api_new_incluster(o->sadir, err, sizeof err);
+    if ((o->kubeconfig || o->incluster) && !api) {
+        log_kv(LOG_ERROR, "cannot use the cluster", "error", err, NULL);
+        goto out_listener;
+    }
+    setup_store(o);
+    setup_h2o(o);
+    setup_signals();
+    srv->grace = o->grace;
+    srv->delay = o->delay;
+    if (api) {
+        kube_api *owned = api;
+        api = NULL; /* the live source's from here, even when it fails to start */
+        if (setup_live(o, owned) != 0) {
+            log_kv(LOG_ERROR, "cannot start the cluster watches", NULL);
+            goto out_live;
+        }
+    }
+
+    serve_loops_start(srv, fd, o->threads);
+    fd = -1; /* the loops' now: each closes its own */
+    char nthr[16];
+    snprintf(nthr, sizeof nthr, "%d", o->threads);
+    log_kv(LOG_INFO, "serving", "listen", o->listen, "threads", nthr, "http2", o->http2 ? "on" : "off",
+           "native_sidecars", srv->env.opt_native ? "auto" : S.cfg.opt.native_sidecars ? "on" : "off", NULL);
+    serve_loops_join(srv);
+    log_kv(LOG_INFO, "stopped", NULL);
+    rc = 0;
+
+out_live:
+    kube_livesource_free(srv->live);
+    h2o_config_dispose(&srv->config);
+    kube_filesource_free(srv->fs);
+    kube_store_free(srv->store);
+    pthread_mutex_destroy(&srv->store_mu);
+    kube_api_free(api); /* the client's, until the live source takes it */
+out_listener:
+    if (fd >= 0) close(fd);
+out_tls:
+    tls_server_free(srv->tls);
+out_settings:
+    mutate_settings_free(&S.cfg);
+    return rc;
+}
+
+int cmd_serve(int argc, char **argv) {
+    serve_opts o;
+    int rc;
+    switch (parse_args(argc, argv, &o)) {
+    case PARSED_HELP: fputs(usage, stdout); rc = 0; break;
+    case PARSED_USAGE: fputs(usage, stderr); rc = 2; break;
+    default: rc = serve(&o); break;
+    }
+    free(o.dirs);
+    return rc;
+}

@@ -1,0 +1,80 @@
+/* server/serve.h - what the parts of `otel-webhook serve` share.
+ *
+ *   cmd_serve.c   the command: flags, set-up in order, one release chain
+ *   serve_http.c  the routes and their handlers
+ *   serve_loop.c  the event loops, the watcher and the signal thread:
+ *                 start, run, shutdown
+ *
+ * cmd_serve.c fills a serve_server before any thread starts; while the
+ * threads run, only the fields marked shared change. */
+#ifndef SERVER_SERVE_H
+#define SERVER_SERVE_H
+
+#include "certs/tls.h"
+#include "kube/filesource.h"
+#include "kube/livesource.h"
+#include "kube/store.h"
+#include "server/review.h"
+
+#include <h2o.h>
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+typedef struct serve_server {
+    h2o_globalconf_t config;
+    tls_server *tls;
+    kube_store *store;
+    kube_filesource *fs;      /* NULL without --resources */
+    kube_livesource *live;    /* NULL without --kubeconfig or --in-cluster */
+    pthread_mutex_t store_mu; /* every store writer: files and the live source */
+    review_env env;
+    double grace, delay;      /* --shutdown-grace, --shutdown-delay (seconds) */
+    sigset_t signals;         /* blocked everywhere, taken by the signal thread */
+
+    /* Shared. */
+    atomic_bool stopping;     /* set once by the signal thread */
+    atomic_bool ready;        /* a certificate is in service */
+    atomic_int failing_files; /* written by the watcher */
+
+    /* serve_loop.c's, from serve_loops_start() to serve_loops_join(). */
+    struct serve_loop *loops;
+    int nloops;
+    pthread_mutex_t mu;
+    pthread_cond_t cond;
+    pthread_barrier_t started; /* the loops registered their wake-up receivers */
+    pthread_t watcher, sigthr;
+} serve_server;
+
+/* CLOCK_MONOTONIC, in seconds. */
+static inline double serve_now_mono(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* serve_http.c: registers the one host and the handler of every route in
+ * srv->config (after h2o_config_init; released by h2o_config_dispose). */
+void serve_http_routes(serve_server *srv);
+
+/* serve_loop.c. serve_loops_start() starts n event loops accepting from fd
+ * (which they then own and close), waits until every loop can be woken,
+ * then starts the watcher and the signal thread; srv is complete by then.
+ * serve_loops_join() returns after a signal and the shutdown, once every
+ * thread serve_loops_start() started has ended, and releases what it took,
+ * except when a loop hit the grace deadline with connections still open:
+ * such a loop cannot be disposed, and the loops stay allocated (reachable
+ * from srv) until the process exits. */
+void serve_loops_start(serve_server *srv, int fd, int n);
+void serve_loops_join(serve_server *srv);
+/* The JSON tokener of the loop that owns ctx (for its handlers). */
+json_tokener *serve_loop_tokener(h2o_context_t *ctx);
+/* Errors h2o answered itself on every loop, read without the loops'
+ * cooperation: a count may lag by a request, never tear. */
+void serve_loops_h2o_errors(const serve_server *srv, unsigned long *too_large, unsigned long *bad_request);
+
+#endif

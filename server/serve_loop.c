@@ -1,0 +1,206 @@
+/* server/serve_loop.c - the threads of `otel-webhook serve`: the event
+ * loops, the watcher and the signal thread, from start to shutdown.
+ *
+ * One h2o event loop per thread, all accepting from one listening socket
+ * (each thread polls a dup() of it: the kernel wakes them all and the losers
+ * see EAGAIN, which spreads connections better than SO_REUSEPORT hashing
+ * with few clients).
+ *
+ * Everything that may block runs on one watcher thread, once a second:
+ * re-reading changed resource files (published to the loops through the
+ * store's atomic snapshot swap) and reloading a rotated certificate (handed
+ * to new handshakes by the TLS module's certificate callback).
+ *
+ * Shutdown (SIGTERM, SIGINT): keep serving for --shutdown-delay (endpoints
+ * are removed asynchronously), stop accepting, let in-flight requests finish
+ * (responses then carry Connection: close), close idle keep-alive
+ * connections after at most a second, and exit 0 once no connection is
+ * left or at the grace deadline. */
+#include "server/serve.h"
+
+#include "base/alloc.h"
+#include "server/log.h"
+#include "server/metrics.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct serve_loop {
+    h2o_context_t ctx; /* first: a connection's ctx is its loop */
+    h2o_accept_ctx_t accept_ctx;
+    h2o_socket_t *listener;
+    h2o_multithread_receiver_t wakeup;
+    json_tokener *tok;
+    size_t open_conns;
+    pthread_t tid;
+    int fd;
+    serve_server *srv;
+} serve_loop;
+
+json_tokener *serve_loop_tokener(h2o_context_t *ctx) { return ((serve_loop *)ctx)->tok; }
+
+void serve_loops_h2o_errors(const serve_server *srv, unsigned long *too_large, unsigned long *bad_request) {
+    /* Aligned 64-bit loads. */
+    *too_large = *bad_request = 0;
+    for (int i = 0; i < srv->nloops; i++) {
+        uint64_t *e = srv->loops[i].ctx.emitted_error_status;
+        *too_large += __atomic_load_n(&e[H2O_STATUS_ERROR_413], __ATOMIC_RELAXED);
+        *bad_request += __atomic_load_n(&e[H2O_STATUS_ERROR_400], __ATOMIC_RELAXED);
+    }
+}
+
+static void on_conn_close(void *data) { ((serve_loop *)data)->open_conns--; }
+
+static void on_accept(h2o_socket_t *listener, const char *err) {
+    serve_loop *w = listener->data;
+    if (err) return;
+    for (int i = 0; i < 16; i++) {
+        h2o_socket_t *sock = h2o_evloop_socket_accept(listener);
+        if (!sock) break; /* EAGAIN, or another loop took it */
+        w->open_conns++;
+        sock->on_close.cb = on_conn_close;
+        sock->on_close.data = w;
+        h2o_accept(&w->accept_ctx, sock);
+    }
+}
+
+static void on_wakeup(h2o_multithread_receiver_t *r, h2o_linklist_t *messages) {
+    (void)r;
+    (void)messages; /* wake-ups carry no message */
+}
+
+static void *loop_main(void *arg) {
+    serve_loop *w = arg;
+    serve_server *srv = w->srv;
+    h2o_context_init(&w->ctx, h2o_evloop_create(), &srv->config);
+    w->accept_ctx = (h2o_accept_ctx_t){.ctx = &w->ctx, .hosts = srv->config.hosts, .ssl_ctx = tls_server_ctx(srv->tls)};
+    h2o_multithread_register_receiver(w->ctx.queue, &w->wakeup, on_wakeup);
+    w->tok = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH);
+    w->listener = h2o_evloop_socket_create(w->ctx.loop, w->fd, H2O_SOCKET_FLAG_DONT_READ);
+    w->listener->data = w;
+    h2o_socket_read_start(w->listener, on_accept);
+    pthread_barrier_wait(&srv->started);
+    while (!atomic_load(&srv->stopping)) h2o_evloop_run(w->ctx.loop, INT32_MAX);
+
+    h2o_socket_read_stop(w->listener);
+    h2o_socket_close(w->listener);
+    h2o_context_request_shutdown(&w->ctx);
+    /* h2o 2.2.5 does not close idle HTTP/1 keep-alive connections on
+     * shutdown, and the API server always holds some. Every connection
+     * waiting for a request sits on the http1 request timer: shortening
+     * it to a second lets h2o close them itself (after a second for those
+     * that just answered, at once for the others), so the loop drains and
+     * the context can be disposed. A request must arrive within that
+     * second; one already being answered finishes with Connection: close. */
+    if (w->ctx.http1.req_timeout.timeout > 1000) w->ctx.http1.req_timeout.timeout = 1000;
+    double deadline = serve_now_mono() + srv->grace;
+    while (w->open_conns > 0 && serve_now_mono() < deadline) h2o_evloop_run(w->ctx.loop, 50);
+    /* request_shutdown links a timer that dispose asserts on (h2o 2.2.5). */
+    if (h2o_timeout_is_linked(&w->ctx.http2._graceful_shutdown_timeout))
+        h2o_timeout_unlink(&w->ctx.http2._graceful_shutdown_timeout);
+    size_t left = w->open_conns;
+    h2o_multithread_unregister_receiver(w->ctx.queue, &w->wakeup);
+    json_tokener_free(w->tok);
+    /* Connections still open keep timers linked, and h2o cannot dispose a
+     * context with live timers: the process exits without disposing then. */
+    if (left == 0) {
+        h2o_evloop_t *loop = w->ctx.loop;
+        h2o_context_dispose(&w->ctx);
+        h2o_evloop_destroy(loop);
+    }
+    return NULL;
+}
+
+/* Once a second: resource files and the certificate. */
+static void *watcher_main(void *arg) {
+    serve_server *srv = arg;
+    pthread_mutex_lock(&srv->mu);
+    while (!atomic_load(&srv->stopping)) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += 1;
+        pthread_cond_timedwait(&srv->cond, &srv->mu, &ts);
+        if (atomic_load(&srv->stopping)) break;
+        pthread_mutex_unlock(&srv->mu);
+        char msg[512];
+        static char refused[512]; /* watcher thread only */
+        int r = tls_server_check_reload(srv->tls, msg, sizeof msg);
+        if (r > 0) {
+            log_kv(LOG_INFO, "serving certificate reloaded", "cert", msg, NULL);
+            refused[0] = 0;
+        } else if (r < 0 && strcmp(msg, refused) != 0) {
+            /* A refused pair is re-read every second until fixed: say it
+             * once per distinct reason, not once a second. */
+            metrics_error(ERR_CERT_RELOAD);
+            log_kv(LOG_ERROR, "rotated certificate refused", "error", msg, NULL);
+            snprintf(refused, sizeof refused, "%s", msg);
+        }
+        if (srv->fs) {
+            int failing = 0, before = atomic_load(&srv->failing_files);
+            pthread_mutex_lock(&srv->store_mu);
+            int changed = kube_filesource_poll(srv->fs, &failing);
+            pthread_mutex_unlock(&srv->store_mu);
+            if (changed > 0) log_kv(LOG_INFO, "resources reloaded", NULL);
+            if (failing > before) metrics_error(ERR_SOURCE);
+            atomic_store(&srv->failing_files, failing);
+        }
+        pthread_mutex_lock(&srv->mu);
+    }
+    pthread_mutex_unlock(&srv->mu);
+    return NULL;
+}
+
+static void *signal_main(void *arg) {
+    serve_server *srv = arg;
+    int sig = 0;
+    sigwait(&srv->signals, &sig);
+    log_kv(LOG_INFO, "shutting down", "signal", sig == SIGTERM ? "SIGTERM" : "SIGINT", NULL);
+    if (srv->delay > 0) {
+        struct timespec d = {(time_t)srv->delay, (long)((srv->delay - (double)(time_t)srv->delay) * 1e9)};
+        nanosleep(&d, NULL); /* keep serving while endpoints are withdrawn */
+    }
+    atomic_store(&srv->stopping, true);
+    pthread_mutex_lock(&srv->mu);
+    pthread_cond_broadcast(&srv->cond);
+    pthread_mutex_unlock(&srv->mu);
+    for (int i = 0; i < srv->nloops; i++) h2o_multithread_send_message(&srv->loops[i].wakeup, NULL);
+    return NULL;
+}
+
+void serve_loops_start(serve_server *srv, int fd, int n) {
+    pthread_mutex_init(&srv->mu, NULL);
+    pthread_cond_init(&srv->cond, NULL);
+    srv->nloops = n;
+    srv->loops = xcalloc((size_t)n, sizeof *srv->loops);
+    pthread_barrier_init(&srv->started, NULL, (unsigned)n + 1);
+    for (int i = 0; i < n; i++) {
+        serve_loop *w = &srv->loops[i];
+        w->srv = srv;
+        w->fd = i == 0 ? fd : dup(fd);
+        pthread_create(&w->tid, NULL, loop_main, w);
+    }
+    pthread_barrier_wait(&srv->started);
+    pthread_create(&srv->watcher, NULL, watcher_main, srv);
+    pthread_create(&srv->sigthr, NULL, signal_main, srv);
+}
+
+void serve_loops_join(serve_server *srv) {
+    for (int i = 0; i < srv->nloops; i++) pthread_join(srv->loops[i].tid, NULL);
+    pthread_join(srv->watcher, NULL);
+    pthread_join(srv->sigthr, NULL);
+    pthread_barrier_destroy(&srv->started);
+    pthread_cond_destroy(&srv->cond);
+    pthread_mutex_destroy(&srv->mu);
+    bool disposed = true;
+    for (int i = 0; i < srv->nloops; i++) disposed = disposed && srv->loops[i].open_conns == 0;
+    /* A loop that hit the grace deadline could not dispose its context; its
+     * loop stays reachable from srv until exit. */
+    if (disposed) {
+        free(srv->loops);
+        srv->loops = NULL;
+        srv->nloops = 0;
+    }
+}
