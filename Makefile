@@ -32,7 +32,7 @@ obj = $(patsubst %.c,$(1)/%.o,$(2))
 # Keep test objects between runs (they are intermediates of pattern rules).
 .SECONDARY:
 
-.PHONY: all deps run test unit valgrind roundtrip cli server-test cluster-test reconcile-test parity-test \
+.PHONY: all deps run test unit valgrind roundtrip cli server-test cluster-test reconcile-test parity-test bounds-test \
         fuzz-replay deploy-test clang-build bench fuzz clean install
 all: deps $(B)/otel-webhook $(B)/otel-reconcile
 
@@ -106,9 +106,9 @@ export ASAN_OPTIONS := detect_leaks=1:abort_on_error=0
 export UBSAN_OPTIONS := print_stacktrace=1:halt_on_error=1
 
 TEST_SUITES := clang-build unit valgrind roundtrip cli server-test cluster-test reconcile-test parity-test \
-               fuzz-replay deploy-test
+               bounds-test fuzz-replay deploy-test
 EXPECTED_RESULTS := $(addprefix unit-,$(UNIT_TESTS)) $(addprefix valgrind-,$(UNIT_TESTS)) roundtrip cli server \
-                    cluster reconcile parity fuzz-replay deploy
+                    cluster reconcile parity bounds fuzz-replay deploy
 
 test:
 	@sh scripts/deps.sh test
@@ -156,6 +156,12 @@ reconcile-test: $(B)/asan/otel-reconcile tests/blackbox/reconcile_test.py tests/
 parity-test: $(B)/asan/otel-webhook $(B)/asan/otel-reconcile tests/blackbox/parity_test.py
 	@/usr/bin/python3 tests/blackbox/parity_test.py $(B)/asan/otel-webhook $(B)/asan/otel-reconcile \
 	  $(RESULTS)/parity
+
+# What one admission may cost: pods and collectors past the bounds, and the
+# widest body within them (its memory measured on the release build).
+bounds-test: $(B)/asan/otel-webhook $(B)/otel-webhook $(B)/asan/otel-reconcile tests/blackbox/bounds_test.py
+	@/usr/bin/python3 tests/blackbox/bounds_test.py $(B)/asan/otel-webhook $(B)/otel-webhook \
+	  $(B)/asan/otel-reconcile $(RESULTS)/bounds
 
 # Every input the fuzzers ever found, and their seed corpora, once more.
 fuzz-replay: $(B)/fuzz/fuzz_engine $(B)/fuzz/fuzz_review tests/fuzz/replay.sh

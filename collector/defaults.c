@@ -166,6 +166,29 @@ out:
     return rc;
 }
 
+/* The bounds of defaults.h, for the config and spec the defaulting is about to use. */
+static int check_bounds(json_object *spec, json_object *config, char *err, size_t errlen) {
+    static const collector_kind kinds[] = {COLLECTOR_RECEIVERS, COLLECTOR_EXPORTERS, COLLECTOR_EXTENSIONS,
+                                           COLLECTOR_PROCESSORS};
+    for (size_t k = 0; k < 4; k++) {
+        collector_ids ids;
+        collector_enabled(config, kinds[k], &ids);
+        size_t n = ids.n;
+        collector_ids_free(&ids);
+        if (n > COLLECTOR_MAX_COMPONENTS)
+            return err_printf(err, errlen, "spec.config: %zu %s in pipelines, more than the %d otel-webhook handles", n,
+                              collector_kind_key(kinds[k]), COLLECTOR_MAX_COMPONENTS);
+    }
+    if (jlen(jget(spec, "ports")) > COLLECTOR_MAX_PORTS)
+        return err_printf(err, errlen, "spec.ports: %zu ports, more than the %d otel-webhook handles",
+                          jlen(jget(spec, "ports")), COLLECTOR_MAX_PORTS);
+    size_t vols = jlen(jget(spec, "volumes")) + jlen(jget(spec, "configmaps"));
+    if (vols > COLLECTOR_MAX_VOLUMES)
+        return err_printf(err, errlen, "spec.volumes and spec.configmaps: %zu, more than the %d otel-webhook handles",
+                          vols, COLLECTOR_MAX_VOLUMES);
+    return 0;
+}
+
 int collector_default(json_object *obj, char *err, size_t errlen) {
     json_object *spec = jmap(obj, "spec"), *config = jget(spec, "config"), *work;
     if (!spec) return err_printf(err, errlen, "spec is missing");
@@ -185,7 +208,7 @@ int collector_default(json_object *obj, char *err, size_t errlen) {
         json_object_put(work);
         return err_printf(err, errlen, "spec.config is not a map");
     }
-    if (collector_default_config(work, err, errlen) != 0) {
+    if (check_bounds(spec, work, err, errlen) != 0 || collector_default_config(work, err, errlen) != 0) {
         json_object_put(work);
         return -1;
     }

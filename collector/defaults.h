@@ -12,8 +12,17 @@
  * err (an unknown protocols key), config then untouched. */
 int collector_default_config(json_object *config, char *err, size_t errlen);
 
+/* What one collector may hold, so that building its ports, Services,
+ * NetworkPolicy and sidecar stays cheap (some of those passes compare
+ * every port with every other): enabled components per kind, spec.ports,
+ * spec.volumes and spec.configmaps together. The CRD sets no such limits;
+ * real collectors stay far below them. */
+#define COLLECTOR_MAX_COMPONENTS 1024
+#define COLLECTOR_MAX_PORTS 1024
+#define COLLECTOR_MAX_VOLUMES 1024
+
 /* Converts a v1alpha1 collector (config as a YAML string) to the v1beta1
- * shape, defaults its config, and stores under the COLLECTOR_DERIVED_* keys
+ * shape, checks the bounds above, defaults its config, and stores under the COLLECTOR_DERIVED_* keys
  * what every admission would otherwise recompute: the config YAML and the
  * container ports (or the reason they cannot be built). In place; returns
  * 0, or -1 with a one-line reason, the object then left as it came. */

@@ -43,6 +43,12 @@ int mutate_prepare_resource(void *ud, const char *kind, json_object *obj, char *
         mutate_default_instrumentation(obj, ud);
         return 0;
     }
-    if (!strcmp(kind, "OpenTelemetryCollector")) return collector_default(obj, err, errlen);
+    if (!strcmp(kind, "OpenTelemetryCollector") && collector_default(obj, err, errlen) != 0) {
+        /* Kept as it came, with the reason: a sidecar of it is then refused
+         * with that reason rather than built from a config the defaulting
+         * could not read (a v1alpha1 YAML string, a collector past a bound). */
+        jset_str(obj, COLLECTOR_DERIVED_ERROR, err);
+        return -1;
+    }
     return 0;
 }

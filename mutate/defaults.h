@@ -15,7 +15,8 @@
 void mutate_default_instrumentation(json_object *obj, const mutate_settings *s);
 
 /* The store's preparation step (kube/trim.h) for Instrumentations (the
- * above) and OpenTelemetryCollectors (the collector's own defaulting);
+ * above) and OpenTelemetryCollectors (the collector's own defaulting; a
+ * collector it refuses keeps the reason under COLLECTOR_DERIVED_ERROR);
  * settings is a const mutate_settings *, which must outlive every source
  * it is given to. MUTATE_PREPARE(&settings) is the kube_prepare. */
 int mutate_prepare_resource(void *settings, const char *kind, json_object *obj, char *err, size_t errlen);

@@ -110,6 +110,19 @@ static void cow_containers(json_object *parent, const char *key) {
     jset(parent, key, c);
 }
 
+/* Does an annotation (of the pod or its namespace) ask for a sidecar, its
+ * removal, or a language? */
+static bool asks(mctx *m) {
+    if (*resolve_annotation(m, ANN_SIDECAR)) return true;
+    for (int id = 0; id < MUTATE_NLANGS; id++) {
+        char key[96];
+        snprintf(key, sizeof key, ANN_PREFIX "inject-%s", mutate_lang_name(id));
+        const char *v = resolve_annotation(m, key);
+        if (*v && !streq_ci(v, "false")) return true;
+    }
+    return false;
+}
+
 void mutate_result_free(mutate_result *res) {
     if (!res) return;
     json_object_put(res->pod);
@@ -132,6 +145,20 @@ int mutate_pod(const mutate_request *req, mutate_result *res) {
     if ((meta && !json_object_is_type(meta, json_type_object)) || !json_object_is_type(spec, json_type_object)) {
         mctx_warn(&m, "the pod has no spec or a malformed metadata; nothing injected");
         mctx_skip(&m, MUTATE_SKIP_INVALID);
+        res->pod = json_object_get(req->pod);
+        return -1;
+    }
+
+    /* Read-only until a pod asks for something: most pods do not, and they
+     * must cost nothing whatever their size. Then the bounds, before any
+     * copy is made. */
+    m.meta = meta;
+    m.spec = spec;
+    if (!asks(&m)) {
+        res->pod = json_object_get(req->pod);
+        return 0;
+    }
+    if (!bounds_check(&m)) {
         res->pod = json_object_get(req->pod);
         return -1;
     }

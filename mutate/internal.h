@@ -131,6 +131,10 @@ bool already_instrumented(mctx *m);
 void lang_run(lctx *l);
 json_object *lang_volume(lctx *l, const char *name);
 
+/* bounds.c: the bounds of mutate.h; false (with the warning) when the pod
+ * is past one. */
+bool bounds_check(mctx *m);
+
 /* sidecar.c: spec 4. */
 void sidecar_run(mctx *m);
 

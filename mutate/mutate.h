@@ -74,8 +74,42 @@ typedef enum mutate_skip {
     MUTATE_SKIP_INVALID,          /* annotation or resource invalid */
     MUTATE_SKIP_CONTAINER,        /* a target container was skipped */
     MUTATE_SKIP_LOOKUP,           /* a lookup could not be answered */
+    MUTATE_SKIP_LIMIT,            /* the pod is past a bound (mutate_limit) */
     MUTATE_NSKIPS
 } mutate_skip;
+
+/* What one admission may cost is bounded: every pass over a pod is linear
+ * (or n log n) in what it walks, and what it walks is bounded here, so the
+ * largest body the server accepts answers within the admission budget and
+ * far below the container's memory limit. A pod past a bound is left
+ * alone: mutate_pod returns -1, the warning names the bound, res->limit
+ * says which. Kubernetes sets none of these limits itself (mutation runs
+ * before its validation); real pods stay far below them. */
+typedef enum mutate_limit {
+    MUTATE_LIMIT_NONE,
+    MUTATE_LIMIT_CONTAINERS,      /* containers + initContainers of the pod */
+    MUTATE_LIMIT_ENV,             /* env entries of one container */
+    MUTATE_LIMIT_ENV_TOTAL,       /* env entries of all containers */
+    MUTATE_LIMIT_VOLUME_MOUNTS,   /* volumeMounts of all containers */
+    MUTATE_LIMIT_VOLUMES,         /* spec.volumes */
+    MUTATE_LIMIT_ANNOTATIONS,     /* metadata.annotations of the pod */
+    MUTATE_LIMIT_CONTAINER_NAMES, /* names in one *container-names annotation */
+    MUTATE_LIMIT_RESOURCE_ATTRIBUTES, /* items of a container's OTEL_RESOURCE_ATTRIBUTES */
+    MUTATE_NLIMITS
+} mutate_limit;
+
+#define MUTATE_MAX_CONTAINERS 256
+#define MUTATE_MAX_ENV 4096
+#define MUTATE_MAX_ENV_TOTAL 16384
+#define MUTATE_MAX_VOLUME_MOUNTS 4096
+#define MUTATE_MAX_VOLUMES 1024
+#define MUTATE_MAX_ANNOTATIONS 1024
+#define MUTATE_MAX_CONTAINER_NAMES 256
+#define MUTATE_MAX_RESOURCE_ATTRIBUTES 1024
+
+/* The name of a bound for metrics labels ("env", ...) and its value. */
+const char *mutate_limit_name(mutate_limit l);
+size_t mutate_limit_max(mutate_limit l);
 
 typedef struct mutate_result {
     json_object *pod;     /* the mutated pod (owned; shares unchanged parts with the input) */
@@ -85,10 +119,12 @@ typedef struct mutate_result {
     unsigned injected;    /* MUTATE_BIT set of languages injected */
     bool sidecar;         /* collector sidecar injected */
     unsigned skips;       /* bit set of 1u << mutate_skip */
+    mutate_limit limit;   /* the bound the pod is past, or MUTATE_LIMIT_NONE */
 } mutate_result;
 
-/* Returns 0 with res filled, or -1 when the input is not a pod object
- * (res->warnings then holds the reason). res is always safe to free. */
+/* Returns 0 with res filled, or -1 when the input is not a pod object or is
+ * past a bound (res->warnings then holds the reason; nothing is injected).
+ * res is always safe to free. */
 int mutate_pod(const mutate_request *req, mutate_result *res);
 void mutate_result_free(mutate_result *res);
 

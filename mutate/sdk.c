@@ -14,6 +14,8 @@
  * pod-template-hash suffix, the rule the ReplicaSet controller names by. */
 #include "mutate/internal.h"
 
+#include "base/sbuf.h"
+
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,50 +26,31 @@
 #define NODE_NAME_VAR "OTEL_RESOURCE_ATTRIBUTES_NODE_NAME"
 #define ORA "OTEL_RESOURCE_ATTRIBUTES"
 
-typedef struct kv {
-    char *k, *v;
-} kv;
-
+/* The attribute map of one container: key -> value, and the keys the
+ * container's own OTEL_RESOURCE_ATTRIBUTES already has (never written).
+ * json-c objects as hash tables: with up to MUTATE_MAX_ANNOTATIONS
+ * annotations and MUTATE_MAX_RESOURCE_ATTRIBUTES existing items per
+ * container, a list scanned per key would be quadratic. */
 typedef struct amap {
-    kv *e;
-    size_t n;
-    char **existing; /* keys of the container's own OTEL_RESOURCE_ATTRIBUTES */
-    size_t nexisting;
+    json_object *vals;
+    json_object *existing;
 } amap;
 
 static bool amap_existing(const amap *a, const char *k) {
-    for (size_t i = 0; i < a->nexisting; i++)
-        if (strcmp(a->existing[i], k) == 0) return true;
-    return false;
+    return json_object_object_get_ex(a->existing, k, NULL);
 }
 
-static const char *amap_get(const amap *a, const char *k) {
-    for (size_t i = 0; i < a->n; i++)
-        if (strcmp(a->e[i].k, k) == 0) return a->e[i].v;
-    return NULL;
-}
+static const char *amap_get(const amap *a, const char *k) { return jstr(a->vals, k); }
 
 static void amap_set(amap *a, const char *k, const char *v) {
     if (!k || !v || !*v || amap_existing(a, k)) return;
-    for (size_t i = 0; i < a->n; i++)
-        if (strcmp(a->e[i].k, k) == 0) {
-            free(a->e[i].v);
-            a->e[i].v = xstrdup(v);
-            return;
-        }
-    kv *e = xrealloc(a->e, sizeof *e * (a->n + 1));
-    a->e = e;
-    e[a->n++] = (kv){xstrdup(k), xstrdup(v)};
+    jset_str(a->vals, k, v);
 }
 
 static void amap_free(amap *a) {
-    for (size_t i = 0; i < a->n; i++) free(a->e[i].k), free(a->e[i].v);
-    for (size_t i = 0; i < a->nexisting; i++) free(a->existing[i]);
-    free(a->e);
-    free(a->existing);
+    json_object_put(a->vals);
+    json_object_put(a->existing);
 }
-
-static int kv_cmp(const void *x, const void *y) { return strcmp(((const kv *)x)->k, ((const kv *)y)->k); }
 
 /* Keys of an existing attribute list: items split on ',', trimmed, with
  * exactly one '=' (the reference's rule). */
@@ -81,9 +64,9 @@ static void parse_existing(amap *a, const char *value) {
             const char *ks = p, *ke = eq;
             while (ks < ke && isspace((unsigned char)*ks)) ks++;
             while (ke > ks && isspace((unsigned char)ke[-1])) ke--;
-            char **x = xrealloc(a->existing, sizeof *x * (a->nexisting + 1));
-            a->existing = x;
-            x[a->nexisting++] = xstrndup(ks, (size_t)(ke - ks));
+            char *key = xstrndup(ks, (size_t)(ke - ks));
+            jset(a->existing, key, NULL);
+            free(key);
         }
         p = comma ? comma + 1 : NULL;
     }
@@ -309,7 +292,7 @@ static void build_map(lctx *l, json_object *ora, json_object *app, amap *a_out) 
     bool uids = json_object_get_boolean(jget(res, "addK8sUIDAttributes"));
     const char *cname = jstr(app, "name") ? jstr(app, "name") : "";
     char buf[64];
-    amap a = {0};
+    amap a = {jnew_obj(), jnew_obj()};
     if (ora && !jget(ora, "valueFrom")) parse_existing(&a, jstr(ora, "value"));
 
     /* 1. Instrumentation-wide attributes, lowest precedence. */
@@ -401,8 +384,6 @@ void sdk_configure(lctx *l, json_object *c, json_object *app) {
     if (!amap_existing(&a, "k8s.pod.name")) {
         /* Overwritten even when an annotation gave a literal name: the
          * downward API is the source of truth for the pod's own name. */
-        for (size_t i = 0; i < a.n; i++)
-            if (strcmp(a.e[i].k, "k8s.pod.name") == 0) { free(a.e[i].v); a.e[i].v = xstrdup("$(" POD_NAME_VAR ")"); }
         amap_set(&a, "k8s.pod.name", "$(" POD_NAME_VAR ")");
     }
     if (!env_find(c, POD_NAME_VAR, NULL)) env_append_field(c, POD_NAME_VAR, "metadata.name");
@@ -445,22 +426,19 @@ void sdk_configure(lctx *l, json_object *c, json_object *app) {
     }
 
     /* Write-out: sorted k=v list, appended to an existing value. */
-    if (a.n) qsort(a.e, a.n, sizeof *a.e, kv_cmp);
-    size_t cap = 1;
-    for (size_t i = 0; i < a.n; i++) cap += strlen(a.e[i].k) + strlen(a.e[i].v) + 2;
-    char *list = xcalloc(1, cap);
-    for (size_t i = 0; i < a.n; i++) {
-        if (i) strcat(list, ",");
-        strcat(list, a.e[i].k);
-        strcat(list, "=");
-        strcat(list, a.e[i].v);
-    }
+    size_t nattrs;
+    jkv *sorted = jsorted_members(a.vals, &nattrs);
+    sbuf lb = SBUF_INIT;
+    for (size_t i = 0; i < nattrs; i++)
+        sbuf_printf(&lb, "%s%s=%s", i ? "," : "", sorted[i].key, json_object_get_string(sorted[i].val));
+    free(sorted);
+    char *list = sbuf_take(&lb, NULL);
     if (ora_from) {
         mctx_warn(m, "inject-%s: OTEL_RESOURCE_ATTRIBUTES of container %s comes from valueFrom; Kubernetes attributes "
                      "not added", l->lang->name, cname);
     } else if (!ora) {
         env_append(c, ORA, list);
-    } else if (a.n) {
+    } else if (nattrs) {
         const char *old = jstr(ora, "value") ? jstr(ora, "value") : "";
         size_t ol = strlen(old);
         char *v = NULL;

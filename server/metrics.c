@@ -13,7 +13,7 @@ static const char *const error_names[METRICS_NERRORS] = {"bad_request", "too_lar
                                                          "not_found", "internal", "resource_file",
                                                          "certificate_reload"};
 static const char *const skip_names[MUTATE_NSKIPS] = {"already_instrumented", "not_found", "ambiguous",
-                                                      "disabled", "invalid", "container", "lookup"};
+                                                      "disabled", "invalid", "container", "lookup", "limit"};
 const char *const metrics_kinds[8] = {"Namespace", "Instrumentation", "OpenTelemetryCollector", "Secret",
                                       "ConfigMap", "ReplicaSet", "Job", "Deployment"};
 
@@ -22,7 +22,7 @@ static const double bounds[] = {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025,
 #define NBUCKETS (sizeof bounds / sizeof bounds[0])
 
 static atomic_ulong requests[METRICS_NRESULTS], errors[METRICS_NERRORS], skips[MUTATE_NSKIPS];
-static atomic_ulong injections[MUTATE_NLANGS], sidecars[2];
+static atomic_ulong injections[MUTATE_NLANGS], sidecars[2], limits[MUTATE_NLIMITS];
 static atomic_ulong buckets[NBUCKETS + 1], count;
 static atomic_ullong sum_ns;
 
@@ -41,6 +41,7 @@ void metrics_mutation(const mutate_result *res, int native_sidecar) {
     if (res->sidecar) atomic_fetch_add_explicit(&sidecars[native_sidecar ? 1 : 0], 1, memory_order_relaxed);
     for (int s = 0; s < MUTATE_NSKIPS; s++)
         if (res->skips & (1u << s)) atomic_fetch_add_explicit(&skips[s], 1, memory_order_relaxed);
+    if (res->limit != MUTATE_LIMIT_NONE) atomic_fetch_add_explicit(&limits[res->limit], 1, memory_order_relaxed);
 }
 
 void metrics_error(metrics_err e) { atomic_fetch_add_explicit(&errors[e], 1, memory_order_relaxed); }
@@ -107,6 +108,11 @@ char *metrics_render(const metrics_gauges *g, size_t *len) {
                  "# TYPE otel_webhook_skips_total counter\n");
     for (int s = 0; s < MUTATE_NSKIPS; s++)
         sbuf_printf(f, "otel_webhook_skips_total{reason=\"%s\"} %lu\n", skip_names[s], atomic_load(&skips[s]));
+    sbuf_puts(f, "# HELP otel_webhook_limits_exceeded_total Pods left alone because they were past a bound, by "
+                 "bound (README: Bounds).\n# TYPE otel_webhook_limits_exceeded_total counter\n");
+    for (int l = 1; l < MUTATE_NLIMITS; l++)
+        sbuf_printf(f, "otel_webhook_limits_exceeded_total{limit=\"%s\"} %lu\n", mutate_limit_name(l),
+                    atomic_load(&limits[l]));
     sbuf_puts(f, "# HELP otel_webhook_errors_total Errors, by kind.\n# TYPE otel_webhook_errors_total counter\n");
     for (int e = 0; e < METRICS_NERRORS; e++)
         sbuf_printf(f, "otel_webhook_errors_total{kind=\"%s\"} %lu\n", error_names[e], atomic_load(&errors[e]) + g->h2o_errors[e]);

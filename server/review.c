@@ -305,6 +305,7 @@ void review_handle(const review_env *env, json_tokener *tok, const char *body, s
     out->injected = res.injected;
     out->sidecar = res.sidecar;
     out->skips = res.skips;
+    out->limit = res.limit;
     out->nwarnings = res.nwarnings;
     out->native = opt->native_sidecars;
     if (res.nwarnings) snprintf(out->first_warning, sizeof out->first_warning, "%s", res.warnings[0]);

@@ -28,6 +28,7 @@ typedef struct review_out {
     size_t len;
     metrics_result result;
     unsigned injected, skips;
+    mutate_limit limit;  /* the bound a pod was past (failed open), or none */
     bool sidecar, native;
     size_t nwarnings;
     char uid[128], ns[128], pod[256];

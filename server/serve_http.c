@@ -58,9 +58,11 @@ static void on_mutate(serve_server *srv, h2o_req_t *req) {
         return;
     }
     if (out.result == RESULT_MUTATED || out.result == RESULT_UNCHANGED || out.result == RESULT_FAILED_OPEN)
-        metrics_mutation(&(mutate_result){.injected = out.injected, .sidecar = out.sidecar, .skips = out.skips},
+        metrics_mutation(&(mutate_result){.injected = out.injected, .sidecar = out.sidecar, .skips = out.skips,
+                                          .limit = out.limit},
                          out.native);
-    if (out.result == RESULT_FAILED_OPEN) metrics_error(ERR_INTERNAL);
+    /* A pod past a bound is refused on purpose, not an internal error. */
+    if (out.result == RESULT_FAILED_OPEN && out.limit == MUTATE_LIMIT_NONE) metrics_error(ERR_INTERNAL);
     log_level lvl = out.result == RESULT_FAILED_OPEN ? LOG_WARN
                     : out.result == RESULT_MUTATED || out.nwarnings ? LOG_INFO
                                                                      : LOG_DEBUG;

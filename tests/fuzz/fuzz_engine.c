@@ -52,6 +52,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static const char RESOURCES[] =
     "apiVersion: v1\nkind: Namespace\n"
@@ -256,7 +257,8 @@ static bool utf8_ok(const char *p, size_t n) {
     for (size_t i = 0; i < n;) {
         unsigned char c = (unsigned char)p[i];
         if (c < 0x80) { i++; continue; }
-        size_t len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 0;
+        /* F5..FF never start a sequence (they would pass 0x10FFFF, or are not UTF-8 at all). */
+        size_t len = c >= 0xF5 ? 0 : c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 0;
         if (!len || len > n - i) return false;
         uint32_t cp = c & (0xFF >> (len + 1));
         for (size_t k = 1; k < len; k++) {
@@ -473,6 +475,27 @@ static void check_patch(json_object *pod_in, const mutate_result *res) {
 
 static const char *const NAMESPACES[] = {"default", "other", "void"};
 
+/* Set by the scaling mode (see scale_pod): the one bound the pod was grown
+ * to, and whether it is past it. */
+static mutate_limit scaled_limit;
+static bool scaled_past;
+
+/* Does an annotation of the pod or its namespace ask the engine for anything? */
+static bool pod_asks(json_object *pod, json_object *ns) {
+    json_object *lists[2] = {get(get(pod, "metadata"), "annotations"), get(get(ns, "metadata"), "annotations")};
+    for (int l = 0; l < 2; l++) {
+        if (!json_object_is_type(lists[l], json_type_object)) continue;
+        json_object_object_foreach(lists[l], k, v) {
+            const char *sv = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+            if (!strcmp(k, "sidecar.opentelemetry.io/inject") && *sv) return true;
+            if (!strncmp(k, "instrumentation.opentelemetry.io/inject-", 40) && !strstr(k, "container-names") && *sv &&
+                strcasecmp(sv, "false"))
+                return true;
+        }
+    }
+    return false;
+}
+
 static void run_pod(json_object *pod, uint8_t sel) {
     if (has_nan(pod, 0)) return;
     char *podtext = jtext(pod, NULL);
@@ -494,6 +517,22 @@ static void run_pod(json_object *pod, uint8_t sel) {
         req.ns = kube_snapshot_get(v.snap, "Namespace", NULL, ns);
         mutate_result res;
         int rc = mutate_pod(&req, &res);
+        /* The bounds: a pod grown past one is refused for exactly that one
+         * when it asks for something, and never otherwise. */
+        if (scaled_limit != MUTATE_LIMIT_NONE) {
+            bool want = scaled_past && pod_asks(pod, req.ns);
+            if (want && res.limit != scaled_limit) violation("a pod past a bound is not refused for it", NULL,
+                                                             mutate_limit_name(scaled_limit));
+            if (!want && res.limit != MUTATE_LIMIT_NONE) violation("a pod within the bounds is refused", NULL,
+                                                                   mutate_limit_name(res.limit));
+        }
+        if (res.limit != MUTATE_LIMIT_NONE) {
+            char tag[64];
+            snprintf(tag, sizeof tag, "(bound %s)", mutate_limit_name(res.limit));
+            if (rc == 0 || !(res.skips & (1u << MUTATE_SKIP_LIMIT)) || res.nwarnings != 1 ||
+                !strstr(res.warnings[0], tag))
+                violation("a refusal for a bound is not rc -1 with one warning naming it", NULL, tag);
+        }
         if (rc != 0) {
             if (!json_object_is_type(res.patch, json_type_array) || json_object_array_length(res.patch) != 0)
                 violation("a rejected pod has a non-empty patch", res.patch, NULL);
@@ -512,7 +551,9 @@ static void run_pod(json_object *pod, uint8_t sel) {
         mutate_result again;
         req.pod = res.pod;
         int rc2 = mutate_pod(&req, &again);
-        if (rc2 != 0) violation("the result pod is rejected", NULL, NULL);
+        /* What was added can take a pod just within a bound past it: the
+         * second admission then changes nothing and says why. */
+        if (rc2 != 0 && again.limit == MUTATE_LIMIT_NONE) violation("the result pod is rejected", NULL, NULL);
         if (json_object_array_length(again.patch) != 0) {
             char *first = jtext(res.patch, NULL);
             fprintf(stderr, "first patch: %s\n", first);
@@ -658,7 +699,8 @@ static json_object *env_entry(const char *spec) {
  *   NANN+3      initContainers, same form
  *   NANN+4      volumes "name[@mountPath],..." (mounted in the first container)
  *   NANN+5      command of the first container, space separated
- *   NANN+6...   env entries "<digit container index><entry>" (see env_entry) */
+ *   NANN+6...   env entries "<digit container index><entry>" (see env_entry)
+ * A first field "*<b><d>" before these grows the pod to a bound (scale_pod). */
 static json_object *shaped_pod(char **f, size_t nf) {
 #define F(i) ((i) < nf ? f[i] : "")
     json_object *pod = json_object_new_object(), *meta = json_object_new_object(), *spec = json_object_new_object();
@@ -761,6 +803,130 @@ static json_object *shaped_pod(char **f, size_t nf) {
 #undef F
 }
 
+/* Scaling: a first field "*<b><d>" grows one collection of the shaped pod
+ * to a bound of mutate.h plus d - '1' (b selects the bound, '1'..'8' in
+ * mutate_limit order; d is '0', '1' or '2': one below, at, one past), by
+ * repeating a synthetic element, so the fuzzer reaches the bounds without
+ * megabytes of input. */
+static void scale_pod(json_object *pod, const char *field) {
+    scaled_limit = MUTATE_LIMIT_NONE;
+    if (field[0] != '*' || field[1] < '1' || field[1] > '8' || field[2] < '0' || field[2] > '2') return;
+    mutate_limit l = (mutate_limit)(field[1] - '0');
+    size_t n = mutate_limit_max(l) + (size_t)(field[2] - '0') - 1;
+    json_object *spec = get(pod, "spec"), *meta = get(pod, "metadata"), *cs = get(spec, "containers");
+    json_object *c0 = json_object_array_get_idx(cs, 0), *ann = get(meta, "annotations");
+    char name[64];
+    if (!c0) return;
+    scaled_limit = l;
+    scaled_past = n > mutate_limit_max(l);
+    switch (l) {
+    case MUTATE_LIMIT_CONTAINERS: {
+        json_object *inits = get(spec, "initContainers");
+        size_t have = json_object_array_length(cs) + (inits ? json_object_array_length(inits) : 0);
+        for (size_t i = have; i < n; i++) {
+            json_object *c = json_object_new_object();
+            snprintf(name, sizeof name, "x%zu", i);
+            json_object_object_add(c, "name", jstrn(name));
+            json_object_array_add(cs, c);
+        }
+        if (have > n) scaled_limit = MUTATE_LIMIT_NONE; /* cannot shrink; no claim */
+        break;
+    }
+    case MUTATE_LIMIT_ENV:
+    case MUTATE_LIMIT_ENV_TOTAL: {
+        /* ENV_TOTAL over enough containers that each stays within ENV. */
+        size_t nc = l == MUTATE_LIMIT_ENV ? 1 : n / MUTATE_MAX_ENV + 1;
+        size_t per = n / nc, rest = n % nc;
+        for (size_t k = json_object_array_length(cs); k < nc; k++) {
+            json_object *c = json_object_new_object();
+            snprintf(name, sizeof name, "e%zu", k);
+            json_object_object_add(c, "name", jstrn(name));
+            json_object_array_add(cs, c);
+        }
+        for (size_t k = 0; k < json_object_array_length(cs); k++) {
+            json_object *c = json_object_array_get_idx(cs, k);
+            if (!json_object_is_type(c, json_type_object)) continue;
+            json_object *env = json_object_new_array();
+            size_t want = k < nc ? per + (k < rest) : 0;
+            for (size_t i = 0; i < want; i++) {
+                json_object *e = json_object_new_object();
+                snprintf(name, sizeof name, "S%zu", i);
+                json_object_object_add(e, "name", jstrn(name));
+                json_object_object_add(e, "value", jstrn("v"));
+                json_object_array_add(env, e);
+            }
+            json_object_object_add(c, "env", env);
+        }
+        break;
+    }
+    case MUTATE_LIMIT_VOLUME_MOUNTS: {
+        json_object *m = json_object_new_array();
+        for (size_t i = 0; i < n; i++) {
+            json_object *e = json_object_new_object();
+            snprintf(name, sizeof name, "/mnt/%zu", i);
+            json_object_object_add(e, "name", jstrn("data"));
+            json_object_object_add(e, "mountPath", jstrn(name));
+            json_object_array_add(m, e);
+        }
+        for (size_t k = 1; k < json_object_array_length(cs); k++)
+            json_object_object_del(json_object_array_get_idx(cs, k), "volumeMounts");
+        json_object_object_del(spec, "initContainers");
+        json_object_object_add(c0, "volumeMounts", m);
+        if (json_object_array_length(cs) > 1) json_object_array_del_idx(cs, 1, json_object_array_length(cs) - 1);
+        break;
+    }
+    case MUTATE_LIMIT_VOLUMES: {
+        json_object *v = json_object_new_array();
+        for (size_t i = 0; i < n; i++) {
+            json_object *e = json_object_new_object();
+            snprintf(name, sizeof name, "vol-%zu", i);
+            json_object_object_add(e, "name", jstrn(name));
+            json_object_object_add(e, "emptyDir", json_object_new_object());
+            json_object_array_add(v, e);
+        }
+        json_object_object_add(spec, "volumes", v);
+        break;
+    }
+    case MUTATE_LIMIT_ANNOTATIONS:
+        for (size_t i = (size_t)json_object_object_length(ann); i < n; i++) {
+            snprintf(name, sizeof name, "example.com/a%zu", i);
+            json_object_object_add(ann, name, jstrn("x"));
+        }
+        if ((size_t)json_object_object_length(ann) != n) scaled_limit = MUTATE_LIMIT_NONE;
+        break;
+    case MUTATE_LIMIT_CONTAINER_NAMES: {
+        char *list = malloc(n * 8 + 8);
+        size_t off = 0;
+        for (size_t i = 0; i < n; i++) off += (size_t)sprintf(list + off, "%sn%zu", i ? "," : "", i);
+        list[off] = 0;
+        /* The only list: other container-names keys of the input are removed. */
+        for (size_t i = 8; i < 17; i++) json_object_object_del(ann, ANN_KEYS[i]);
+        json_object_object_add(ann, "instrumentation.opentelemetry.io/container-names", jstrn(list));
+        free(list);
+        break;
+    }
+    case MUTATE_LIMIT_RESOURCE_ATTRIBUTES: {
+        char *list = malloc(n * 16 + 8);
+        size_t off = 0;
+        for (size_t i = 0; i < n; i++) off += (size_t)sprintf(list + off, "%sk%zu=v", i ? "," : "", i);
+        list[off] = 0;
+        json_object *e = json_object_new_object();
+        json_object_object_add(e, "name", jstrn("OTEL_RESOURCE_ATTRIBUTES"));
+        json_object_object_add(e, "value", jstrn(list));
+        json_object *env = json_object_new_array();
+        json_object_array_add(env, e);
+        for (size_t k = 0; k < json_object_array_length(cs); k++)
+            json_object_object_del(json_object_array_get_idx(cs, k), "env");
+        json_object_object_del(spec, "initContainers");
+        json_object_object_add(c0, "env", env);
+        free(list);
+        break;
+    }
+    default:
+        scaled_limit = MUTATE_LIMIT_NONE;
+    }
+}
+
 static void mode_fields(const uint8_t *data, size_t size, uint8_t sel) {
     char *buf = malloc(size + 1);
     if (!buf) return;
@@ -776,9 +942,13 @@ static void mode_fields(const uint8_t *data, size_t size, uint8_t sel) {
             buf[i] = 0;
             f[k++] = buf + i + 1;
         }
-    /* Embedded NULs end a field early; that is fine. */
-    json_object *pod = shaped_pod(f, nf);
+    /* Embedded NULs end a field early; that is fine. A scaling field comes
+     * first and the layout below starts after it. */
+    bool scaled = f[0][0] == '*';
+    json_object *pod = shaped_pod(f + scaled, nf - scaled);
+    if (scaled) scale_pod(pod, f[0]);
     run_pod(pod, sel);
+    scaled_limit = MUTATE_LIMIT_NONE;
     json_object_put(pod);
     free(f);
     free(buf);

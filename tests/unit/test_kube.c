@@ -1294,11 +1294,8 @@ START_TEST(defaults_collector) {
 }
 END_TEST
 
-/* KNOWN BUG (collector/defaults.c, collector_default): defaults.h promises
- * that on failure "the object is then left as it was", but a v1alpha1 config
- * string is replaced by its parsed value before the checks that can still
- * fail ("spec.config is not a map", "unknown protocol set: ..."), so the
- * failed object keeps a half-converted spec.config. */
+/* collector_default leaves a failed object as it came, a v1alpha1 config
+ * string included (a half-converted spec.config was a bug once). */
 START_TEST(defaults_collector_failure_leaves_object) {
     static const char *const cases[] = {
         "{\"spec\":{\"config\":\"- a\\n\"}}",

@@ -1,0 +1,284 @@
+#!/usr/bin/python3
+"""What one admission may cost, from the outside (README "Bounds"): pods past
+a bound of the engine are answered at once, allowed, without a patch, with a
+warning and a metric naming the bound; the largest body the server accepts,
+shaped to stay within every bound, is answered within the admission budget
+and far below the container's memory limit; `inject` and `otel-reconcile
+render` refuse the same inputs with a clear message and exit 1.
+
+The attacks are the ones that took the webhook down before the bounds: a
+container-names annotation of 80,000 names (13 s of one event loop), a pod
+with 100,000 env vars (482 MiB, an 18 MB answer), a collector with 20,000
+receivers (quadratic render).
+
+usage: bounds_test.py OTEL_WEBHOOK OTEL_WEBHOOK_RELEASE OTEL_RECONCILE [RESULTS]
+(the release binary is the one whose memory is measured: the sanitizers'
+shadow memory is not what a deployment pays)"""
+import base64
+import http.client
+import json
+import os
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+
+import jsonpatch
+import yaml
+
+BIN, RELEASE, RECONCILE = sys.argv[1], sys.argv[2], sys.argv[3]
+RESULTS = sys.argv[4] if len(sys.argv) > 4 else None
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from testlib import LSAN_SUPP, SANITIZER_MARKERS, Checks  # noqa: E402
+
+check = Checks("bounds")
+MAX_BODY = 6 << 20
+MEMORY_LIMIT = 256 << 20  # deploy/base/webhook/deployment.yaml
+
+
+def pod(containers, annotations):
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "app", "namespace": "default", "annotations": annotations},
+            "spec": {"containers": containers}}
+
+
+def review(p, uid="u-1"):
+    return json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                       "request": {"uid": uid, "kind": {"group": "", "version": "v1", "kind": "Pod"},
+                                   "resource": {"group": "", "version": "v1", "resource": "pods"},
+                                   "operation": "CREATE", "namespace": "default", "object": p}}).encode()
+
+
+JAVA = {"instrumentation.opentelemetry.io/inject-java": "true"}
+JAVA_SIDECAR = dict(JAVA, **{"sidecar.opentelemetry.io/inject": "true"})
+NAMES = pod([{"name": "app", "image": "app:1"}],
+            dict(JAVA, **{"instrumentation.opentelemetry.io/container-names": ",".join("c%d" % i for i in range(80000))}))
+ENV = pod([{"name": "app", "image": "app:1", "env": [{"name": "E%d" % i, "value": "v" * 20} for i in range(100000)]}],
+          JAVA_SIDECAR)
+
+
+def widest():
+    """The largest pod within every bound that fits the body limit: the most
+    env entries the engine takes (4 containers of 4,096), values as long as
+    the body allows."""
+    def make(vlen):
+        cs = [{"name": "c%d" % k, "image": "app:1",
+               "env": [{"name": "E%d" % i, "value": "x" * vlen} for i in range(4096)]} for k in range(4)]
+        return pod(cs, JAVA_SIDECAR)
+    vlen = 300
+    while len(review(make(vlen + 10))) < MAX_BODY - 4096:
+        vlen += 10
+    return make(vlen)
+
+
+class Server:
+    def __init__(self, binary, tmp, name):
+        self.tmp, self.name = tmp, name
+        self.port = None
+        self.ctx = ssl.create_default_context(cafile=os.path.join(tmp, "ca.crt"))
+        env = dict(os.environ)
+        supp = os.path.join(tmp, "lsan.supp")
+        with open(supp, "w") as f:
+            f.write(LSAN_SUPP)
+        env["LSAN_OPTIONS"] = "suppressions=%s:print_suppressions=0" % supp
+        self.errpath = os.path.join(tmp, name + ".stderr")
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        self.port = s.getsockname()[1]
+        s.close()
+        with open(self.errpath, "wb") as err:
+            self.proc = subprocess.Popen(
+                [binary, "serve", "--listen", "127.0.0.1:%d" % self.port, "--tls-cert", os.path.join(tmp, "tls.crt"),
+                 "--tls-key", os.path.join(tmp, "tls.key"), "--resources", "examples/resources", "--threads", "1"],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err, env=env)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and self.proc.poll() is None:
+            try:
+                if self.get("/readyz")[0] == 200:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.05)  # poll interval, not synchronisation
+        raise RuntimeError("%s did not become ready: %s" % (name, self.stderr()[-2000:]))
+
+    def request(self, method, path, body=None, timeout=60):
+        c = http.client.HTTPSConnection("127.0.0.1", self.port, context=self.ctx, timeout=timeout)
+        try:
+            c.request(method, path, body=body, headers={"Content-Type": "application/json"} if body else {})
+            r = c.getresponse()
+            return r.status, r.read()
+        finally:
+            c.close()
+
+    def get(self, path):
+        return self.request("GET", path, timeout=5)
+
+    def admit(self, body):
+        t0 = time.monotonic()
+        status, data = self.request("POST", "/mutate-v1-pod", body)
+        return status, json.loads(data), time.monotonic() - t0, len(data)
+
+    def metric(self, name):
+        for line in self.get("/metrics")[1].decode().splitlines():
+            if line.startswith(name + " "):
+                return float(line.split()[-1])
+        return None
+
+    def peak_rss(self):
+        with open("/proc/%d/status" % self.proc.pid) as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+        return None
+
+    def stderr(self):
+        with open(self.errpath, errors="replace") as f:
+            return f.read()
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            rc = self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            rc = self.proc.wait()
+        err = self.stderr()
+        check("%s: exits 0" % self.name, rc == 0, rc)
+        check("%s: no sanitizer report" % self.name, not any(m in err for m in SANITIZER_MARKERS), err[-3000:])
+
+
+def refused(name, resp, bound):
+    status, body, seconds, size = resp
+    r = body.get("response", {})
+    warnings = r.get("warnings", [])
+    check("%s: 200" % name, status == 200, status)
+    check("%s: allowed" % name, r.get("allowed") is True, r)
+    check("%s: no patch" % name, "patch" not in r, sorted(r))
+    check("%s: the warning names the bound" % name,
+          len(warnings) == 1 and ("(bound %s)" % bound) in warnings[0], warnings)
+    check("%s: a small answer" % name, size < 2048, size)
+    return seconds
+
+
+def main():
+    tmp = tempfile.mkdtemp()
+    subprocess.run([RELEASE, "certs", "generate", "--service", "otel-webhook", "--namespace", "t", "--out", tmp,
+                    "--dev"], check=True, capture_output=True, timeout=60)
+
+    # --- the webhook, sanitized: refusals, metrics, the widest pod ----------
+    srv = Server(BIN, tmp, "sanitized")
+    try:
+        s = refused("80,000 container names", srv.admit(review(NAMES)), "container_names")
+        check("80,000 container names: answered within a second", s < 1.0, s)
+        s = refused("100,000 env entries", srv.admit(review(ENV)), "env")
+        check("100,000 env entries: answered within the 5 s admission timeout", s < 5.0, s)
+        for bound, n in (("container_names", 1), ("env", 1), ("containers", 0)):
+            check("metric limits_exceeded %s" % bound,
+                  srv.metric('otel_webhook_limits_exceeded_total{limit="%s"}' % bound) == n,
+                  srv.metric('otel_webhook_limits_exceeded_total{limit="%s"}' % bound))
+        check("metric skips limit", srv.metric('otel_webhook_skips_total{reason="limit"}') == 2)
+        check("metric failed_open", srv.metric('otel_webhook_requests_total{result="failed_open"}') == 2)
+        check("a bound is not an internal error", srv.metric('otel_webhook_errors_total{kind="internal"}') == 0)
+
+        wide = widest()
+        body = review(wide, "u-wide")
+        check("the widest pod fills the body limit", MAX_BODY - 65536 < len(body) <= MAX_BODY, len(body))
+        status, out, seconds, size = srv.admit(body)
+        r = out.get("response", {})
+        check("widest pod: 200, allowed, patched", status == 200 and r.get("allowed") is True and "patch" in r,
+              (status, sorted(r)))
+        print("  (widest pod: %d bytes in, answered in %.2f s by the sanitized build, %d bytes out)"
+              % (len(body), seconds, size))
+        check("widest pod: answered within the 5 s admission timeout (sanitized build)", seconds < 5.0, seconds)
+        if "patch" in r:
+            patched = jsonpatch.apply_patch(wide, json.loads(base64.b64decode(r["patch"])))
+            names = [c["name"] for c in patched["spec"]["containers"]]
+            check("widest pod: the sidecar is added", names[-1] == "otc-container", names[-3:])
+            env = {e["name"] for e in patched["spec"]["containers"][0]["env"]}
+            check("widest pod: the first container is instrumented", "JAVA_TOOL_OPTIONS" in env)
+        check("still ready", srv.get("/readyz")[0] == 200)
+    finally:
+        srv.stop()
+
+    # --- the release build: memory of the widest pod -------------------------
+    rel = Server(RELEASE, tmp, "release")
+    try:
+        for i in range(3):
+            status, out, seconds, size = rel.admit(review(wide, "u-%d" % i))
+            check("release: widest pod %d answered" % i, status == 200 and "patch" in out.get("response", {}))
+        print("  (release: widest pod answered in %.2f s)" % seconds)
+        for name, p in (("names", NAMES), ("env", ENV)):
+            status, out, seconds, size = rel.admit(review(p))
+            check("release: %s refused" % name, status == 200 and "patch" not in out.get("response", {}))
+        peak = rel.peak_rss()
+        print("  (release: peak RSS %.1f MiB after the widest pods and the refusals; limit %d MiB)"
+              % (peak / 1048576, MEMORY_LIMIT >> 20))
+        check("release: peak RSS well under the memory limit (half of it)", peak < MEMORY_LIMIT // 2, peak)
+    finally:
+        rel.stop()
+
+    # --- the same bounds offline -------------------------------------------
+    path = os.path.join(tmp, "names.json")
+    with open(path, "w") as f:
+        json.dump(NAMES, f)
+    p = subprocess.run([BIN, "inject", "-f", path, "--resources", "examples/resources"], capture_output=True,
+                       text=True, timeout=60)
+    check("inject: past a bound exits 1", p.returncode == 1, p.returncode)
+    check("inject: past a bound says which", "%s:1: warning: names in the pod annotation "
+          "instrumentation.opentelemetry.io/container-names: 80000, more than the 256 otel-webhook handles "
+          "(bound container_names); nothing injected\n" % path == p.stderr, p.stderr[-500:])
+
+    rx = {"zipkin/%d" % i: None for i in range(20000)}
+    col = {"apiVersion": "opentelemetry.io/v1beta1", "kind": "OpenTelemetryCollector",
+           "metadata": {"name": "big", "namespace": "ns"},
+           "spec": {"config": {"receivers": rx, "exporters": {"debug": None},
+                               "service": {"pipelines": {"t": {"receivers": list(rx), "exporters": ["debug"]}}}}}}
+    path = os.path.join(tmp, "big.yaml")
+    with open(path, "w") as f:
+        yaml.safe_dump(col, f)
+    t0 = time.monotonic()
+    p = subprocess.run([RECONCILE, "render", "-f", path], capture_output=True, text=True, timeout=120)
+    check("render: 20,000 receivers refused at once", time.monotonic() - t0 < 10, time.monotonic() - t0)
+    check("render: past a bound exits 1", p.returncode == 1, p.returncode)
+    check("render: past a bound says which", p.stderr == "%s:1: big: spec.config: 20000 receivers in pipelines, "
+          "more than the 1024 otel-webhook handles\n" % path, p.stderr[-500:])
+    # The same collector as a sidecar: skipped with the reason, the pod still instrumented.
+    res = os.path.join(tmp, "res")
+    os.makedirs(res)
+    side = json.loads(json.dumps(col))
+    side["metadata"] = {"name": "big", "namespace": "default"}
+    side["spec"]["mode"] = "sidecar"
+    with open(os.path.join(res, "big.yaml"), "w") as f:
+        yaml.safe_dump(side, f)
+    with open("examples/resources/instrumentation.yaml") as f, open(os.path.join(res, "inst.yaml"), "w") as g:
+        g.write(f.read())
+    path = os.path.join(tmp, "sidecar-pod.json")
+    with open(path, "w") as f:
+        json.dump(pod([{"name": "app", "image": "app:1"}], dict(JAVA, **{"sidecar.opentelemetry.io/inject": "big"})), f)
+    t0 = time.monotonic()
+    p = subprocess.run([BIN, "inject", "-f", path, "--resources", res, "-o", "json"], capture_output=True, text=True,
+                       timeout=120)
+    check("inject: a collector past a bound is refused at once", time.monotonic() - t0 < 10, time.monotonic() - t0)
+    check("inject: its sidecar is skipped with the reason", p.returncode == 0 and
+          "%s:1: warning: sidecar: OpenTelemetryCollector default/big: spec.config: 20000 receivers in pipelines, "
+          "more than the 1024 otel-webhook handles; sidecar not injected\n" % path in p.stderr, p.stderr[-600:])
+    if p.returncode == 0:
+        out = json.loads(p.stdout)
+        check("inject: the pod is still instrumented",
+              [c["name"] for c in out["spec"]["initContainers"]] == ["opentelemetry-auto-instrumentation-java"])
+
+    rx = {"zipkin/%d" % i: {"endpoint": "0.0.0.0:%d" % (10000 + i)} for i in range(1024)}
+    col["spec"]["config"]["receivers"] = rx
+    col["spec"]["config"]["service"]["pipelines"]["t"]["receivers"] = list(rx)
+    col["spec"]["ports"] = [{"name": "p%d" % i, "port": 20000 + i} for i in range(1024)]
+    with open(path, "w") as f:
+        yaml.safe_dump(col, f)
+    t0 = time.monotonic()
+    p = subprocess.run([RECONCILE, "render", "-f", path], capture_output=True, text=True, timeout=120)
+    check("render: at the bounds renders", p.returncode == 0 and "kind: NetworkPolicy" in p.stdout, p.stderr[-500:])
+    check("render: at the bounds within 20 s (sanitized build)", time.monotonic() - t0 < 20, time.monotonic() - t0)
+
+
+check.run(main, RESULTS)
