@@ -42,6 +42,9 @@ json_object *reconcile_object_annotations(reconcile_ctx *c);
  * ownerReferences?}}; labels and annotations taken (may be NULL). */
 json_object *reconcile_object(reconcile_ctx *c, const char *api_version, const char *kind, const char *name,
                               int namespaced, json_object *labels, json_object *annotations);
+/* The controller ownerReference to the collector, in meta, when the
+ * collector's uid is known (2.1.5). */
+void reconcile_owner_reference(reconcile_ctx *c, json_object *meta);
 /* {matchLabels: selector labels}. */
 json_object *reconcile_label_selector(reconcile_ctx *c);
 

@@ -164,7 +164,6 @@ json_object *reconcile_label_selector(reconcile_ctx *c) {
 json_object *reconcile_object(reconcile_ctx *c, const char *api_version, const char *kind, const char *name,
                               int namespaced, json_object *labels, json_object *annotations) {
     json_object *o = jnew_obj(), *m;
-    const char *uid = jstr(c->meta, "uid");
     jset_str(o, "apiVersion", api_version);
     jset_str(o, "kind", kind);
     m = jset_obj(o, "metadata");
@@ -178,17 +177,20 @@ json_object *reconcile_object(reconcile_ctx *c, const char *api_version, const c
         jset(m, "annotations", annotations);
     else
         json_object_put(annotations);
-    if (namespaced && uid && *uid) {
-        json_object *refs = jset_arr(m, "ownerReferences");
-        json_object *r = jpush(refs, jnew_obj());
-        jset_str(r, "apiVersion", "opentelemetry.io/v1beta1");
-        jset_str(r, "kind", "OpenTelemetryCollector");
-        jset_str(r, "name", c->name);
-        jset_str(r, "uid", uid);
-        jset_bool(r, "controller", 1);
-        jset_bool(r, "blockOwnerDeletion", 1);
-    }
+    if (namespaced) reconcile_owner_reference(c, m);
     return o;
+}
+
+void reconcile_owner_reference(reconcile_ctx *c, json_object *meta) {
+    const char *uid = jstr(c->meta, "uid");
+    if (!uid || !*uid) return;
+    json_object *r = jpush(jset_arr(meta, "ownerReferences"), jnew_obj());
+    jset_str(r, "apiVersion", "opentelemetry.io/v1beta1");
+    jset_str(r, "kind", "OpenTelemetryCollector");
+    jset_str(r, "name", c->name);
+    jset_str(r, "uid", uid);
+    jset_bool(r, "controller", 1);
+    jset_bool(r, "blockOwnerDeletion", 1);
 }
 
 /* ---------------------------------------------------------------------------

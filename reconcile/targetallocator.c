@@ -100,7 +100,6 @@ int reconcile_build_targetallocator(reconcile_ctx *c) {
         "allocationStrategy", "filterStrategy", "prometheusCR", "observability", "allowInsecureAuthSecrets",
         "collectorNotReadyGracePeriod", "mtls"};
     json_object *in = ta_spec(c), *labels, *o, *m, *spec, *np, *v;
-    const char *uid = jstr(c->meta, "uid");
     if (!reconcile_ta_enabled(c)) return 0;
     if (jmap(in, "mtls"))
         reconcile_warn(c, "spec.targetAllocator.mtls: copied to the TargetAllocator, but no client certificate is "
@@ -132,15 +131,7 @@ int reconcile_build_targetallocator(reconcile_ctx *c) {
     jset(m, "labels", labels);
     if (jnonempty(jmap(c->meta, "annotations")))
         jset(m, "annotations", jsorted(jmap(c->meta, "annotations")));
-    if (uid && *uid) {
-        json_object *r = jpush(jset_arr(m, "ownerReferences"), jnew_obj());
-        jset_str(r, "apiVersion", "opentelemetry.io/v1beta1");
-        jset_str(r, "kind", "OpenTelemetryCollector");
-        jset_str(r, "name", c->name);
-        jset_str(r, "uid", uid);
-        jset_bool(r, "controller", 1);
-        jset_bool(r, "blockOwnerDeletion", 1);
-    }
+    reconcile_owner_reference(c, m);
     spec = jset_obj(o, "spec");
     for (size_t i = 0; i < sizeof(copied) / sizeof(*copied); i++) {
         v = jget(in, copied[i]);
