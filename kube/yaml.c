@@ -40,7 +40,12 @@
  * them). Copies make "billion laughs" a memory bomb, so every parse has a
  * node budget of 1,000,000 plus one per input byte: no alias-free input can
  * exhaust it, and alias expansion is charged the anchored value's size
- * before any copy is made. Nesting is capped at KUBE_YAML_MAX_DEPTH levels
+ * before any copy is made. Counting nodes alone lets a few aliases of one
+ * long scalar through (2,000 aliases of a 1 MiB string: 2,000 nodes, 2 GB),
+ * so alias copies are also charged the bytes of every scalar they copy,
+ * keys included, against KUBE_YAML_ALIAS_BYTES per parse. Text that is
+ * written out, however long, costs nothing there: only what aliases add
+ * is bounded. Nesting is capped at KUBE_YAML_MAX_DEPTH levels
  * (aliases included) because json-c frees, copies and prints recursively.
  *
  * Writing is hand-rolled rather than libyaml's emitter: the quoting rules
@@ -68,6 +73,11 @@
 
 #define KUBE_YAML_MAX_DEPTH 1000
 #define KUBE_YAML_NODE_BUDGET 1000000
+/* Scalar bytes that alias copies may add to one parse (the whole stream):
+ * 16 MiB is far more than anchors in manifests and collector configs
+ * (shared env lists, processor chains) ever repeat, and small next to the
+ * webhook's 256Mi memory limit. */
+#define KUBE_YAML_ALIAS_BYTES ((size_t)16 << 20)
 /* libyaml refuses simple keys longer than 1024 characters. */
 #define KUBE_YAML_MAX_SIMPLE_KEY 1000
 
@@ -315,12 +325,14 @@ typedef struct frame {
     int anchor;        /* index into ctx.anchors, or -1 */
     int height;        /* 1 + tallest child container */
     size_t nodes0;     /* node count when this container started */
+    size_t bytes0;     /* scalar bytes when this container started */
 } frame;
 
 typedef struct anchor {
     json_object *val; /* reference held while the document lasts */
     char *text;       /* scalars: source text, used when aliased as a key */
     size_t nodes;
+    size_t bytes;     /* scalar bytes a copy repeats (keys included) */
     int height;
     int done;         /* 0 while the anchored node is still open */
 } anchor;
@@ -335,6 +347,8 @@ typedef struct ctx {
     size_t nan, capan;
     json_object *anames; /* name -> index into an */
     size_t nodes, budget;
+    size_t bytes;       /* scalar bytes so far, alias copies included */
+    size_t alias_bytes; /* of which alias copies, against KUBE_YAML_ALIAS_BYTES */
     json_object *root;
     int have_root, doc_line;
     kube_yaml_doc *docs;
@@ -377,10 +391,11 @@ static void anchor_begin(ctx *c, const char *name, int *idx) {
     *idx = (int)c->nan++;
 }
 
-static void anchor_end(ctx *c, int idx, json_object *val, size_t nodes, int height) {
+static void anchor_end(ctx *c, int idx, json_object *val, size_t nodes, size_t bytes, int height) {
     if (idx < 0) return;
     c->an[idx].val = json_object_get(val);
     c->an[idx].nodes = nodes;
+    c->an[idx].bytes = bytes;
     c->an[idx].height = height;
     c->an[idx].done = 1;
 }
@@ -392,6 +407,15 @@ static int charge(ctx *c, size_t n, int line, int alias) {
         return fail(c, line, "document exceeds the limit of %zu nodes", c->budget);
     }
     c->nodes += n;
+    return 0;
+}
+
+/* An alias copy repeats bytes of scalar text: charged before the copy. */
+static int charge_bytes(ctx *c, size_t bytes, int line) {
+    if (bytes > KUBE_YAML_ALIAS_BYTES - c->alias_bytes)
+        return fail(c, line, "alias expansion exceeds the limit of %zu bytes", KUBE_YAML_ALIAS_BYTES);
+    c->alias_bytes += bytes;
+    c->bytes += bytes;
     return 0;
 }
 
@@ -484,12 +508,13 @@ static int on_scalar(ctx *c, yaml_event_t *ev) {
                       sizeof why))
         return fail(c, line, "%s", why);
     if (charge(c, 1, line, 0)) return -1;
+    c->bytes += n;
     anchor_begin(c, (const char *)ev->data.scalar.anchor, &idx);
     if (idx < 0 && in_key_position(c)) return set_key(c, text, n, merge_key, line);
     v = scalar_json(&s, text, n);
     if (idx >= 0) {
         c->an[idx].text = xstrndup(text, n);
-        anchor_end(c, idx, v, 1, 0);
+        anchor_end(c, idx, v, 1, n, 0);
     }
     if (in_key_position(c)) {
         json_object_put(v); /* the anchor keeps its own reference */
@@ -510,11 +535,12 @@ static int on_alias(ctx *c, yaml_event_t *ev) {
     if (!a->done) return fail(c, line, "anchor '%s' value contains itself", name);
     if (in_key_position(c)) {
         if (!a->text) return fail(c, line, "complex (non-scalar) mapping keys are not supported");
+        if (charge_bytes(c, a->bytes, line)) return -1;
         return set_key(c, a->text, strlen(a->text), 0, line);
     }
     if (c->nst + (size_t)a->height > KUBE_YAML_MAX_DEPTH)
         return fail(c, line, "nesting deeper than %d levels", KUBE_YAML_MAX_DEPTH);
-    if (charge(c, a->nodes, line, 1)) return -1;
+    if (charge(c, a->nodes, line, 1) || charge_bytes(c, a->bytes, line)) return -1;
     copy = jcopy(a->val);
     return add_value(c, copy, a->height);
 }
@@ -538,6 +564,7 @@ static int on_start(ctx *c, yaml_event_t *ev, int is_map) {
     f->anchor = idx;
     f->height = 1;
     f->nodes0 = c->nodes - 1;
+    f->bytes0 = c->bytes;
     f->obj = is_map ? jnew_obj() : jnew_arr();
     c->nst++;
     return 0;
@@ -545,7 +572,7 @@ static int on_start(ctx *c, yaml_event_t *ev, int is_map) {
 
 static int on_end(ctx *c) {
     frame f = c->st[--c->nst];
-    anchor_end(c, f.anchor, f.obj, c->nodes - f.nodes0, f.height);
+    anchor_end(c, f.anchor, f.obj, c->nodes - f.nodes0, c->bytes - f.bytes0, f.height);
     free(f.key); /* libyaml always supplies a value; defensive */
     return add_value(c, f.obj, f.height);
 }

@@ -304,6 +304,79 @@ START_TEST(test_alias_bomb) {
 }
 END_TEST
 
+/* Bytes of scalar text repeated by aliases, per parse: 16 MiB. Returns
+ * "OK <docs>" or "ERR <line>: <msg>" (malloc'ed). */
+static char *yparse(const char *yaml) {
+    kube_yaml_doc *docs;
+    size_t n;
+    kube_yaml_error err;
+    char *s;
+    if (kube_yaml_parse(yaml, strlen(yaml), &docs, &n, &err) != 0) {
+        if (asprintf(&s, "ERR %d: %s", err.line, err.msg) < 0) abort();
+        return s;
+    }
+    kube_yaml_docs_free(docs, n);
+    if (asprintf(&s, "OK %zu", n) < 0) abort();
+    return s;
+}
+
+#define MIB ((size_t)1 << 20)
+
+/* "PREFIX<n times 'x'>SUFFIX" followed by reps copies of line. */
+static char *big_doc(const char *prefix, size_t n, const char *suffix, const char *line, int reps) {
+    size_t pl = strlen(prefix), sl = strlen(suffix), ll = strlen(line);
+    char *s = malloc(pl + n + sl + ll * (size_t)reps + 1), *p = s;
+    memcpy(p, prefix, pl), p += pl;
+    memset(p, 'x', n), p += n;
+    memcpy(p, suffix, sl), p += sl;
+    for (int i = 0; i < reps; i++) memcpy(p, line, ll), p += ll;
+    *p = 0;
+    return s;
+}
+
+#define ck_parse(text, want)                                                                  \
+    do {                                                                                      \
+        char *t_ = (text), *got_ = yparse(t_);                                                \
+        ck_assert_str_eq(got_, (want));                                                       \
+        free(got_);                                                                           \
+        free(t_);                                                                             \
+    } while (0)
+
+START_TEST(test_alias_byte_budget) {
+    /* The issue's file: a 1 MiB scalar aliased 2,000 times (2 GB once
+     * expanded) under the node budget. Sixteen copies are 16 MiB, exactly
+     * the limit; the seventeenth alias (line 2 + 17) is refused. */
+    ck_parse(big_doc("a: &s ", MIB, "\nb:\n", "- *s\n", 2000),
+             "ERR 19: alias expansion exceeds the limit of 16777216 bytes");
+    ck_parse(big_doc("a: &s ", MIB, "\nb:\n", "- *s\n", 16), "OK 1");
+    /* One byte more than the limit. */
+    ck_parse(big_doc("a: &s ", MIB + 1, "\nb:\n", "- *s\n", 16),
+             "ERR 18: alias expansion exceeds the limit of 16777216 bytes");
+    /* Keys: an alias used as a key repeats its text too. */
+    ck_parse(big_doc("- &k ", MIB, "\n", "- {*k : 1}\n", 17),
+             "ERR 18: alias expansion exceeds the limit of 16777216 bytes");
+    /* Keys inside an aliased map are copied with it: 1 MiB of key and
+     * the one byte of "v" make the sixteenth copy (line 4 + 16) too many. */
+    ck_parse(big_doc("a: &m\n  ? ", MIB, "\n  : v\nb:\n", "- *m\n", 16),
+             "ERR 20: alias expansion exceeds the limit of 16777216 bytes");
+    /* An anchored container holding aliases costs their copies again:
+     * b is 8 MiB of aliases, c another 8 (16 in all), d is over. */
+    ck_parse(big_doc("a: &a ", MIB, "\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a]\nc: *b\nd: *b\n", "", 0),
+             "ERR 4: alias expansion exceeds the limit of 16777216 bytes");
+    /* The budget is the whole stream's: anchors end with their document,
+     * the bytes spent do not. */
+    char *two = big_doc("a: &s ", MIB, "\nb:\n", "- *s\n", 10), *second = big_doc("---\na: &s ", MIB, "\nb:\n", "- *s\n", 7);
+    char *both = malloc(strlen(two) + strlen(second) + 1);
+    strcpy(both, two);
+    strcat(both, second);
+    free(two);
+    free(second);
+    ck_parse(both, "ERR 22: alias expansion exceeds the limit of 16777216 bytes");
+    /* Long text written out, not aliased, costs nothing of the budget. */
+    ck_parse(big_doc("a: ", 20 * MIB, "\n", "", 0), "OK 1");
+}
+END_TEST
+
 START_TEST(test_nesting_limit) {
     char *s = malloc(4000);
     memset(s, '[', 1000);
@@ -661,6 +734,7 @@ static Suite *yaml_suite(void) {
     tcase_add_loop_test(tc, test_errors, 0, (int)(sizeof errors / sizeof errors[0]));
     tcase_add_test(tc, test_error_discards_earlier_docs);
     tcase_add_test(tc, test_alias_bomb);
+    tcase_add_test(tc, test_alias_byte_budget);
     tcase_add_test(tc, test_nesting_limit);
     tcase_add_test(tc, test_emit_deployment);
     tcase_add_test(tc, test_emit_shapes);
