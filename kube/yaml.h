@@ -10,7 +10,8 @@
  * (inject, otel-reconcile render, resource files, the settings file) is
  * covered: 1,000,000 nodes plus one per input byte, aliases' copies
  * included; 16 MiB of scalar text (keys included) repeated by alias
- * copies; 1,000 levels of nesting. Past one, the parse fails with the line
+ * copies; an estimate of the memory json-c will take of 64 MiB plus 48
+ * bytes per input byte; 1,000 levels of nesting. Past one, the parse fails with the line
  * that crossed it ("alias expansion exceeds the limit of 16777216 bytes").
  * Writing: block style, two-space indent, keys in the object's order,
  * strings quoted only when a plain scalar would be read back as something
