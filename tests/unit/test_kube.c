@@ -1239,13 +1239,10 @@ START_TEST(fs_replaced_content_freed_after_pinned_snapshot) {
 }
 END_TEST
 
-/* KNOWN BUG (kube/filesource.c, kube_filesource_poll): with no manifest file
- * at all (an empty or missing folder, the usual first start), the poll calls
- * qsort(fs->files = NULL, 0, ...), which is undefined behaviour; under the
- * UBSan build (`make test`, halt_on_error=1) the process dies with
- * "kube/filesource.c:LINE:5: runtime error: null pointer passed as argument 1,
- * which is declared to never be null" (LINE: the qsort of the files). This
- * also killed the sanitized server started on an empty --resources folder. */
+/* Regression: with no manifest file at all (an empty folder, the usual
+ * first start) the poll once called qsort(NULL, 0, ...), undefined
+ * behaviour that UBSan (halt_on_error) turned into a crash of the sanitized
+ * server. An empty folder is published once, as loaded and empty. */
 START_TEST(fs_empty_folder_publishes_once) {
     fsfx x;
     fs_open(&x, NULL);
@@ -1259,11 +1256,10 @@ START_TEST(fs_empty_folder_publishes_once) {
 }
 END_TEST
 
-/* KNOWN BUG (kube/filesource.c, kube_manifest_objects): a truncated or empty
- * .json file is reported with json-c's state name as the reason, e.g.
- * "/path/j.json:3: continue (the last good content stays in service)",
- * because json_tokener_parse_ex() returns json_tokener_continue for input
- * that ends early and its description is the word "continue". */
+/* Regression: a truncated or empty .json file was once reported with
+ * json-c's state name as the reason ("FILE:3: continue"), because
+ * json_tokener_parse_ex() answers json_tokener_continue for input that ends
+ * early. It is "unexpected end of data". */
 START_TEST(fs_truncated_json_message) {
     fsfx x;
     fs_open(&x, NULL);
