@@ -4,10 +4,13 @@
 #include "base/sbuf.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 char *kube_read_file(const char *path, size_t *len) {
     FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
@@ -24,6 +27,37 @@ char *kube_read_file(const char *path, size_t *len) {
         if (len) *len = 0;
         return NULL;
     }
+    return sbuf_take(&b, len);
+}
+
+char *kube_read_regular_file(const char *path, size_t max, size_t *len) {
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then
+     * refuses anything but a regular file. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return NULL;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        int e = errno;
+        close(fd);
+        errno = S_ISREG(st.st_mode) ? e : EINVAL;
+        return NULL;
+    }
+    sbuf b = SBUF_INIT;
+    char chunk[16384];
+    for (;;) {
+        ssize_t r = read(fd, chunk, sizeof chunk);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0 || b.len + (size_t)r > max) {
+            int e = r < 0 ? errno : EFBIG;
+            close(fd);
+            sbuf_free(&b);
+            errno = e;
+            return NULL;
+        }
+        if (r == 0) break;
+        sbuf_add(&b, chunk, (size_t)r);
+    }
+    close(fd);
     return sbuf_take(&b, len);
 }
 

@@ -5,7 +5,22 @@
  * its ..data symlink, which shows up as a new inode through the symlink.
  * Polling costs a few syscalls per file and needs no inotify re-arming.
  * What each object becomes in the store (trimming, defaults) is
- * kube/trim.c's, shared with the live cluster source. */
+ * kube/trim.c's, shared with the live cluster source.
+ *
+ * Failures are of two sorts. A file's content that is refused (does not
+ * parse, too large) is remembered with the stat it was read at, so it is
+ * not read again until it changes. A read error (the folder or file could
+ * not be read at all) says nothing about the content: it keeps what was in
+ * service and is retried on every poll, because the causes we know are
+ * passing ones (EMFILE while connections peak, a folder swapped by a sync
+ * tool). Taking "could not list the folder" for "the folder is empty" once
+ * dropped every Instrumentation of a running webhook.
+ *
+ * What a replaced or refused file cost is given back: parsed documents are
+ * freed as they are trimmed, retired snapshots are reclaimed on every poll
+ * (a reader may pin one past the update), and glibc is asked to return the
+ * freed heap (malloc_trim) after a poll that freed content; otherwise one
+ * large file read once stays in the process's RSS for good. */
 #include "kube/filesource.h"
 
 #include "base/alloc.h"
@@ -15,30 +30,43 @@
 
 #include <dirent.h>
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 typedef struct file {
     char *path;
-    struct stat st;
+    size_t dir;         /* index into fs->dirs */
+    struct stat st;     /* at the last read of the content (in service or refused); zero: read it */
     json_object **objs; /* last good objects */
     size_t nobjs;
-    bool failing, seen;
+    char *err;          /* the failure reported; NULL while the content is in service */
+    bool read_error;    /* err is a read error: retried on every poll */
+    bool seen;
 } file;
+
+typedef struct folder {
+    char *path;
+    char *err; /* the read error reported; NULL while it can be listed */
+} folder;
 
 struct kube_filesource {
     kube_store *store;
     kube_prepare prep; /* by value: the caller's may be a temporary */
-    char **dirs;
+    folder *dirs;
     size_t ndirs;
     char *default_ns;
     kube_logger log;
     file *files;
     size_t nfiles;
     bool published;
+    kube_filesource_status status;
 };
 
 /* One parsed document (possibly a List) into the kept objects. */
@@ -68,7 +96,6 @@ int kube_manifest_objects(const char *name, const char *text, size_t len, const 
                           const char *default_ns, const kube_logger *log, json_object ***objs, size_t *nobjs,
                           char *err, size_t errlen) {
     size_t nl = strlen(name);
-    size_t start = *nobjs;
     if (nl > 5 && !strcmp(name + nl - 5, ".json")) {
         int line;
         const char *reason;
@@ -88,10 +115,14 @@ int kube_manifest_objects(const char *name, const char *text, size_t len, const 
         snprintf(err, errlen, "%s:%d: %s", name, ye.line, ye.msg);
         return -1;
     }
-    for (size_t i = 0; i < ndocs; i++)
+    /* Each document goes as soon as it is trimmed: the parsed and the
+     * trimmed form of a large file are not held in full at once. */
+    for (size_t i = 0; i < ndocs; i++) {
         if (docs[i].obj) take(docs[i].obj, name, docs[i].line, prep, default_ns, log, objs, nobjs);
+        json_object_put(docs[i].obj);
+        docs[i].obj = NULL;
+    }
     kube_yaml_docs_free(docs, ndocs);
-    (void)start;
     return 0;
 }
 
@@ -101,7 +132,7 @@ kube_filesource *kube_filesource_new(kube_store *store, const kube_prepare *prep
     fs->store = store;
     if (prep) fs->prep = *prep;
     fs->dirs = xcalloc(ndirs ? ndirs : 1, sizeof *fs->dirs);
-    for (size_t i = 0; i < ndirs; i++) fs->dirs[i] = xstrdup(dirs[i]);
+    for (size_t i = 0; i < ndirs; i++) fs->dirs[i].path = xstrdup(dirs[i]);
     fs->ndirs = ndirs;
     fs->default_ns = xstrdup(default_ns ? default_ns : "default");
     if (log) fs->log = *log;
@@ -115,18 +146,26 @@ static void file_clear(file *f) {
     f->nobjs = 0;
 }
 
+static void file_free(file *f) {
+    file_clear(f);
+    free(f->path);
+    free(f->err);
+}
+
 void kube_filesource_free(kube_filesource *fs) {
     if (!fs) return;
-    for (size_t i = 0; i < fs->nfiles; i++) {
-        file_clear(&fs->files[i]);
-        free(fs->files[i].path);
-    }
+    for (size_t i = 0; i < fs->nfiles; i++) file_free(&fs->files[i]);
     free(fs->files);
-    for (size_t i = 0; i < fs->ndirs; i++) free(fs->dirs[i]);
+    for (size_t i = 0; i < fs->ndirs; i++) {
+        free(fs->dirs[i].path);
+        free(fs->dirs[i].err);
+    }
     free(fs->dirs);
     free(fs->default_ns);
     free(fs);
 }
+
+void kube_filesource_get_status(const kube_filesource *fs, kube_filesource_status *st) { *st = fs->status; }
 
 static bool wanted(const char *n) {
     size_t l = strlen(n);
@@ -142,82 +181,225 @@ static bool same_stat(const struct stat *a, const struct stat *b) {
            a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
 }
 
-int kube_filesource_poll(kube_filesource *fs, int *failing) {
-    bool changed = !fs->published;
-    for (size_t i = 0; i < fs->nfiles; i++) fs->files[i].seen = false;
-    for (size_t d = 0; d < fs->ndirs; d++) {
-        DIR *dir = opendir(fs->dirs[d]);
-        if (!dir) {
-            kube_logf(&fs->log, KUBE_LOG_ERROR, "%s: cannot read the folder: %s", fs->dirs[d], strerror(errno));
-            continue;
-        }
-        struct dirent *de;
-        while ((de = readdir(dir))) {
-            if (!wanted(de->d_name)) continue;
-            char *path = NULL;
-            if (asprintf(&path, "%s/%s", fs->dirs[d], de->d_name) < 0) continue;
-            struct stat st;
-            if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) { free(path); continue; }
-            file *f = NULL;
-            for (size_t i = 0; i < fs->nfiles && !f; i++)
-                if (!strcmp(fs->files[i].path, path)) f = &fs->files[i];
-            if (!f) {
-                file *v = xrealloc(fs->files, sizeof *v * (fs->nfiles + 1));
-                fs->files = v;
-                f = &v[fs->nfiles++];
-                memset(f, 0, sizeof *f);
-                f->path = path;
-                path = NULL;
-            }
-            free(path);
-            f->seen = true;
-            if (f->st.st_ino && same_stat(&f->st, &st)) continue;
-            f->st = st;
-            size_t len = 0;
-            char *text = kube_read_file(f->path, &len);
-            json_object **objs = NULL;
-            size_t n = 0;
-            char err[512];
-            if (!text) {
-                kube_logf(&fs->log, KUBE_LOG_ERROR, "%s: cannot read: %s", f->path, strerror(errno));
-                f->failing = true;
-            } else if (kube_manifest_objects(f->path, text, len, &fs->prep, fs->default_ns, &fs->log, &objs, &n, err,
-                                             sizeof err) != 0) {
-                kube_logf(&fs->log, KUBE_LOG_ERROR, "%s (the last good content stays in service)", err);
-                f->failing = true;
-            } else {
-                file_clear(f);
-                f->objs = objs;
-                f->nobjs = n;
-                f->failing = false;
-                changed = true;
-            }
-            free(text);
-        }
-        closedir(dir);
+static double now_mono(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* What one poll is finding out. */
+typedef struct pass {
+    bool changed;    /* the published set differs: publish */
+    bool released;   /* content was freed or refused after a read: give memory back */
+    bool read_error; /* a folder or file could not be read */
+} pass;
+
+/* A read error of a folder: every file of it stays as it is; reported
+ * when the reason is new. */
+static void folder_failed(kube_filesource *fs, size_t d, const char *what, int e, pass *p) {
+    folder *dir = &fs->dirs[d];
+    char *msg = xasprintf("%s: %s: %s", dir->path, what, strerror(e));
+    p->read_error = true;
+    for (size_t i = 0; i < fs->nfiles; i++)
+        if (fs->files[i].dir == d) fs->files[i].seen = true;
+    if (dir->err && !strcmp(dir->err, msg)) {
+        free(msg);
+        return;
     }
-    /* Files that disappeared take their objects with them. */
+    /* Before the first publication there is no last good content to keep. */
+    kube_logf(&fs->log, KUBE_LOG_ERROR, "%s%s", msg,
+              fs->published ? " (the last good content of its files stays in service)" : "");
+    fs->status.new_failures++;
+    free(dir->err);
+    dir->err = msg;
+}
+
+static void folder_ok(kube_filesource *fs, size_t d) {
+    folder *dir = &fs->dirs[d];
+    if (!dir->err) return;
+    kube_logf(&fs->log, KUBE_LOG_INFO, "%s: the folder can be read again", dir->path);
+    free(dir->err);
+    dir->err = NULL;
+}
+
+/* A read error of a file: its last good content stays, and it is read
+ * again on the next poll whatever its stat says. */
+static void file_read_failed(kube_filesource *fs, file *f, const char *what, int e, pass *p) {
+    char *msg = xasprintf("%s: %s: %s", f->path, what, strerror(e));
+    p->read_error = true;
+    if (f->err && f->read_error && !strcmp(f->err, msg)) {
+        free(msg);
+        return;
+    }
+    kube_logf(&fs->log, KUBE_LOG_ERROR, "%s (the last good content stays in service)", msg);
+    fs->status.new_failures++;
+    free(f->err);
+    f->err = msg;
+    f->read_error = true;
+}
+
+/* Refused content (err is "FILE[:LINE]: reason"): not read again until
+ * it changes, so reported each time a new content is refused. */
+static void file_refused(kube_filesource *fs, file *f, const struct stat *st, const char *err, pass *p) {
+    kube_logf(&fs->log, KUBE_LOG_ERROR, "%s (the last good content stays in service)", err);
+    fs->status.new_failures++;
+    free(f->err);
+    f->err = xstrdup(err);
+    f->read_error = false;
+    f->st = *st;
+    p->released = true;
+}
+
+static file *file_for(kube_filesource *fs, char *path, size_t d) {
+    for (size_t i = 0; i < fs->nfiles; i++)
+        if (!strcmp(fs->files[i].path, path)) {
+            free(path);
+            return &fs->files[i];
+        }
+    fs->files = xrealloc(fs->files, sizeof *fs->files * (fs->nfiles + 1));
+    file *f = &fs->files[fs->nfiles++];
+    memset(f, 0, sizeof *f);
+    f->path = path;
+    f->dir = d;
+    return f;
+}
+
+/* Reads f if it changed, or if its last read failed. */
+static void file_read(kube_filesource *fs, file *f, const struct stat *st, pass *p) {
+    if (!f->read_error && f->st.st_ino && same_stat(&f->st, st)) return;
+    char err[512];
+    if ((size_t)st->st_size > KUBE_FILESOURCE_MAX_FILE_BYTES) {
+        snprintf(err, sizeof err, "%s: %lld bytes, larger than the %zu bytes a resource file may have", f->path,
+                 (long long)st->st_size, KUBE_FILESOURCE_MAX_FILE_BYTES);
+        file_refused(fs, f, st, err, p);
+        return;
+    }
+    size_t len = 0;
+    char *text = kube_read_regular_file(f->path, KUBE_FILESOURCE_MAX_FILE_BYTES, &len);
+    if (!text && errno == EFBIG) { /* grew since the stat */
+        snprintf(err, sizeof err, "%s: larger than the %zu bytes a resource file may have", f->path,
+                 KUBE_FILESOURCE_MAX_FILE_BYTES);
+        file_refused(fs, f, st, err, p);
+        return;
+    }
+    if (!text) {
+        file_read_failed(fs, f, "cannot read", errno, p);
+        return;
+    }
+    json_object **objs = NULL;
+    size_t n = 0;
+    int rc = kube_manifest_objects(f->path, text, len, &fs->prep, fs->default_ns, &fs->log, &objs, &n, err, sizeof err);
+    free(text);
+    if (rc != 0) {
+        file_refused(fs, f, st, err, p);
+        return;
+    }
+    if (f->err) kube_logf(&fs->log, KUBE_LOG_INFO, "%s: recovered, its current content is in service", f->path);
+    free(f->err);
+    f->err = NULL;
+    f->read_error = false;
+    p->released |= f->nobjs > 0;
+    file_clear(f);
+    f->objs = objs;
+    f->nobjs = n;
+    f->st = *st;
+    p->changed = true;
+}
+
+/* One directory entry. A name that resolves to nothing while the entry
+ * itself is there (a dangling symlink) has no content to keep; any other
+ * failure to stat it is a read error. */
+static void entry(kube_filesource *fs, size_t d, const char *name, pass *p) {
+    char *path = xasprintf("%s/%s", fs->dirs[d].path, name);
+    struct stat st, lst;
+    if (stat(path, &st) != 0) {
+        int e = errno;
+        if (e == ENOENT && lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
+            kube_logf(&fs->log, KUBE_LOG_DEBUG, "%s: dangling symlink; skipped", path);
+            free(path);
+            return;
+        }
+        file *f = file_for(fs, path, d);
+        f->seen = true;
+        file_read_failed(fs, f, "cannot read", e, p);
+        return;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        free(path);
+        return;
+    }
+    file *f = file_for(fs, path, d);
+    f->seen = true;
+    file_read(fs, f, &st, p);
+}
+
+static void folder_read(kube_filesource *fs, size_t d, pass *p) {
+    DIR *dir = opendir(fs->dirs[d].path);
+    if (!dir) {
+        folder_failed(fs, d, "cannot read the folder", errno, p);
+        return;
+    }
+    for (;;) {
+        errno = 0;
+        struct dirent *de = readdir(dir);
+        if (!de) break;
+        if (wanted(de->d_name)) entry(fs, d, de->d_name, p);
+    }
+    int e = errno;
+    closedir(dir);
+    /* Recovered once listed to the end: a readdir error that persists
+     * must not alternate with "readable again" on every poll. */
+    if (e) folder_failed(fs, d, "cannot list the folder", e, p);
+    else folder_ok(fs, d);
+}
+
+/* Returns the freed heap to the system; glibc keeps it otherwise. */
+static void give_back(void) {
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
+}
+
+int kube_filesource_poll(kube_filesource *fs, int *failing) {
+    pass p = {.changed = !fs->published};
+    fs->status.new_failures = 0;
+    for (size_t i = 0; i < fs->nfiles; i++) fs->files[i].seen = false;
+    for (size_t d = 0; d < fs->ndirs; d++) folder_read(fs, d, &p);
+    /* Files whose folder was listed without them take their objects along. */
     size_t w = 0;
     for (size_t i = 0; i < fs->nfiles; i++) {
-        if (fs->files[i].seen) { fs->files[w++] = fs->files[i]; continue; }
-        file_clear(&fs->files[i]);
-        free(fs->files[i].path);
-        changed = true;
+        if (fs->files[i].seen) {
+            fs->files[w++] = fs->files[i];
+            continue;
+        }
+        p.released |= fs->files[i].nobjs > 0;
+        p.changed = true;
+        file_free(&fs->files[i]);
     }
     fs->nfiles = w;
-    int nfail = 0;
-    for (size_t i = 0; i < fs->nfiles; i++) nfail += fs->files[i].failing;
-    if (failing) *failing = nfail;
-    if (!changed) return 0;
+    kube_filesource_status *s = &fs->status;
+    s->failing_files = s->failing_dirs = 0;
+    for (size_t i = 0; i < fs->nfiles; i++) s->failing_files += fs->files[i].err != NULL;
+    for (size_t d = 0; d < fs->ndirs; d++) s->failing_dirs += fs->dirs[d].err != NULL;
+    if (!p.read_error) s->unreadable_since = 0;
+    else if (s->unreadable_since == 0) s->unreadable_since = now_mono();
+    if (failing) *failing = s->failing_files + s->failing_dirs;
 
-    if (fs->nfiles) qsort(fs->files, fs->nfiles, sizeof *fs->files, cmp_path);
-    size_t total = 0;
-    for (size_t i = 0; i < fs->nfiles; i++) total += fs->files[i].nobjs;
-    json_object **all = xmalloc(sizeof *all * (total ? total : 1));
-    size_t k = 0;
-    for (size_t i = 0; i < fs->nfiles; i++)
-        for (size_t j = 0; j < fs->files[i].nobjs; j++) all[k++] = json_object_get(fs->files[i].objs[j]);
-    kube_store_set_layer(fs->store, KUBE_LAYER_FILES, all, k);
-    fs->published = true;
-    return 1;
+    int rc = 0;
+    if (!fs->published && s->failing_dirs) {
+        rc = -1; /* never published: there is no last good content to keep */
+    } else if (p.changed) {
+        if (fs->nfiles) qsort(fs->files, fs->nfiles, sizeof *fs->files, cmp_path);
+        size_t total = 0;
+        for (size_t i = 0; i < fs->nfiles; i++) total += fs->files[i].nobjs;
+        json_object **all = xmalloc(sizeof *all * (total ? total : 1));
+        size_t k = 0;
+        for (size_t i = 0; i < fs->nfiles; i++)
+            for (size_t j = 0; j < fs->files[i].nobjs; j++) all[k++] = json_object_get(fs->files[i].objs[j]);
+        kube_store_set_layer(fs->store, KUBE_LAYER_FILES, all, k);
+        fs->published = true;
+        rc = 1;
+    }
+    if (kube_store_reclaim(fs->store) > 0 || p.released) give_back();
+    return rc;
 }

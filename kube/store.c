@@ -97,14 +97,17 @@ static bool pinned(kube_store *st, const kube_snapshot *s) {
     return false;
 }
 
-static void reclaim(kube_store *st) {
+static size_t reclaim(kube_store *st) {
     kube_snapshot **pp = &st->retired;
+    size_t freed = 0;
     while (*pp) {
         kube_snapshot *s = *pp;
         if (pinned(st, s)) { pp = &s->next_retired; continue; }
         *pp = s->next_retired;
         snapshot_free(s);
+        freed++;
     }
+    return freed;
 }
 
 /* Builds the merged snapshot from all layers; called under wmu. */
@@ -179,6 +182,13 @@ void kube_store_set_layer(kube_store *st, int layer, json_object **objs, size_t 
     for (size_t i = 0; i < oldn; i++) json_object_put(old[i]);
     free(old);
     pthread_mutex_unlock(&st->wmu);
+}
+
+size_t kube_store_reclaim(kube_store *st) {
+    pthread_mutex_lock(&st->wmu);
+    size_t freed = reclaim(st);
+    pthread_mutex_unlock(&st->wmu);
+    return freed;
 }
 
 int kube_store_layer_loaded(kube_store *st, int layer) {

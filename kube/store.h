@@ -38,6 +38,11 @@ void kube_store_free(kube_store *s);
  * for namespaced kinds, metadata.namespace). Takes ownership of the objects
  * and of the array. Publishes a new snapshot. */
 void kube_store_set_layer(kube_store *s, int layer, json_object **objs, size_t n);
+/* Frees the retired snapshots no reader pins any more, and returns how
+ * many it freed. set_layer does this too, but a snapshot a reader still
+ * held then would otherwise wait for the next update, which for files may
+ * never come, with every object it references (a replaced file's). */
+size_t kube_store_reclaim(kube_store *s);
 /* Marks a layer as loaded at least once (readiness), even when empty. */
 int kube_store_layer_loaded(kube_store *s, int layer);
 

@@ -40,7 +40,26 @@
  * them). Copies make "billion laughs" a memory bomb, so every parse has a
  * node budget of 1,000,000 plus one per input byte: no alias-free input can
  * exhaust it, and alias expansion is charged the anchored value's size
- * before any copy is made. Nesting is capped at KUBE_YAML_MAX_DEPTH levels
+ * before any copy is made. Counting nodes alone lets a few aliases of one
+ * long scalar through (2,000 aliases of a 1 MiB string: 2,000 nodes, 2 GB),
+ * so alias copies are also charged the bytes of every scalar they copy,
+ * keys included, against KUBE_YAML_ALIAS_BYTES per parse. Text that is
+ * written out, however long, costs nothing there: only what aliases add
+ * is bounded.
+ *
+ * Nodes are not all alike either: json-c gives every map a 16-entry hash
+ * table, so a file of empty flow maps ("{},{},...") costs some 800 bytes
+ * of memory per 3 bytes of input, and 1 MiB of it 280 MB, past the
+ * webhook's memory limit without a single alias. Every node is therefore
+ * also charged what json-c will allocate for it (measured on json-c 0.16:
+ * a map 800 bytes, a sequence 400, a value 80 plus its text, a null 16
+ * (json-c has no null object: a slot), a key 32 plus its text; alias
+ * copies their anchor's sum) against 64 MiB plus 48 bytes per input byte.
+ * Manifests in block style cost 7 to 25 times their size and dense
+ * one-line documents ("{kind: ConfigMap, metadata: {name: c1}}") about
+ * 41, so at any size only shapes no manifest has reach the limit; a
+ * resource file (at most 1 MiB) is held under 112 MiB while it is parsed.
+ * Nesting is capped at KUBE_YAML_MAX_DEPTH levels
  * (aliases included) because json-c frees, copies and prints recursively.
  *
  * Writing is hand-rolled rather than libyaml's emitter: the quoting rules
@@ -68,6 +87,15 @@
 
 #define KUBE_YAML_MAX_DEPTH 1000
 #define KUBE_YAML_NODE_BUDGET 1000000
+/* Scalar bytes that alias copies may add to one parse (the whole stream):
+ * 16 MiB is far more than anchors in manifests and collector configs
+ * (shared env lists, processor chains) ever repeat, and small next to the
+ * webhook's 256Mi memory limit. */
+#define KUBE_YAML_ALIAS_BYTES ((size_t)16 << 20)
+/* The memory estimate (see above): its limit, and what each node costs. */
+#define KUBE_YAML_MEMORY_BASE ((size_t)64 << 20)
+#define KUBE_YAML_MEMORY_PER_BYTE 48
+enum { COST_MAP = 800, COST_SEQ = 400, COST_VALUE = 80, COST_NULL = 16, COST_KEY = 32 };
 /* libyaml refuses simple keys longer than 1024 characters. */
 #define KUBE_YAML_MAX_SIMPLE_KEY 1000
 
@@ -315,12 +343,16 @@ typedef struct frame {
     int anchor;        /* index into ctx.anchors, or -1 */
     int height;        /* 1 + tallest child container */
     size_t nodes0;     /* node count when this container started */
+    size_t bytes0;     /* scalar bytes when this container started */
+    size_t cost0;      /* memory estimate when this container started */
 } frame;
 
 typedef struct anchor {
     json_object *val; /* reference held while the document lasts */
     char *text;       /* scalars: source text, used when aliased as a key */
     size_t nodes;
+    size_t bytes;     /* scalar bytes a copy repeats (keys included) */
+    size_t cost;      /* the memory estimate of a copy */
     int height;
     int done;         /* 0 while the anchored node is still open */
 } anchor;
@@ -335,6 +367,9 @@ typedef struct ctx {
     size_t nan, capan;
     json_object *anames; /* name -> index into an */
     size_t nodes, budget;
+    size_t bytes;       /* scalar bytes so far, alias copies included */
+    size_t alias_bytes; /* of which alias copies, against KUBE_YAML_ALIAS_BYTES */
+    size_t cost, max_cost; /* the memory estimate and its limit */
     json_object *root;
     int have_root, doc_line;
     kube_yaml_doc *docs;
@@ -377,10 +412,12 @@ static void anchor_begin(ctx *c, const char *name, int *idx) {
     *idx = (int)c->nan++;
 }
 
-static void anchor_end(ctx *c, int idx, json_object *val, size_t nodes, int height) {
+static void anchor_end(ctx *c, int idx, json_object *val, size_t nodes, size_t bytes, size_t cost, int height) {
     if (idx < 0) return;
     c->an[idx].val = json_object_get(val);
     c->an[idx].nodes = nodes;
+    c->an[idx].bytes = bytes;
+    c->an[idx].cost = cost;
     c->an[idx].height = height;
     c->an[idx].done = 1;
 }
@@ -392,6 +429,24 @@ static int charge(ctx *c, size_t n, int line, int alias) {
         return fail(c, line, "document exceeds the limit of %zu nodes", c->budget);
     }
     c->nodes += n;
+    return 0;
+}
+
+/* What json-c will allocate for a node or an alias copy, before it does. */
+static int charge_memory(ctx *c, size_t cost, int line) {
+    if (cost > c->max_cost - c->cost)
+        return fail(c, line, "the parsed YAML would take more than the %zu bytes of memory allowed for %zu bytes of input",
+                    c->max_cost, c->len);
+    c->cost += cost;
+    return 0;
+}
+
+/* An alias copy repeats bytes of scalar text: charged before the copy. */
+static int charge_bytes(ctx *c, size_t bytes, int line) {
+    if (bytes > KUBE_YAML_ALIAS_BYTES - c->alias_bytes)
+        return fail(c, line, "alias expansion exceeds the limit of %zu bytes", KUBE_YAML_ALIAS_BYTES);
+    c->alias_bytes += bytes;
+    c->bytes += bytes;
     return 0;
 }
 
@@ -483,13 +538,15 @@ static int on_scalar(ctx *c, yaml_event_t *ev) {
     if (resolve_event((const char *)ev->data.scalar.tag, plain, text, n, &s, &merge_key, why,
                       sizeof why))
         return fail(c, line, "%s", why);
-    if (charge(c, 1, line, 0)) return -1;
+    size_t cost = s.kind == K_NULL ? COST_NULL : COST_VALUE + n;
+    if (charge(c, 1, line, 0) || charge_memory(c, in_key_position(c) ? COST_KEY + n : cost, line)) return -1;
+    c->bytes += n;
     anchor_begin(c, (const char *)ev->data.scalar.anchor, &idx);
     if (idx < 0 && in_key_position(c)) return set_key(c, text, n, merge_key, line);
     v = scalar_json(&s, text, n);
     if (idx >= 0) {
         c->an[idx].text = xstrndup(text, n);
-        anchor_end(c, idx, v, 1, 0);
+        anchor_end(c, idx, v, 1, n, cost, 0);
     }
     if (in_key_position(c)) {
         json_object_put(v); /* the anchor keeps its own reference */
@@ -510,11 +567,12 @@ static int on_alias(ctx *c, yaml_event_t *ev) {
     if (!a->done) return fail(c, line, "anchor '%s' value contains itself", name);
     if (in_key_position(c)) {
         if (!a->text) return fail(c, line, "complex (non-scalar) mapping keys are not supported");
+        if (charge_bytes(c, a->bytes, line) || charge_memory(c, COST_KEY + a->bytes, line)) return -1;
         return set_key(c, a->text, strlen(a->text), 0, line);
     }
     if (c->nst + (size_t)a->height > KUBE_YAML_MAX_DEPTH)
         return fail(c, line, "nesting deeper than %d levels", KUBE_YAML_MAX_DEPTH);
-    if (charge(c, a->nodes, line, 1)) return -1;
+    if (charge(c, a->nodes, line, 1) || charge_bytes(c, a->bytes, line) || charge_memory(c, a->cost, line)) return -1;
     copy = jcopy(a->val);
     return add_value(c, copy, a->height);
 }
@@ -529,7 +587,7 @@ static int on_start(ctx *c, yaml_event_t *ev, int is_map) {
         return fail(c, line, "complex (non-scalar) mapping keys are not supported");
     if (c->nst >= KUBE_YAML_MAX_DEPTH)
         return fail(c, line, "nesting deeper than %d levels", KUBE_YAML_MAX_DEPTH);
-    if (charge(c, 1, line, 0)) return -1;
+    if (charge(c, 1, line, 0) || charge_memory(c, is_map ? COST_MAP : COST_SEQ, line)) return -1;
     c->st = xgrow(c->st, &c->capst, c->nst + 1, sizeof *c->st);
     anchor_begin(c, anc, &idx);
     f = &c->st[c->nst];
@@ -538,6 +596,8 @@ static int on_start(ctx *c, yaml_event_t *ev, int is_map) {
     f->anchor = idx;
     f->height = 1;
     f->nodes0 = c->nodes - 1;
+    f->bytes0 = c->bytes;
+    f->cost0 = c->cost - (is_map ? COST_MAP : COST_SEQ);
     f->obj = is_map ? jnew_obj() : jnew_arr();
     c->nst++;
     return 0;
@@ -545,7 +605,7 @@ static int on_start(ctx *c, yaml_event_t *ev, int is_map) {
 
 static int on_end(ctx *c) {
     frame f = c->st[--c->nst];
-    anchor_end(c, f.anchor, f.obj, c->nodes - f.nodes0, f.height);
+    anchor_end(c, f.anchor, f.obj, c->nodes - f.nodes0, c->bytes - f.bytes0, c->cost - f.cost0, f.height);
     free(f.key); /* libyaml always supplies a value; defensive */
     return add_value(c, f.obj, f.height);
 }
@@ -635,6 +695,8 @@ int kube_yaml_parse(const char *buf, size_t len, kube_yaml_doc **docs, size_t *n
     c.buf = buf ? buf : "";
     c.len = buf ? len : 0;
     c.budget = KUBE_YAML_NODE_BUDGET + (c.len < SIZE_MAX / 2 ? c.len : SIZE_MAX / 2);
+    c.max_cost = KUBE_YAML_MEMORY_BASE +
+                 (c.len < SIZE_MAX / 64 ? c.len * KUBE_YAML_MEMORY_PER_BYTE : SIZE_MAX / 2);
     if (!yaml_parser_initialize(&c.parser)) base_oom();
     yaml_parser_set_input_string(&c.parser, (const unsigned char *)c.buf, c.len);
 

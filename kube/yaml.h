@@ -6,6 +6,13 @@
  * sigs.k8s.io/yaml (YAML 1.1 core resolution as go-yaml v2 does it): null/~,
  * true/false (and yes/no/on/off), ints (decimal, 0x, 0o/leading-0 octal),
  * floats (.inf/.nan included), everything else a string.
+ * Limits, per parse (the whole stream), so that every reader of YAML
+ * (inject, otel-reconcile render, resource files, the settings file) is
+ * covered: 1,000,000 nodes plus one per input byte, aliases' copies
+ * included; 16 MiB of scalar text (keys included) repeated by alias
+ * copies; an estimate of the memory json-c will take of 64 MiB plus 48
+ * bytes per input byte; 1,000 levels of nesting. Past one, the parse fails with the line
+ * that crossed it ("alias expansion exceeds the limit of 16777216 bytes").
  * Writing: block style, two-space indent, keys in the object's order,
  * strings quoted only when a plain scalar would be read back as something
  * else, multi-line strings as literal blocks. */

@@ -56,6 +56,8 @@ static const char usage[] =
     "  --tls-key FILE            its private key (PEM); reloaded with the certificate\n"
     "  --resources DIR           folder of Instrumentation, OpenTelemetryCollector, Namespace (and other)\n"
     "                            manifests, re-read when a file changes; repeatable\n"
+    "  --resources-grace SEC     /readyz answers 503 once the resources could not be read this long\n"
+    "                            (the last good ones are served meanwhile; default 30)\n"
     "  --native-sidecars MODE    collector sidecar as a native sidecar: on, off, or auto (default; without\n"
     "                            a cluster to ask, auto means off)\n"
     "  --config FILE             settings file (default images, enabled languages, ...)\n"
@@ -86,7 +88,7 @@ typedef struct serve_opts {
     const char *kubeconfig, *context, *sadir;
     bool incluster, http2, tls13, json_logs;
     int threads, level;
-    double rtimeout, budget_ms, wtimeout, widle, delay, grace;
+    double rtimeout, budget_ms, wtimeout, widle, delay, grace, res_grace;
 } serve_opts;
 
 enum { PARSED, PARSED_HELP, PARSED_USAGE };
@@ -105,7 +107,7 @@ static bool parse_seconds(const char *s, double *out) {
 static int parse_args(int argc, char **argv, serve_opts *o) {
     enum { O_LISTEN = 256, O_CERT, O_KEY, O_RES, O_NATIVE, O_CONFIG, O_THREADS, O_NS, O_MAXBODY, O_RTIMEOUT,
            O_SDELAY, O_SGRACE, O_TLSMIN, O_HTTP2, O_LOGFMT, O_LOGLVL, O_HELP, O_KUBECONFIG, O_CONTEXT, O_INCLUSTER,
-           O_SADIR, O_BUDGET, O_WTIMEOUT, O_WIDLE };
+           O_SADIR, O_BUDGET, O_WTIMEOUT, O_WIDLE, O_RESGRACE };
     static const struct option opts[] = {
         {"listen", required_argument, 0, O_LISTEN},       {"tls-cert", required_argument, 0, O_CERT},
         {"tls-key", required_argument, 0, O_KEY},         {"resources", required_argument, 0, O_RES},
@@ -119,12 +121,13 @@ static int parse_args(int argc, char **argv, serve_opts *o) {
         {"context", required_argument, 0, O_CONTEXT},     {"in-cluster", no_argument, 0, O_INCLUSTER},
         {"service-account-dir", required_argument, 0, O_SADIR}, {"lookup-budget", required_argument, 0, O_BUDGET},
         {"watch-timeout", required_argument, 0, O_WTIMEOUT}, {"watch-idle-timeout", required_argument, 0, O_WIDLE},
+        {"resources-grace", required_argument, 0, O_RESGRACE},
         {0, 0, 0, 0},
     };
     *o = (serve_opts){
         .native = "auto", .ns = "default", .dirs = xcalloc((size_t)argc + 1, sizeof *o->dirs),
         .max_body = 6u << 20, .json_logs = true, .threads = (int)sysconf(_SC_NPROCESSORS_ONLN), .level = LOG_INFO,
-        .rtimeout = 10, .budget_ms = 200, .wtimeout = 300, .widle = 120, .grace = 10,
+        .rtimeout = 10, .budget_ms = 200, .wtimeout = 300, .widle = 120, .grace = 10, .res_grace = 30,
     };
     int c;
     optind = 1;
@@ -168,6 +171,7 @@ static int parse_args(int argc, char **argv, serve_opts *o) {
         case O_BUDGET: if (!parse_seconds(optarg, &o->budget_ms) || o->budget_ms < 1) return PARSED_USAGE; break;
         case O_WTIMEOUT: if (!parse_seconds(optarg, &o->wtimeout) || o->wtimeout < 1) return PARSED_USAGE; break;
         case O_WIDLE: if (!parse_seconds(optarg, &o->widle) || o->widle < 1) return PARSED_USAGE; break;
+        case O_RESGRACE: if (!parse_seconds(optarg, &o->res_grace)) return PARSED_USAGE; break;
         case O_HELP: return PARSED_HELP;
         default: return PARSED_USAGE;
         }
@@ -259,22 +263,21 @@ static int setup_listener(const char *hostport, char *err, size_t errlen) {
     return listen_on(hostport, err, errlen);
 }
 
-/* The files' layer is read once before the first request. */
-static void setup_store(const serve_opts *o) {
+/* The files' layer is read once before the first request. A folder that
+ * cannot be read then fails the start: there is no last good content to
+ * serve, and starting empty would inject nothing and say so nowhere. */
+static int setup_store(const serve_opts *o) {
     S.srv.store = kube_store_new();
     pthread_mutex_init(&S.srv.store_mu, NULL);
     S.srv.env = (review_env){S.srv.store, &S.cfg.opt, NULL, NULL};
+    S.srv.files_grace = o->res_grace;
     if (o->ndirs) {
         kube_logger lg = log_kube_sink("files");
         S.srv.fs = kube_filesource_new(S.srv.store, &S.prep, o->dirs, o->ndirs, o->ns, &lg);
-        int failing = 0;
-        pthread_mutex_lock(&S.srv.store_mu);
-        kube_filesource_poll(S.srv.fs, &failing);
-        pthread_mutex_unlock(&S.srv.store_mu);
-        atomic_store(&S.srv.failing_files, failing);
-        if (failing) metrics_error(ERR_SOURCE);
+        if (serve_loop_poll_files(&S.srv, true) < 0) return -1; /* the reason is logged */
     }
     atomic_store(&S.srv.ready, tls_server_loaded(S.srv.tls));
+    return 0;
 }
 
 static void setup_h2o(const serve_opts *o) {
@@ -342,7 +345,10 @@ static int serve(const serve_opts *o) {
         log_kv(LOG_ERROR, "cannot use the cluster", "error", err, NULL);
         goto out_listener;
     }
-    setup_store(o);
+    if (setup_store(o) != 0) {
+        log_kv(LOG_ERROR, "cannot read the resources", NULL);
+        goto out_store;
+    }
     setup_h2o(o);
     setup_signals();
     srv->grace = o->grace;
@@ -369,6 +375,7 @@ static int serve(const serve_opts *o) {
 out_live:
     kube_livesource_free(srv->live);
     h2o_config_dispose(&srv->config);
+out_store:
     kube_filesource_free(srv->fs);
     kube_store_free(srv->store);
     pthread_mutex_destroy(&srv->store_mu);

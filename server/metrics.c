@@ -132,10 +132,19 @@ char *metrics_render(const metrics_gauges *g, size_t *len) {
     sbuf_printf(f, "otel_webhook_certificate_expiry_timestamp_seconds %.0f\n", g->cert_not_after);
     sbuf_puts(f, "# HELP otel_webhook_store_objects Objects known, by kind.\n# TYPE otel_webhook_store_objects gauge\n");
     for (int k = 0; k < 8; k++) sbuf_printf(f, "otel_webhook_store_objects{kind=\"%s\"} %zu\n", metrics_kinds[k], g->objects[k]);
-    sbuf_puts(f, "# HELP otel_webhook_resource_files_failing Resource files whose last read failed (last good content in "
-                 "use).\n# TYPE otel_webhook_resource_files_failing gauge\n");
+    sbuf_puts(f, "# HELP otel_webhook_resource_files_failing Resource files not in service as they are now (cannot be "
+                 "read, too large, do not parse): their last good content is in use.\n"
+                 "# TYPE otel_webhook_resource_files_failing gauge\n");
     sbuf_printf(f, "otel_webhook_resource_files_failing %d\n", g->failing_files);
-    sbuf_puts(f, "# HELP otel_webhook_ready 1 when the certificate and every source are loaded.\n"
+    sbuf_puts(f, "# HELP otel_webhook_resource_folders_failing Resource folders that cannot be listed: the last good "
+                 "content of their files is in use.\n# TYPE otel_webhook_resource_folders_failing gauge\n");
+    sbuf_printf(f, "otel_webhook_resource_folders_failing %d\n", g->failing_dirs);
+    sbuf_puts(f, "# HELP otel_webhook_resource_read_failure_seconds How long every read of the resources has met a folder "
+                 "or file that cannot be read; 0 when the last one read everything. /readyz answers 503 from "
+                 "--resources-grace on.\n# TYPE otel_webhook_resource_read_failure_seconds gauge\n");
+    sbuf_printf(f, "otel_webhook_resource_read_failure_seconds %.3f\n", g->unreadable_seconds);
+    sbuf_puts(f, "# HELP otel_webhook_ready 1 when the certificate and every source are loaded, and the resources have "
+                 "not been unreadable for --resources-grace.\n"
                  "# TYPE otel_webhook_ready gauge\n");
     sbuf_printf(f, "otel_webhook_ready %d\n", g->ready);
     if (g->live) render_live(f, g->live);

@@ -26,7 +26,7 @@ typedef enum metrics_error {
     ERR_METHOD,        /* 405 */
     ERR_NOT_FOUND,     /* 404 */
     ERR_INTERNAL,      /* a failure inside mutation (failed open) */
-    ERR_SOURCE,        /* a resource file that does not parse */
+    ERR_SOURCE,        /* a resource file or folder failing (unreadable, too large, not parsing), each time */
     ERR_CERT_RELOAD,   /* a rotated certificate pair was refused */
     METRICS_NERRORS
 } metrics_err;
@@ -39,6 +39,8 @@ typedef struct metrics_gauges {
     double cert_not_after;            /* Unix seconds, 0 when unknown */
     size_t objects[8];                /* per kind, see metrics_kinds */
     int failing_files;
+    int failing_dirs;
+    double unreadable_seconds;        /* of unbroken read errors of the resources, 0 when none */
     int ready;
     /* Errors h2o answered itself before the handler ran (body over the
      * cap, broken chunked encoding), added to errors_total. */

@@ -34,12 +34,16 @@ typedef struct serve_server {
     pthread_mutex_t store_mu; /* every store writer: files and the live source */
     review_env env;
     double grace, delay;      /* --shutdown-grace, --shutdown-delay (seconds) */
+    double files_grace;       /* --resources-grace: read errors tolerated before /readyz says 503 */
     sigset_t signals;         /* blocked everywhere, taken by the signal thread */
 
     /* Shared. */
     atomic_bool stopping;     /* set once by the signal thread */
     atomic_bool ready;        /* a certificate is in service */
     atomic_int failing_files; /* written by the watcher */
+    atomic_int failing_dirs;  /* written by the watcher */
+    atomic_llong files_unreadable_since_ms; /* by the watcher: CLOCK_MONOTONIC ms, 0 while reads succeed */
+    atomic_bool files_stale;  /* by the watcher: reads failing for files_grace or longer */
 
     /* serve_loop.c's, from serve_loops_start() to serve_loops_join(). */
     struct serve_loop *loops;
@@ -71,6 +75,10 @@ void serve_http_routes(serve_server *srv);
  * from srv) until the process exits. */
 void serve_loops_start(serve_server *srv, int fd, int n);
 void serve_loops_join(serve_server *srv);
+/* One poll of srv->fs (the watcher's, and the first one at set-up: first
+ * says nothing of a reload): kube_filesource_poll's answer, with the
+ * failing counts, the read-error start and files_stale updated. */
+int serve_loop_poll_files(serve_server *srv, bool first);
 /* The JSON tokener of the loop that owns ctx (for its handlers). */
 json_tokener *serve_loop_tokener(h2o_context_t *ctx);
 /* Errors h2o answered itself on every loop, read without the loops'

@@ -85,8 +85,12 @@ static void on_mutate(serve_server *srv, h2o_req_t *req) {
     review_out_free(&out);
 }
 
+/* Resources that cannot be read stop readiness only after the grace
+ * period (the watcher's files_stale): the last good ones are still served
+ * meanwhile, and a moment's EMFILE must not drop the pod's endpoints. */
 static bool is_ready(serve_server *srv) {
-    return atomic_load(&srv->ready) && (!srv->live || kube_livesource_synced(srv->live));
+    return atomic_load(&srv->ready) && (!srv->live || kube_livesource_synced(srv->live)) &&
+           !atomic_load(&srv->files_stale);
 }
 
 static void gauges(serve_server *srv, metrics_gauges *g, kube_live_stats *live) {
@@ -100,6 +104,9 @@ static void gauges(serve_server *srv, metrics_gauges *g, kube_live_stats *live) 
     for (int k = 0; k < 8; k++) g->objects[k] = kube_snapshot_count(v.snap, metrics_kinds[k]);
     kube_store_release(srv->store, &v);
     g->failing_files = atomic_load(&srv->failing_files);
+    g->failing_dirs = atomic_load(&srv->failing_dirs);
+    long long since = atomic_load(&srv->files_unreadable_since_ms);
+    g->unreadable_seconds = since ? serve_now_mono() - (double)since / 1000 : 0;
     g->ready = is_ready(srv);
     serve_loops_h2o_errors(srv, &g->h2o_errors[ERR_TOO_LARGE], &g->h2o_errors[ERR_BAD_REQUEST]);
 }

@@ -9,7 +9,11 @@
  * Everything that may block runs on one watcher thread, once a second:
  * re-reading changed resource files (published to the loops through the
  * store's atomic snapshot swap) and reloading a rotated certificate (handed
- * to new handshakes by the TLS module's certificate callback).
+ * to new handshakes by the TLS module's certificate callback). When the
+ * resources cannot be read (folder gone, EMFILE) the last good ones stay
+ * in service; after --resources-grace of unbroken read errors the watcher
+ * marks the files stale, which /readyz answers with 503 (README, "Resource
+ * files").
  *
  * Shutdown (SIGTERM, SIGINT): keep serving for --shutdown-delay (endpoints
  * are removed asynchronously), stop accepting, let in-flight requests finish
@@ -114,6 +118,31 @@ static void *loop_main(void *arg) {
     return NULL;
 }
 
+/* One poll of the resource folders, and what it tells the routes: the
+ * failing counts, the start of unbroken read errors, and whether they have
+ * lasted --resources-grace (said once when readiness changes because of
+ * it). The caller must not hold store_mu. */
+int serve_loop_poll_files(serve_server *srv, bool first) {
+    kube_filesource_status st;
+    pthread_mutex_lock(&srv->store_mu);
+    int changed = kube_filesource_poll(srv->fs, NULL);
+    kube_filesource_get_status(srv->fs, &st);
+    pthread_mutex_unlock(&srv->store_mu);
+    if (changed > 0 && !first) log_kv(LOG_INFO, "resources reloaded", NULL);
+    for (int i = 0; i < st.new_failures; i++) metrics_error(ERR_SOURCE);
+    atomic_store(&srv->failing_files, st.failing_files);
+    atomic_store(&srv->failing_dirs, st.failing_dirs);
+    atomic_store(&srv->files_unreadable_since_ms, (long long)(st.unreadable_since * 1000));
+    bool stale = st.unreadable_since > 0 && serve_now_mono() - st.unreadable_since >= srv->files_grace;
+    if (stale != atomic_exchange(&srv->files_stale, stale)) {
+        char g[32];
+        snprintf(g, sizeof g, "%g", srv->files_grace);
+        if (stale) log_kv(LOG_ERROR, "resources unreadable past the grace period: not ready", "grace_seconds", g, NULL);
+        else log_kv(LOG_INFO, "resources readable again: ready", NULL);
+    }
+    return changed;
+}
+
 /* Once a second: resource files and the certificate. */
 static void *watcher_main(void *arg) {
     serve_server *srv = arg;
@@ -138,15 +167,7 @@ static void *watcher_main(void *arg) {
             log_kv(LOG_ERROR, "rotated certificate refused", "error", msg, NULL);
             snprintf(refused, sizeof refused, "%s", msg);
         }
-        if (srv->fs) {
-            int failing = 0, before = atomic_load(&srv->failing_files);
-            pthread_mutex_lock(&srv->store_mu);
-            int changed = kube_filesource_poll(srv->fs, &failing);
-            pthread_mutex_unlock(&srv->store_mu);
-            if (changed > 0) log_kv(LOG_INFO, "resources reloaded", NULL);
-            if (failing > before) metrics_error(ERR_SOURCE);
-            atomic_store(&srv->failing_files, failing);
-        }
+        if (srv->fs) serve_loop_poll_files(srv, false);
         pthread_mutex_lock(&srv->mu);
     }
     pthread_mutex_unlock(&srv->mu);

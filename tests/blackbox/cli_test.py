@@ -80,6 +80,25 @@ rc, out, err = run("-f", "examples/deployment-java.yaml", "--resources", badres)
 check("bad resource rc", rc == 1, rc)
 check("bad resource message", err.startswith("error: " + badres + "/broken.yaml:4:"), err)
 
+# A resources folder that cannot be read is an error, not an empty folder
+# (which would inject nothing and say nothing).
+rc, out, err = run("-f", "examples/deployment-java.yaml", "--resources", os.path.join(tmp, "no-such-folder"))
+check("unreadable resources folder rc", rc == 1, rc)
+check("unreadable resources folder message",
+      err == "error: %s: cannot read the folder: No such file or directory\n" % os.path.join(tmp, "no-such-folder"), err)
+check("unreadable resources folder no output", out == "", out)
+
+# A resource file over the 1 MiB cap is refused like one that does not parse.
+bigres = os.path.join(tmp, "bigres")
+os.mkdir(bigres)
+big_text = "kind: Instrumentation\nmetadata: {name: x}\n#" + "x" * (1 << 20) + "\n"
+with open(os.path.join(bigres, "big.yaml"), "w") as f:
+    f.write(big_text)
+rc, out, err = run("-f", "examples/deployment-java.yaml", "--resources", bigres)
+check("resource over the cap rc", rc == 1, rc)
+check("resource over the cap message", err == "error: %s/big.yaml: %d bytes, larger than the 1048576 bytes a resource "
+      "file may have (the last good content stays in service)\n" % (bigres, len(big_text)), err)
+
 rc, out, err = run("-f", "examples/deployment-java.yaml", "-o", "patch")
 check("patch needs pod", rc == 1 and "-o patch needs exactly one Pod" in err, err)
 

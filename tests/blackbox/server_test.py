@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """`otel-webhook serve` from the outside, over real TLS on loopback.
 
-Usage: tests/blackbox/server_test.py BINARY [RESULTS_FILE]   (from the repository root)
+Usage: tests/blackbox/server_test.py BINARY [RESULTS_FILE [RELEASE_BINARY]]   (from the repository root)
 
 Starts the server itself (a free port on 127.0.0.1, certificates and
 resources in a temporary directory), waits for /readyz, and checks exact
@@ -36,6 +36,9 @@ warnings.filterwarnings("ignore", category=DeprecationWarning)  # ssl.TLSVersion
 
 BIN = os.path.abspath(sys.argv[1])
 RESULTS = sys.argv[2] if len(sys.argv) > 2 else None
+# The unsanitized build: ASan's allocator keeps freed memory in quarantine,
+# so what the process gives back is only seen with glibc's.
+RELEASE_BIN = os.path.abspath(sys.argv[3]) if len(sys.argv) > 3 else None
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from testlib import LSAN_SUPP, SANITIZER_MARKERS, Checks  # noqa: E402
@@ -180,8 +183,9 @@ def not_after(path):
 
 
 class Server:
-    def __init__(self, name, tmp, cert, key, ca, args=()):
+    def __init__(self, name, tmp, cert, key, ca, args=(), binary=None):
         self.name, self.tmp, self.cert, self.key, self.args = name, tmp, cert, key, list(args)
+        self.binary = binary or BIN
         self.ctx = ssl.create_default_context(cafile=ca)
         self.proc = None
         self.port = None
@@ -204,7 +208,7 @@ class Server:
             self.errpath = os.path.join(self.tmp, "%s-%d.stderr" % (self.name, attempt))
             with open(self.errpath, "wb") as err:
                 self.proc = subprocess.Popen(
-                    [BIN, "serve", "--listen", "127.0.0.1:%d" % self.port, "--tls-cert", self.cert, "--tls-key",
+                    [self.binary, "serve", "--listen", "127.0.0.1:%d" % self.port, "--tls-cert", self.cert, "--tls-key",
                      self.key] + self.args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err, env=env)
             deadline = time.monotonic() + 20
             while time.monotonic() < deadline and self.proc.poll() is None:
@@ -1475,6 +1479,161 @@ def test_sigterm_idle(srv, grace):
 
 # ---------------------------------------------------------------------------
 
+# --- Resource folder outage ------------------------------------------------
+
+def wait_for(what, cond, timeout):
+    """Polls cond() (a value or None) until it is true or the deadline; returns it."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            v = cond()
+        except (OSError, EOFError, ValueError):
+            v = None
+        if v or time.monotonic() >= deadline:
+            check(what, bool(v))
+            return v
+        time.sleep(0.05)  # poll interval, not synchronisation
+
+
+def json_log(srv):
+    recs = []
+    for l in log_lines(srv):
+        try:
+            recs.append(json.loads(l))
+        except ValueError:
+            pass
+    return recs
+
+
+def java_injected(srv, name, uid):
+    rv = java_review(uid=uid)
+    pod = apply_response(name, rv, srv.admit(rv))
+    srv.inject("java")
+    check(name + ": Java injected", pod is not None and
+          names(pod["spec"].get("initContainers")) == ["opentelemetry-auto-instrumentation-java"])
+
+
+def test_resources_outage(srv, res_dir, grace):
+    """The issue's outage: the resources folder is renamed away under a
+    running server. The last good objects stay in service, the failure is
+    logged once and shown in /metrics, /readyz turns 503 only once the
+    failure has lasted --resources-grace, and everything recovers, with
+    what changed meanwhile, when the folder is back."""
+    name = srv.name
+    java_injected(srv, name + " before", "uid-outage-0")
+    _, m = srv.metrics()
+    check(name + ": no failing folder", m.get("otel_webhook_resource_folders_failing") == 0 and
+          m.get("otel_webhook_resource_read_failure_seconds") == 0, m)
+
+    away = res_dir + ".away"
+    t_rename = time.monotonic()
+    os.rename(res_dir, away)
+    m = wait_for(name + ": failing folder in /metrics", lambda: (lambda m: m if m.get(
+        "otel_webhook_resource_folders_failing") == 1 else None)(srv.metrics()[1]), 10)
+    if m:
+        check_store_metrics(name + " during the outage", m)
+        check(name + ": the failure counted once", m.get('otel_webhook_errors_total{kind="resource_file"}') == 1, m)
+    java_injected(srv, name + " during the outage", "uid-outage-1")
+
+    # 503 only once the failure is as old as the grace period.
+    r = wait_for(name + ": /readyz 503 after the grace period",
+                 lambda: (lambda r: r if r.status == 503 else None)(srv.call("GET", "/readyz")), grace + 10)
+    t_503 = time.monotonic()
+    check(name + ": not before the grace period", t_503 - t_rename >= grace, "%.2f s" % (t_503 - t_rename))
+    if r:
+        check(name + ": 503 body", r.body == b"not ready\n", r.body)
+    _, m = srv.metrics()
+    check(name + ": read failure seconds past the grace",
+          m.get("otel_webhook_resource_read_failure_seconds", 0) >= grace, m)
+    check(name + ": ready gauge 0", m.get("otel_webhook_ready") == 0, m)
+    check(name + ": still counted once", m.get('otel_webhook_errors_total{kind="resource_file"}') == 1, m)
+    java_injected(srv, name + " while not ready", "uid-outage-2")
+
+    folder_msg = ("%s: cannot read the folder: No such file or directory (the last good content of its files stays "
+                  "in service)" % res_dir)
+    recs = json_log(srv)
+    said = [o for o in recs if o.get("msg") == folder_msg]
+    check(name + ": the failure logged once, as an error of the files",
+          len(said) == 1 and said[0].get("level") == "error" and said[0].get("source") == "files",
+          [o for o in recs if "folder" in o.get("msg", "")])
+    stale = [o for o in recs if o.get("msg") == "resources unreadable past the grace period: not ready"]
+    check(name + ": not ready logged once", len(stale) == 1 and stale[0].get("grace_seconds") == str(grace), stale)
+
+    # Back, with an Instrumentation added meanwhile.
+    with open(os.path.join(away, "added.yaml"), "w") as f:
+        f.write("apiVersion: opentelemetry.io/v1alpha1\nkind: Instrumentation\nmetadata: {name: added}\nspec: {}\n")
+    os.rename(away, res_dir)
+    wait_for(name + ": /readyz 200 again",
+             lambda: (lambda r: r if r.status == 200 and r.body == b"ready\n" else None)(srv.call("GET", "/readyz")), 10)
+    _, m = srv.metrics()
+    check(name + ": recovered in /metrics", m.get("otel_webhook_resource_folders_failing") == 0 and
+          m.get("otel_webhook_resource_read_failure_seconds") == 0 and m.get("otel_webhook_ready") == 1, m)
+    check(name + ": the added Instrumentation", m.get('otel_webhook_store_objects{kind="Instrumentation"}') ==
+          STORE_EXPECTED["Instrumentation"] + 1, m)
+    recs = json_log(srv)
+    check(name + ": recovery logged once",
+          sum(o.get("msg") == "%s: the folder can be read again" % res_dir for o in recs) == 1 and
+          sum(o.get("msg") == "resources readable again: ready" for o in recs) == 1,
+          [o.get("msg") for o in recs][-8:])
+    java_injected(srv, name + " after", "uid-outage-3")
+
+
+def rss_kib(srv):
+    with open("/proc/%d/status" % srv.proc.pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def replace_file(path, text):
+    with open(path + ".tmp", "w") as f:
+        f.write(text)
+    os.rename(path + ".tmp", path)
+
+
+def test_memory_given_back(srv, res_dir):
+    """A resource file just under the 1 MiB cap, of one-line documents (the
+    costliest manifests per byte), then replaced by a small one: what it
+    cost is given back to the system, not kept by the allocator."""
+    name = srv.name
+    cm = lambda n: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c%d}\n---\n" % n
+    docs, size, n = [], 0, 0
+    while size + len(cm(n)) < (1 << 20):
+        docs.append(cm(n))
+        size += len(docs[-1])
+        n += 1
+    count = lambda: srv.metrics()[1].get('otel_webhook_store_objects{kind="ConfigMap"}')
+    wait_for(name + ": small file loaded", lambda: count() == 1, 10)
+    start = rss_kib(srv)
+    replace_file(os.path.join(res_dir, "cm.yaml"), "".join(docs))
+    wait_for(name + ": %d ConfigMaps loaded" % n, lambda: count() == n, 30)
+    loaded = rss_kib(srv)
+    replace_file(os.path.join(res_dir, "cm.yaml"), cm(0))
+    t0 = time.monotonic()
+    wait_for(name + ": replaced by one", lambda: count() == 1, 30)
+    # Given back by the poll that replaced it, or by the next one when a
+    # request pinned the old snapshot meanwhile.
+    check(name + ": the large file took memory", loaded > start + 32 * 1024, (start, loaded))
+    wait_for(name + ": given back once replaced", lambda: rss_kib(srv) < start + 8 * 1024, 10)
+    print("  (RSS: %d KiB at start, %d KiB with the 1 MiB file, %d KiB %.1f s after it was replaced)" % (
+        start, loaded, rss_kib(srv), time.monotonic() - t0))
+
+
+def test_resources_unreadable_at_start(tmp, crt, key):
+    """A folder that cannot be read at start is a start-up error."""
+    gone = os.path.join(tmp, "no-such-resources")
+    p = subprocess.run([BIN, "serve", "--listen", "127.0.0.1:%d" % free_port(), "--tls-cert", crt, "--tls-key", key,
+                        "--resources", gone, "--log-format", "text"], capture_output=True, text=True, timeout=60,
+                       stdin=subprocess.DEVNULL)
+    lines = [l for l in p.stderr.splitlines() if not any(mk in l for mk in SANITIZER_MARKERS)]
+    check("unreadable resources at start: exit 1", p.returncode == 1, p.returncode)
+    check("unreadable resources at start: the reason",
+          len(lines) == 2 and lines[0].endswith(" ERROR %s: cannot read the folder: No such file or directory "
+                                                "source=files" % gone) and
+          lines[1].endswith(" ERROR cannot read the resources"), p.stderr[-2000:])
+
+
 def main():
     t_start = time.monotonic()
     tmp = tempfile.mkdtemp(prefix="otel-server-test-")
@@ -1494,8 +1653,8 @@ def main():
                 f.write(text)
         shutil.copy(os.path.join(ROOT, "examples", "resources", "collector.yaml"), RES_DIR)
 
-        def server(name, args, cert=crt, key_=key):
-            s = Server(name, tmp, cert, key_, ca, args)
+        def server(name, args, cert=crt, key_=key, binary=None):
+            s = Server(name, tmp, cert, key_, ca, args, binary)
             servers.append(s)
             return s if s.start() else None
 
@@ -1559,6 +1718,26 @@ def main():
         idle = server("sigterm-idle", ["--threads", "2", "--shutdown-grace", str(grace)])
         if idle:
             test_sigterm_idle(idle, grace)
+
+        # 6. The resources folder renamed away and back (a copy: the other
+        # servers keep theirs), and a folder unreadable at start.
+        outage_dir = os.path.join(tmp, "outage-resources")
+        shutil.copytree(RES_DIR, outage_dir)
+        res_grace = 3
+        outage = server("outage", ["--threads", "2", "--resources", outage_dir, "--resources-grace", str(res_grace)])
+        if outage:
+            test_resources_outage(outage, outage_dir, res_grace)
+            outage.final_checks()
+        test_resources_unreadable_at_start(tmp, crt, key)
+        if check("release binary given", RELEASE_BIN is not None):
+            mem_dir = os.path.join(tmp, "memory-resources")
+            os.mkdir(mem_dir)
+            replace_file(os.path.join(mem_dir, "cm.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c0}\n")
+            mem = server("memory", ["--threads", "2", "--resources", mem_dir], binary=RELEASE_BIN)
+            if mem:
+                test_memory_given_back(mem, mem_dir)
+                mem.final_checks()
+        print("  (resources: %.1f s)" % (time.monotonic() - t_start))
     finally:
         for s in servers:
             s.kill()

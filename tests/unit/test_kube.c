@@ -5,6 +5,7 @@
  * Expectations are exact texts (stored objects as compact JSON, log lines,
  * error messages). Store objects are printed with jtext, which,
  * unlike json_object_to_json_string, writes nothing into the object. */
+#include "base/alloc.h"
 #include "base/jtext.h"
 
 #include "collector/defaults.h"
@@ -27,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -891,6 +893,9 @@ START_TEST(fs_broken_file_keeps_last_good) {
 }
 END_TEST
 
+/* A folder that cannot be read on the first poll: there is no last good
+ * content to keep, so the poll fails (a start-up error for serve and
+ * inject) and publishes nothing; said once, not on every poll. */
 START_TEST(fs_missing_folder) {
     fsfx x;
     fs_open(&x, NULL);
@@ -900,28 +905,344 @@ START_TEST(fs_missing_folder) {
     const char *dirs[] = {gone, x.dir};
     x.fs = kube_filesource_new(x.st, &MUTATE_PREPARE(&x.cfg), dirs, 2, NULL, &x.lg);
     int failing = -1;
-    ck_assert_int_eq(fs_poll(&x, &failing), 1);
-    ck_assert_int_eq(failing, 0);
-    EQ(each_text(x.v.snap, "ConfigMap", NULL), "ns1/a=,");
+    ck_assert_int_eq(fs_poll(&x, &failing), -1);
+    ck_assert_int_eq(failing, 1);
+    ck_assert_int_eq(kube_store_layer_loaded(x.st, KUBE_LAYER_FILES), 0);
+    ck_assert_uint_eq(kube_snapshot_size(x.v.snap), 0);
     char want[1024];
     snprintf(want, sizeof want, "%s: cannot read the folder: No such file or directory", gone);
-    EQ(cap_text(&x.log, KUBE_LOG_ERROR), want);
-    /* Reported on every poll, nothing else changes. */
+    EQ(cap_text(&x.log, KUBE_LOG_DEBUG), want);
     cap_clear(&x.log);
-    ck_assert_int_eq(fs_poll(&x, &failing), 0);
-    EQ(cap_text(&x.log, KUBE_LOG_ERROR), want);
+    ck_assert_int_eq(fs_poll(&x, &failing), -1);
+    EQ(cap_text(&x.log, KUBE_LOG_DEBUG), "");
+    /* It appears: both folders are published, and the recovery is said. */
+    ck_assert_int_eq(mkdir(gone, 0700), 0);
+    put(gone, "b.yaml", CM("b", "ns1"), 1000);
+    ck_assert_int_eq(fs_poll(&x, &failing), 1);
+    ck_assert_int_eq(failing, 0);
+    EQ(each_text(x.v.snap, "ConfigMap", NULL), "ns1/a=,ns1/b=,");
+    snprintf(want, sizeof want, "%s: the folder can be read again", gone);
+    EQ(cap_text(&x.log, KUBE_LOG_DEBUG), want);
     free(gone);
     fs_close(&x);
 }
 END_TEST
 
-/* KNOWN BUG (kube/filesource.c, kube_filesource_poll): with no manifest file
- * at all (an empty or missing folder, the usual first start), the poll calls
- * qsort(fs->files = NULL, 0, ...), which is undefined behaviour; under the
- * UBSan build (`make test`, halt_on_error=1) the process dies with
- * "kube/filesource.c:LINE:5: runtime error: null pointer passed as argument 1,
- * which is declared to never be null" (LINE: the qsort of the files). This
- * also killed the sanitized server started on an empty --resources folder. */
+static kube_filesource_status fs_status(fsfx *x) {
+    kube_filesource_status st;
+    kube_filesource_get_status(x->fs, &st);
+    return st;
+}
+
+/* The issue's outage: the folder is renamed away between two polls (a sync
+ * tool swapping folders). Its objects stay in service, the failure is said
+ * once and counted, the failure's start is kept while it lasts, and
+ * changes made meanwhile are picked up when the folder is back. */
+START_TEST(fs_folder_renamed_away_keeps_last_good) {
+    fsfx x;
+    fs_open(&x, NULL);
+    put(x.dir, "a.yaml", INST("a"), 1000);
+    put(x.dir, "b.yaml", CM("b", "ns1"), 1000);
+    int failing = -1;
+    ck_assert_int_eq(fs_poll(&x, &failing), 1);
+    uint64_t g = kube_snapshot_generation(x.v.snap);
+    kube_filesource_status st = fs_status(&x);
+    ck_assert_int_eq(st.failing_dirs + st.failing_files + st.new_failures, 0);
+    ck_assert(st.unreadable_since == 0);
+
+    char *away = xasprintf("%s.away", x.dir);
+    ck_assert_int_eq(rename(x.dir, away), 0);
+    ck_assert_int_eq(fs_poll(&x, &failing), 0);
+    ck_assert_int_eq(failing, 1);
+    ck_assert_uint_eq(kube_snapshot_generation(x.v.snap), g);
+    EQ(each_text(x.v.snap, "Instrumentation", NULL), "default/a=,");
+    EQ(each_text(x.v.snap, "ConfigMap", NULL), "ns1/b=,");
+    st = fs_status(&x);
+    ck_assert_int_eq(st.failing_dirs, 1);
+    ck_assert_int_eq(st.failing_files, 0);
+    ck_assert_int_eq(st.new_failures, 1);
+    ck_assert(st.unreadable_since > 0);
+    double since = st.unreadable_since;
+    char want[1024];
+    snprintf(want, sizeof want,
+             "%s: cannot read the folder: No such file or directory (the last good content of its files stays in service)",
+             x.dir);
+    EQ(cap_text(&x.log, KUBE_LOG_DEBUG), want);
+    cap_clear(&x.log);
+
+    /* Still away: nothing said, nothing counted, the same start. */
+    ck_assert_int_eq(fs_poll(&x, &failing), 0);
+    st = fs_status(&x);
+    ck_assert_int_eq(st.failing_dirs, 1);
+    ck_assert_int_eq(st.new_failures, 0);
+    ck_assert(st.unreadable_since == since);
+    EQ(cap_text(&x.log, KUBE_LOG_DEBUG), "");
+
+    /* Back, with a change made while away and a file removed. */
+    put(away, "a.yaml", INST("a2"), 1001);
+    char *b = pjoin(away, "b.yaml");
+    ck_assert_int_eq(unlink(b), 0);
+    free(b);
+    ck_assert_int_eq(rename(away, x.dir), 0);
+    ck_assert_int_eq(fs_poll(&x, &failing), 1);
+    ck_assert_int_eq(failing, 0);
+    EQ(each_text(x.v.snap, "Instrumentation", NULL), "default/a2=,");
+    EQ(each_text(x.v.snap, "ConfigMap", NULL), "");
+    st = fs_status(&x);
+    ck_assert_int_eq(st.failing_dirs + st.failing_files + st.new_failures, 0);
+    ck_assert(st.unreadable_since == 0);
+    snprintf(want, sizeof want, "%s: the folder can be read again", x.dir);
+    EQ(cap_text(&x.log, KUBE_LOG_DEBUG), want);
+    free(away);
+    fs_close(&x);
+}
+END_TEST
+
+/* Files that cannot be stat'ed (a symlink loop) or read (/proc/self/mem
+ * answers EIO at offset 0) keep their last good objects and are retried on
+ * every poll, whatever their stat says; said once per reason. */
+START_TEST(fs_unreadable_file_keeps_last_good) {
+    fsfx x;
+    fs_open(&x, NULL);
+    put(x.dir, "a.yaml", INST("a"), 1000);
+    put(x.dir, "b.yaml", INST("b"), 1000);
+    int failing = -1;
+    ck_assert_int_eq(fs_poll(&x, &failing), 1);
+    char *a = pjoin(x.dir, "a.yaml"), *b = pjoin(x.dir, "b.yaml"), want[2048];
+    ck_assert_int_eq(unlink(a), 0);
+    ck_assert_int_eq(symlink("a.yaml", a), 0);
+    ck_assert_int_eq(unlink(b), 0);
+    ck_assert_int_eq(symlink("/proc/self/mem", b), 0);
+    ck_assert_int_eq(fs_poll(&x, &failing), 0);
+    ck_assert_int_eq(failing, 2);
+    EQ(each_text(x.v.snap, "Instrumentation", NULL), "default/a=,default/b=,");
+    /* In readdir's order, which is the file system's. */
+    char w1[1024], w2[1024];
+    snprintf(w1, sizeof w1, "%s: cannot read: Too many levels of symbolic links (the last good content stays in service)", a);
+    snprintf(w2, sizeof w2, "%s: cannot read: Input/output error (the last good content stays in service)", b);
+    char *got = cap_text(&x.log, KUBE_LOG_DEBUG), *ab = xasprintf("%s\n%s", w1, w2), *ba = xasprintf("%s\n%s", w2, w1);
+    ck_assert_msg(!strcmp(got, ab) || !strcmp(got, ba), "got %s", got);
+    free(got);
+    free(ab);
+    free(ba);
+    kube_filesource_status st = fs_status(&x);
+    ck_assert_int_eq(st.failing_files, 2);
+    ck_assert_int_eq(st.new_failures, 2);
+    ck_assert(st.unreadable_since > 0);
+    cap_clear(&x.log);
+    ck_assert_int_eq(fs_poll(&x, &failing), 0);
+    ck_assert_int_eq(fs_status(&x).new_failures, 0);
+    EQ(cap_text(&x.log, KUBE_LOG_DEBUG), "");
+
+    /* a is fixed, with the same stat it would have had: read anyway. */
+    ck_assert_int_eq(unlink(a), 0);
+    put(x.dir, "a.yaml", INST("a2"), 1000);
+    ck_assert_int_eq(fs_poll(&x, &failing), 1);
+    ck_assert_int_eq(failing, 1);
+    EQ(each_text(x.v.snap, "Instrumentation", NULL), "default/a2=,default/b=,");
+    snprintf(want, sizeof want, "%s: recovered, its current content is in service", a);
+    EQ(cap_text(&x.log, KUBE_LOG_DEBUG), want);
+    ck_assert(fs_status(&x).unreadable_since > 0); /* b still cannot be read */
+    cap_clear(&x.log);
+    ck_assert_int_eq(unlink(b), 0);
+    put(x.dir, "b.yaml", INST("b2"), 1000);
+    ck_assert_int_eq(fs_poll(&x, &failing), 1);
+    ck_assert_int_eq(failing, 0);
+    ck_assert(fs_status(&x).unreadable_since == 0);
+    EQ(each_text(x.v.snap, "Instrumentation", NULL), "default/a2=,default/b2=,");
+    free(a);
+    free(b);
+    fs_close(&x);
+}
+END_TEST
+
+/* A symlink whose target is gone (the kubelet leaves one for a moment when
+ * a key leaves a ConfigMap) has no content: its objects go, quietly. */
+START_TEST(fs_dangling_symlink_is_gone) {
+    fsfx x;
+    fs_open(&x, NULL);
+    put(x.dir, "real.yaml", INST("a"), 1000);
+    char *link = pjoin(x.dir, "a.yaml"), *real = pjoin(x.dir, "real.txt"), *yreal = pjoin(x.dir, "real.yaml");
+    ck_assert_int_eq(rename(yreal, real), 0);
+    ck_assert_int_eq(symlink("real.txt", link), 0);
+    int failing = -1;
+    ck_assert_int_eq(fs_poll(&x, &failing), 1);
+    EQ(each_text(x.v.snap, "Instrumentation", NULL), "default/a=,");
+    ck_assert_int_eq(unlink(real), 0);
+    ck_assert_int_eq(fs_poll(&x, &failing), 1);
+    ck_assert_int_eq(failing, 0);
+    EQ(each_text(x.v.snap, "Instrumentation", NULL), "");
+    EQ(cap_text(&x.log, KUBE_LOG_INFO), "");
+    ck_assert(fs_status(&x).unreadable_since == 0);
+    free(link);
+    free(real);
+    free(yreal);
+    fs_close(&x);
+}
+END_TEST
+
+/* Lowers the soft RLIMIT_NOFILE so that exactly `spare` descriptors can
+ * still be opened, polls, and restores the limit before anything is
+ * asserted (a failed assertion must not leave the suite without files). */
+static int poll_with_spare_fds(fsfx *x, int spare, int *failing) {
+    struct rlimit old, low;
+    ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &old), 0);
+    int lowest = dup(0); /* the lowest free descriptor */
+    ck_assert_int_ge(lowest, 0);
+    close(lowest);
+    low = old;
+    low.rlim_cur = (rlim_t)(lowest + spare);
+    kube_store_release(x->st, &x->v);
+    int set = setrlimit(RLIMIT_NOFILE, &low);
+    int rc = kube_filesource_poll(x->fs, failing);
+    setrlimit(RLIMIT_NOFILE, &old);
+    ck_assert_int_eq(set, 0);
+    x->v = kube_store_acquire(x->st);
+    return rc;
+}
+
+/* EMFILE, the issue's first cause: with no descriptor left the folder
+ * cannot be opened; with one, the folder can but a changed file cannot.
+ * Either way the last good objects stay, and both recover. */
+START_TEST(fs_emfile_keeps_last_good) {
+    fsfx x;
+    fs_open(&x, NULL);
+    put(x.dir, "a.yaml", INST("a"), 1000);
+    put(x.dir, "b.yaml", INST("b"), 1000);
+    int failing = -1;
+    ck_assert_int_eq(fs_poll(&x, &failing), 1);
+    char want[1024];
+
+    ck_assert_int_eq(poll_with_spare_fds(&x, 0, &failing), 0);
+    ck_assert_int_eq(failing, 1);
+    EQ(each_text(x.v.snap, "Instrumentation", NULL), "default/a=,default/b=,");
+    snprintf(want, sizeof want,
+             "%s: cannot read the folder: Too many open files (the last good content of its files stays in service)",
+             x.dir);
+    EQ(cap_text(&x.log, KUBE_LOG_DEBUG), want);
+    ck_assert(fs_status(&x).unreadable_since > 0);
+    cap_clear(&x.log);
+
+    /* One descriptor: the folder is listed, the changed a.yaml cannot be
+     * opened (b.yaml, unchanged, is not opened at all). */
+    put(x.dir, "a.yaml", INST("a2"), 1001);
+    ck_assert_int_eq(poll_with_spare_fds(&x, 1, &failing), 0);
+    ck_assert_int_eq(failing, 1);
+    EQ(each_text(x.v.snap, "Instrumentation", NULL), "default/a=,default/b=,");
+    char *a = pjoin(x.dir, "a.yaml");
+    snprintf(want, sizeof want,
+             "%s: cannot read: Too many open files (the last good content stays in service)\n"
+             "%s: the folder can be read again",
+             a, x.dir);
+    EQ(cap_text(&x.log, KUBE_LOG_DEBUG), want);
+    kube_filesource_status st = fs_status(&x);
+    ck_assert_int_eq(st.failing_dirs, 0);
+    ck_assert_int_eq(st.failing_files, 1);
+    ck_assert(st.unreadable_since > 0);
+    cap_clear(&x.log);
+
+    /* Descriptors again: a.yaml is read although its stat did not change. */
+    ck_assert_int_eq(fs_poll(&x, &failing), 1);
+    ck_assert_int_eq(failing, 0);
+    EQ(each_text(x.v.snap, "Instrumentation", NULL), "default/a2=,default/b=,");
+    snprintf(want, sizeof want, "%s: recovered, its current content is in service", a);
+    EQ(cap_text(&x.log, KUBE_LOG_DEBUG), want);
+    ck_assert(fs_status(&x).unreadable_since == 0);
+    free(a);
+    fs_close(&x);
+}
+END_TEST
+
+/* Writes a valid ConfigMap manifest of exactly size bytes (a comment
+ * pads it). */
+static void put_sized(const char *dir, const char *name, const char *cm_name, size_t size, time_t mtime) {
+    char head[256];
+    int hl = snprintf(head, sizeof head, CM("%s", "ns1") "#", cm_name);
+    ck_assert_uint_ge(size, (size_t)hl + 1);
+    char *text = malloc(size + 1);
+    memcpy(text, head, (size_t)hl);
+    memset(text + hl, 'x', size - (size_t)hl - 1);
+    text[size - 1] = '\n';
+    text[size] = 0;
+    put(dir, name, text, mtime);
+    free(text);
+}
+
+/* The size cap: a file over KUBE_FILESOURCE_MAX_FILE_BYTES is refused
+ * before it is read, like a file that does not parse: its last good
+ * content stays, it is not retried until it changes, and it does not
+ * count as a read error (readiness). */
+START_TEST(fs_size_cap) {
+    fsfx x;
+    fs_open(&x, NULL);
+    put_sized(x.dir, "a.yaml", "at-cap", KUBE_FILESOURCE_MAX_FILE_BYTES, 1000);
+    int failing = -1;
+    ck_assert_int_eq(fs_poll(&x, &failing), 1);
+    ck_assert_int_eq(failing, 0);
+    EQ(each_text(x.v.snap, "ConfigMap", NULL), "ns1/at-cap=,");
+
+    put_sized(x.dir, "a.yaml", "over", KUBE_FILESOURCE_MAX_FILE_BYTES + 1, 1001);
+    ck_assert_int_eq(fs_poll(&x, &failing), 0);
+    ck_assert_int_eq(failing, 1);
+    EQ(each_text(x.v.snap, "ConfigMap", NULL), "ns1/at-cap=,");
+    char *a = pjoin(x.dir, "a.yaml"), want[1024];
+    snprintf(want, sizeof want,
+             "%s: 1048577 bytes, larger than the 1048576 bytes a resource file may have "
+             "(the last good content stays in service)",
+             a);
+    EQ(cap_text(&x.log, KUBE_LOG_DEBUG), want);
+    kube_filesource_status st = fs_status(&x);
+    ck_assert_int_eq(st.failing_files, 1);
+    ck_assert_int_eq(st.new_failures, 1);
+    ck_assert(st.unreadable_since == 0);
+    cap_clear(&x.log);
+    ck_assert_int_eq(fs_poll(&x, &failing), 0);
+    EQ(cap_text(&x.log, KUBE_LOG_DEBUG), "");
+
+    /* A new file over the cap contributes nothing. */
+    put_sized(x.dir, "big.yaml", "big", 5 * KUBE_FILESOURCE_MAX_FILE_BYTES, 1000);
+    ck_assert_int_eq(fs_poll(&x, &failing), 0);
+    ck_assert_int_eq(failing, 2);
+    cap_clear(&x.log);
+
+    put(x.dir, "a.yaml", CM("small", "ns1"), 1002);
+    ck_assert_int_eq(fs_poll(&x, &failing), 1);
+    ck_assert_int_eq(failing, 1);
+    EQ(each_text(x.v.snap, "ConfigMap", NULL), "ns1/small=,");
+    snprintf(want, sizeof want, "%s: recovered, its current content is in service", a);
+    EQ(cap_text(&x.log, KUBE_LOG_DEBUG), want);
+    free(a);
+    fs_close(&x);
+}
+END_TEST
+
+/* What a replaced file cost is given back even when a reader pinned the
+ * snapshot that held it during the update: the next poll reclaims it (the
+ * objects are freed then, not at the next change, which may never come). */
+START_TEST(fs_replaced_content_freed_after_pinned_snapshot) {
+    fsfx x;
+    fs_open(&x, NULL);
+    put(x.dir, "a.yaml", CM("old", "ns1"), 1000);
+    ck_assert_int_eq(fs_poll(&x, NULL), 1);
+    kube_view reader = kube_store_acquire(x.st);
+    json_object *old = kube_snapshot_get(reader.snap, "ConfigMap", "ns1", "old");
+    ck_assert_ptr_nonnull(old);
+    json_object_get(old); /* single-threaded test: ours to count */
+    put(x.dir, "a.yaml", CM("new", "ns1"), 1001);
+    ck_assert_int_eq(fs_poll(&x, NULL), 1);
+    EQ(each_text(x.v.snap, "ConfigMap", NULL), "ns1/new=,");
+    kube_store_release(x.st, &reader);
+    ck_assert_int_eq(fs_poll(&x, NULL), 0);
+    /* Ours was the last reference left. */
+    ck_assert_int_eq(json_object_put(old), 1);
+    fs_close(&x);
+}
+END_TEST
+
+/* Regression: with no manifest file at all (an empty folder, the usual
+ * first start) the poll once called qsort(NULL, 0, ...), undefined
+ * behaviour that UBSan (halt_on_error) turned into a crash of the sanitized
+ * server. An empty folder is published once, as loaded and empty. */
 START_TEST(fs_empty_folder_publishes_once) {
     fsfx x;
     fs_open(&x, NULL);
@@ -935,11 +1256,10 @@ START_TEST(fs_empty_folder_publishes_once) {
 }
 END_TEST
 
-/* KNOWN BUG (kube/filesource.c, kube_manifest_objects): a truncated or empty
- * .json file is reported with json-c's state name as the reason, e.g.
- * "/path/j.json:3: continue (the last good content stays in service)",
- * because json_tokener_parse_ex() returns json_tokener_continue for input
- * that ends early and its description is the word "continue". */
+/* Regression: a truncated or empty .json file was once reported with
+ * json-c's state name as the reason ("FILE:3: continue"), because
+ * json_tokener_parse_ex() answers json_tokener_continue for input that ends
+ * early. It is "unexpected end of data". */
 START_TEST(fs_truncated_json_message) {
     fsfx x;
     fs_open(&x, NULL);
@@ -1338,6 +1658,12 @@ int main(void) {
     tcase_add_test(tc, fs_poll_change_detection);
     tcase_add_test(tc, fs_broken_file_keeps_last_good);
     tcase_add_test(tc, fs_missing_folder);
+    tcase_add_test(tc, fs_folder_renamed_away_keeps_last_good);
+    tcase_add_test(tc, fs_unreadable_file_keeps_last_good);
+    tcase_add_test(tc, fs_dangling_symlink_is_gone);
+    tcase_add_test(tc, fs_emfile_keeps_last_good);
+    tcase_add_test(tc, fs_size_cap);
+    tcase_add_test(tc, fs_replaced_content_freed_after_pinned_snapshot);
     tcase_add_test(tc, fs_kubelet_rotation);
     tcase_add_test(tc, manifest_objects_errors_append_nothing);
     suite_add_tcase(s, tc);

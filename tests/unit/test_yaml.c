@@ -284,23 +284,149 @@ START_TEST(test_error_discards_earlier_docs) {
 }
 END_TEST
 
-START_TEST(test_alias_bomb) {
-    /* ten levels of ten-fold aliases: 10^10 nodes if expanded */
-    char buf[4096];
-    size_t off = (size_t)snprintf(buf, sizeof buf, "a: &a [x,x,x,x,x,x,x,x,x,x]\n");
+/* Ten levels of ten-fold aliases of leaf (10^10 nodes if expanded). */
+static void laughs(char *buf, size_t cap, const char *leaf) {
+    size_t off = (size_t)snprintf(buf, cap, "a: &a [%s,%s,%s,%s,%s,%s,%s,%s,%s,%s]\n", leaf, leaf, leaf, leaf, leaf,
+                                  leaf, leaf, leaf, leaf, leaf);
     for (int i = 1; i < 10; i++) {
         char p = (char)('a' + i - 1), c = (char)('a' + i);
-        off += (size_t)snprintf(buf + off, sizeof buf - off,
-                                "%c: &%c [*%c,*%c,*%c,*%c,*%c,*%c,*%c,*%c,*%c,*%c]\n", c, c, p,
-                                p, p, p, p, p, p, p, p, p);
+        off += (size_t)snprintf(buf + off, cap - off, "%c: &%c [*%c,*%c,*%c,*%c,*%c,*%c,*%c,*%c,*%c,*%c]\n", c, c, p, p,
+                                p, p, p, p, p, p, p, p);
     }
-    /* f would be the first to pass 1,000,000 nodes (1,111,111) */
+}
+
+START_TEST(test_alias_bomb) {
+    char buf[4096];
+    /* Nulls cost json-c nothing but a slot: f would be the first to pass
+     * 1,000,000 nodes (1,111,111), well before the memory estimate. */
+    laughs(buf, sizeof buf, "~");
     ck_yaml(buf, "ERR 6: alias expansion exceeds the limit of 1000370 nodes");
+    /* Strings cost some 80 bytes each: the memory estimate (64 MiB plus
+     * 48 bytes per input byte) stops the same shape on f's line, before
+     * its node count does. */
+    laughs(buf, sizeof buf, "x");
+    ck_yaml(buf, "ERR 6: the parsed YAML would take more than the 67126624 bytes of memory allowed for 370 bytes "
+                 "of input");
 
     /* the same shape, shallow enough, is fine */
     ck_yaml("a: &a [x, x]\nb: &b [*a, *a]\nc: [*b, *b]\n",
             "{\"a\":[\"x\",\"x\"],\"b\":[[\"x\",\"x\"],[\"x\",\"x\"]],"
             "\"c\":[[[\"x\",\"x\"],[\"x\",\"x\"]],[[\"x\",\"x\"],[\"x\",\"x\"]]]}");
+}
+END_TEST
+
+/* Bytes of scalar text repeated by aliases, per parse: 16 MiB. Returns
+ * "OK <docs>" or "ERR <line>: <msg>" (malloc'ed). */
+static char *yparse(const char *yaml) {
+    kube_yaml_doc *docs;
+    size_t n;
+    kube_yaml_error err;
+    char *s;
+    if (kube_yaml_parse(yaml, strlen(yaml), &docs, &n, &err) != 0) {
+        if (asprintf(&s, "ERR %d: %s", err.line, err.msg) < 0) abort();
+        return s;
+    }
+    kube_yaml_docs_free(docs, n);
+    if (asprintf(&s, "OK %zu", n) < 0) abort();
+    return s;
+}
+
+#define MIB ((size_t)1 << 20)
+
+/* "PREFIX<n times 'x'>SUFFIX" followed by reps copies of line. */
+static char *big_doc(const char *prefix, size_t n, const char *suffix, const char *line, int reps) {
+    size_t pl = strlen(prefix), sl = strlen(suffix), ll = strlen(line);
+    char *s = malloc(pl + n + sl + ll * (size_t)reps + 1), *p = s;
+    memcpy(p, prefix, pl), p += pl;
+    memset(p, 'x', n), p += n;
+    memcpy(p, suffix, sl), p += sl;
+    for (int i = 0; i < reps; i++) memcpy(p, line, ll), p += ll;
+    *p = 0;
+    return s;
+}
+
+/* "PREFIX" + reps copies of unit + "SUFFIX". */
+static char *repeat_doc(const char *prefix, const char *unit, size_t reps, const char *suffix) {
+    size_t pl = strlen(prefix), ul = strlen(unit), sl = strlen(suffix);
+    char *s = malloc(pl + ul * reps + sl + 1), *p = s;
+    memcpy(p, prefix, pl), p += pl;
+    for (size_t i = 0; i < reps; i++) memcpy(p, unit, ul), p += ul;
+    memcpy(p, suffix, sl + 1);
+    return s;
+}
+
+#define ck_parse(text, want)                                                                  \
+    do {                                                                                      \
+        char *t_ = (text), *got_ = yparse(t_);                                                \
+        ck_assert_str_eq(got_, (want));                                                       \
+        free(got_);                                                                           \
+        free(t_);                                                                             \
+    } while (0)
+
+START_TEST(test_alias_byte_budget) {
+    /* The issue's file: a 1 MiB scalar aliased 2,000 times (2 GB once
+     * expanded) under the node budget. Sixteen copies are 16 MiB, exactly
+     * the limit; the seventeenth alias (line 2 + 17) is refused. */
+    ck_parse(big_doc("a: &s ", MIB, "\nb:\n", "- *s\n", 2000),
+             "ERR 19: alias expansion exceeds the limit of 16777216 bytes");
+    ck_parse(big_doc("a: &s ", MIB, "\nb:\n", "- *s\n", 16), "OK 1");
+    /* One byte more than the limit. */
+    ck_parse(big_doc("a: &s ", MIB + 1, "\nb:\n", "- *s\n", 16),
+             "ERR 18: alias expansion exceeds the limit of 16777216 bytes");
+    /* Keys: an alias used as a key repeats its text too. */
+    ck_parse(big_doc("- &k ", MIB, "\n", "- {*k : 1}\n", 17),
+             "ERR 18: alias expansion exceeds the limit of 16777216 bytes");
+    /* Keys inside an aliased map are copied with it: 1 MiB of key and
+     * the one byte of "v" make the sixteenth copy (line 4 + 16) too many. */
+    ck_parse(big_doc("a: &m\n  ? ", MIB, "\n  : v\nb:\n", "- *m\n", 16),
+             "ERR 20: alias expansion exceeds the limit of 16777216 bytes");
+    /* An anchored container holding aliases costs their copies again:
+     * b is 8 MiB of aliases, c another 8 (16 in all), d is over. */
+    ck_parse(big_doc("a: &a ", MIB, "\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a]\nc: *b\nd: *b\n", "", 0),
+             "ERR 4: alias expansion exceeds the limit of 16777216 bytes");
+    /* The budget is the whole stream's: anchors end with their document,
+     * the bytes spent do not. */
+    char *two = big_doc("a: &s ", MIB, "\nb:\n", "- *s\n", 10), *second = big_doc("---\na: &s ", MIB, "\nb:\n", "- *s\n", 7);
+    char *both = malloc(strlen(two) + strlen(second) + 1);
+    strcpy(both, two);
+    strcat(both, second);
+    free(two);
+    free(second);
+    ck_parse(both, "ERR 22: alias expansion exceeds the limit of 16777216 bytes");
+    /* Long text written out, not aliased, costs nothing of the budget. */
+    ck_parse(big_doc("a: ", 20 * MIB, "\n", "", 0), "OK 1");
+}
+END_TEST
+
+/* json-c's cost of what is parsed, not only its node count, is bounded:
+ * 64 MiB plus 48 bytes per input byte. */
+START_TEST(test_memory_estimate) {
+    /* 1 MiB of empty flow maps would take 280 MB (800 bytes each). */
+    size_t n = (1 << 20) / 3;
+    char *maps = repeat_doc("a: [", "{},", n, "{}]\n"), *want;
+    size_t len = strlen(maps);
+    ck_assert_int_ge(asprintf(&want, "ERR 1: the parsed YAML would take more than the %zu bytes of memory allowed "
+                                     "for %zu bytes of input", ((size_t)64 << 20) + 48 * len, len), 0);
+    ck_parse(maps, want);
+    free(want);
+    /* The densest manifests people write pass at any size: 4 MiB of
+     * one-line documents (about 41 bytes of memory per input byte). */
+    size_t cap = 4 << 20, off = 0;
+    char *docs = malloc(cap + 64);
+    int i = 0;
+    while (off < cap) off += (size_t)snprintf(docs + off, 64, "--- {kind: ConfigMap, metadata: {name: c%d}}\n", i++);
+    char *ok;
+    ck_assert_int_ge(asprintf(&ok, "OK %d", i), 0);
+    ck_parse(docs, ok);
+    free(ok);
+    /* Aliases are charged their anchor's cost: 100,000 aliases of a map
+     * of one pair (4 nodes, 100 bytes of text in all). */
+    char *many = repeat_doc("a: &m {k: v}\nb: [", "*m, ", 100000, "*m]\n");
+    len = strlen(many);
+    ck_assert_int_ge(asprintf(&want, "ERR 2: the parsed YAML would take more than the %zu bytes of memory allowed "
+                                     "for %zu bytes of input", ((size_t)64 << 20) + 48 * len, len), 0);
+    ck_parse(many, want);
+    free(want);
 }
 END_TEST
 
@@ -661,6 +787,8 @@ static Suite *yaml_suite(void) {
     tcase_add_loop_test(tc, test_errors, 0, (int)(sizeof errors / sizeof errors[0]));
     tcase_add_test(tc, test_error_discards_earlier_docs);
     tcase_add_test(tc, test_alias_bomb);
+    tcase_add_test(tc, test_alias_byte_budget);
+    tcase_add_test(tc, test_memory_estimate);
     tcase_add_test(tc, test_nesting_limit);
     tcase_add_test(tc, test_emit_deployment);
     tcase_add_test(tc, test_emit_shapes);
