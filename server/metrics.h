@@ -28,6 +28,7 @@ typedef enum metrics_error {
     ERR_INTERNAL,      /* a failure inside mutation (failed open) */
     ERR_SOURCE,        /* a resource file that does not parse */
     ERR_CERT_RELOAD,   /* a rotated certificate pair was refused */
+    ERR_FRAMING,       /* an HTTP/1 request with conflicting Content-Length/Transfer-Encoding (400) */
     METRICS_NERRORS
 } metrics_err;
 

@@ -1,9 +1,10 @@
 /* server/serve.h - what the parts of `otel-webhook serve` share.
  *
- *   cmd_serve.c   the command: flags, set-up in order, one release chain
- *   serve_http.c  the routes and their handlers
- *   serve_loop.c  the event loops, the watcher and the signal thread:
- *                 start, run, shutdown
+ *   cmd_serve.c     the command: flags, set-up in order, one release chain
+ *   serve_http.c    the routes and their handlers
+ *   serve_framing.c HTTP/1 requests whose length is ambiguous (smuggling)
+ *   serve_loop.c    the event loops, the watcher and the signal thread:
+ *                   start, run, shutdown
  *
  * cmd_serve.c fills a serve_server before any thread starts; while the
  * threads run, only the fields marked shared change. */
@@ -60,6 +61,10 @@ static inline double serve_now_mono(void) {
 /* serve_http.c: registers the one host and the handler of every route in
  * srv->config (after h2o_config_init; released by h2o_config_dispose). */
 void serve_http_routes(serve_server *srv);
+
+/* serve_framing.c: NULL when the HTTP/1 request being handled says its
+ * length once, else why not (the caller answers 400 and closes). */
+const char *serve_framing_check(h2o_req_t *req);
 
 /* serve_loop.c. serve_loops_start() starts n event loops accepting from fd
  * (which they then own and close), waits until every loop can be woken,
