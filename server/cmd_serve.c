@@ -77,7 +77,10 @@ static const char usage[] =
     "  --tls-min-version 1.2|1.3 oldest TLS version accepted (default 1.2)\n"
     "  --http2                   also offer HTTP/2 (off by default: h2o 2.2.5's HTTP/2 has known DoS issues)\n"
     "  --log-format json|text    log lines as JSON objects (default) or text\n"
-    "  --log-level LEVEL         debug, info (default), warn or error\n";
+    "  --log-level LEVEL         debug, info (default), warn or error\n"
+    "\n"
+    "Signals: SIGTERM and SIGINT shut down (see --shutdown-delay, --shutdown-grace); SIGHUP checks the\n"
+    "certificate and resource files at once (they are also checked every second) and never stops the server.\n";
 
 typedef struct serve_opts {
     const char *listen, *cert, *key, *native, *config, *ns;
@@ -289,13 +292,16 @@ static void setup_h2o(const serve_opts *o) {
     serve_http_routes(&S.srv);
 }
 
-/* SIGTERM and SIGINT go to the signal thread only: every thread started
- * from here on inherits the mask. The mask is never lifted, so a second
- * signal during the shutdown changes nothing. */
+/* SIGTERM, SIGINT and SIGHUP go to the signal thread only: every thread
+ * started from here on inherits the mask, and it is set before anything
+ * else, so a signal during the set-up waits for that thread too. The mask
+ * is never lifted, so a second signal during the shutdown changes
+ * nothing. */
 static void setup_signals(void) {
     sigemptyset(&S.srv.signals);
     sigaddset(&S.srv.signals, SIGTERM);
     sigaddset(&S.srv.signals, SIGINT);
+    sigaddset(&S.srv.signals, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &S.srv.signals, NULL);
     signal(SIGPIPE, SIG_IGN);
 }
@@ -323,6 +329,7 @@ static int serve(const serve_opts *o) {
     int rc = 1, fd = -1;
     kube_api *api = NULL;
 
+    setup_signals();
     log_setup(o->json_logs, (log_level)o->level);
     if (setup_settings(o, err, sizeof err) != 0) {
         log_kv(LOG_ERROR, "cannot load the settings", "error", err, NULL);
@@ -344,7 +351,6 @@ static int serve(const serve_opts *o) {
     }
     setup_store(o);
     setup_h2o(o);
-    setup_signals();
     srv->grace = o->grace;
     srv->delay = o->delay;
     if (api) {

@@ -39,6 +39,7 @@ typedef struct serve_server {
 
     /* Shared. */
     atomic_bool stopping;     /* set once by the signal thread */
+    atomic_bool recheck;      /* SIGHUP: the watcher checks its files now (under mu) */
     atomic_bool ready;        /* a certificate is in service */
     atomic_int failing_files; /* written by the watcher */
 

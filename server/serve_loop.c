@@ -9,7 +9,10 @@
  * Everything that may block runs on one watcher thread, once a second:
  * re-reading changed resource files (published to the loops through the
  * store's atomic snapshot swap) and reloading a rotated certificate (handed
- * to new handshakes by the TLS module's certificate callback).
+ * to new handshakes by the TLS module's certificate callback). SIGHUP makes
+ * it look at once instead of at its next tick (and logs that it did); it
+ * never stops the process, so a stray SIGHUP (a closed terminal, a process
+ * manager's reload) costs no requests.
  *
  * Shutdown (SIGTERM, SIGINT): keep serving for --shutdown-delay (endpoints
  * are removed asynchronously), stop accepting, let in-flight requests finish
@@ -114,7 +117,8 @@ static void *loop_main(void *arg) {
     return NULL;
 }
 
-/* Once a second: resource files and the certificate. */
+/* Once a second, and at once after SIGHUP: the certificate and the
+ * resource files. */
 static void *watcher_main(void *arg) {
     serve_server *srv = arg;
     pthread_mutex_lock(&srv->mu);
@@ -122,8 +126,11 @@ static void *watcher_main(void *arg) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         ts.tv_sec += 1;
-        pthread_cond_timedwait(&srv->cond, &srv->mu, &ts);
+        while (!atomic_load(&srv->stopping) && !atomic_load(&srv->recheck) &&
+               pthread_cond_timedwait(&srv->cond, &srv->mu, &ts) == 0) {
+        }
         if (atomic_load(&srv->stopping)) break;
+        bool hup = atomic_exchange(&srv->recheck, false);
         pthread_mutex_unlock(&srv->mu);
         char msg[512];
         static char refused[512]; /* watcher thread only */
@@ -147,16 +154,28 @@ static void *watcher_main(void *arg) {
             if (failing > before) metrics_error(ERR_SOURCE);
             atomic_store(&srv->failing_files, failing);
         }
+        /* After the checks, so that whoever sent the signal can tell from
+         * the log that what changed before it is in service. */
+        if (hup) log_kv(LOG_INFO, "SIGHUP: certificate and resource files checked", NULL);
         pthread_mutex_lock(&srv->mu);
     }
     pthread_mutex_unlock(&srv->mu);
     return NULL;
 }
 
+/* SIGHUP: a look at the files now, and wait on. SIGTERM, SIGINT: the
+ * shutdown; SIGHUPs after it stay pending, blocked in every thread. */
 static void *signal_main(void *arg) {
     serve_server *srv = arg;
     int sig = 0;
-    sigwait(&srv->signals, &sig);
+    for (;;) {
+        sigwait(&srv->signals, &sig);
+        if (sig != SIGHUP) break;
+        pthread_mutex_lock(&srv->mu);
+        atomic_store(&srv->recheck, true);
+        pthread_cond_broadcast(&srv->cond);
+        pthread_mutex_unlock(&srv->mu);
+    }
     log_kv(LOG_INFO, "shutting down", "signal", sig == SIGTERM ? "SIGTERM" : "SIGINT", NULL);
     if (srv->delay > 0) {
         struct timespec d = {(time_t)srv->delay, (long)((srv->delay - (double)(time_t)srv->delay) * 1e9)};
