@@ -35,6 +35,8 @@ typedef enum metrics_error {
 void metrics_request(metrics_result r, double seconds);
 void metrics_mutation(const mutate_result *res, int native_sidecar);
 void metrics_error(metrics_err e);
+/* Accepting paused for a moment: the process was out of file descriptors. */
+void metrics_accept_paused(void);
 
 typedef struct metrics_gauges {
     double cert_not_after;            /* Unix seconds, 0 when unknown */
