@@ -11,7 +11,7 @@ static const char *const result_names[METRICS_NRESULTS] = {"mutated", "unchanged
                                                            "rejected"};
 static const char *const error_names[METRICS_NERRORS] = {"bad_request", "too_large", "method_not_allowed",
                                                          "not_found", "internal", "resource_file",
-                                                         "certificate_reload", "ambiguous_framing"};
+                                                         "certificate_reload", "ambiguous_framing", "http2_budget"};
 static const char *const skip_names[MUTATE_NSKIPS] = {"already_instrumented", "not_found", "ambiguous",
                                                       "disabled", "invalid", "container", "lookup"};
 const char *const metrics_kinds[8] = {"Namespace", "Instrumentation", "OpenTelemetryCollector", "Secret",

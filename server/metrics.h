@@ -29,6 +29,7 @@ typedef enum metrics_error {
     ERR_SOURCE,        /* a resource file that does not parse */
     ERR_CERT_RELOAD,   /* a rotated certificate pair was refused */
     ERR_FRAMING,       /* an HTTP/1 request with conflicting Content-Length/Transfer-Encoding (400) */
+    ERR_H2_BUDGET,     /* an HTTP/2 connection closed for holding more request bodies than allowed */
     METRICS_NERRORS
 } metrics_err;
 

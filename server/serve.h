@@ -7,6 +7,7 @@
  *                   start, run, shutdown
  *   serve_accept.c  taking connections: the fd-limit back-off, the TLS
  *                   handshake and the protocol it picked
+ *   serve_h2.c      the request-body budget of an HTTP/2 connection
  *
  * cmd_serve.c fills a serve_server before any thread starts; while the
  * threads run, only the fields marked shared change. */
@@ -37,6 +38,8 @@ typedef struct serve_server {
     pthread_mutex_t store_mu; /* every store writer: files and the live source */
     review_env env;
     double grace, delay;      /* --shutdown-grace, --shutdown-delay (seconds) */
+    size_t max_body;          /* --max-body: one request body (HTTP/2: one stream's) */
+    size_t h2_budget;         /* the request bodies one HTTP/2 connection may hold at once */
     sigset_t signals;         /* blocked everywhere, taken by the signal thread */
 
     /* Shared. */
@@ -90,8 +93,8 @@ const char *serve_framing_check(h2o_req_t *req);
 /* serve_accept.c: one per loop. Accepts from the loop's listening socket,
  * pauses for 100 ms when the process runs out of file descriptors (the
  * loop would spin on the listener otherwise), does the TLS handshake and
- * starts HTTP/1.1 or, when ALPN picked it, HTTP/2. open_conns counts
- * sockets accepted and not closed yet. */
+ * starts HTTP/1.1 or, when ALPN picked it, HTTP/2 under serve_h2.c's
+ * budget. open_conns counts sockets accepted and not closed yet. */
 typedef struct serve_acceptor {
     h2o_accept_ctx_t accept_ctx;
     h2o_socket_t *listener;
@@ -111,7 +114,20 @@ typedef struct serve_conn {
     h2o_socket_t *sock;
     h2o_timeout_entry_t handshake; /* linked until the TLS handshake ends */
     struct timeval connected_at;
+    struct serve_h2_guard *h2;     /* HTTP/2 connections only */
 } serve_conn;
+
+/* serve_h2.c. serve_h2_guard() is called right after h2o_http2_accept(sock)
+ * and puts the new connection under the budget: more than `budget` bytes
+ * of request bodies held for its streams (arriving, queued or being
+ * answered), and the connection is closed with GOAWAY ENHANCE_YOUR_CALM.
+ * NULL when this h2o is not laid out as the one the guard was written for
+ * (logged; the caller closes the connection). The handler calls
+ * serve_h2_request() for every HTTP/2 request it takes, so that its body
+ * is counted until h2o disposes of it. */
+struct serve_h2_guard *serve_h2_guard(serve_conn *c, h2o_context_t *ctx, size_t budget, size_t max_body);
+void serve_h2_guard_free(struct serve_h2_guard *g);
+void serve_h2_request(h2o_req_t *req);
 
 /* serve_loop.c. serve_loops_start() starts n event loops accepting from fd
  * (which they then own and close), waits until every loop can be woken,

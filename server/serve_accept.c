@@ -14,8 +14,14 @@
  * The handshake and the protocol dispatch are h2o_accept()'s (lib/core/
  * util.c in h2o 2.2.5: a handshake deadline of ctx->handshake_timeout,
  * then h2o_http2_accept() when ALPN selected h2, h2o_http1_accept()
- * otherwise), done here so that what happens to a connection between its
- * accept and its protocol is ours to decide. */
+ * otherwise), done here for one reason: h2o_accept() gives no hook between
+ * "this is an HTTP/2 connection" and its first frames, and serve_h2.c must
+ * put every HTTP/2 connection under its budget right there. Frames that
+ * arrived with the handshake would be parsed inside h2o_http2_accept(),
+ * before the guard exists, so they are held back and handed afterwards to
+ * the socket's read callback (sock->_cb.read, set to h2o's on_read by
+ * h2o_http2_accept(), which hands them to it the same way). Without
+ * --http2 ALPN offers http/1.1 only, so the HTTP/2 branch is never taken. */
 #include "server/serve.h"
 
 #include "base/alloc.h"
@@ -29,13 +35,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 static void on_accept(h2o_socket_t *listener, const char *err);
+
+/* The connection the dispatch below is starting, so that on_conn_close can
+ * tell it that the connection is gone already should h2o_http2_accept()
+ * close it. One per thread: a loop is one thread. */
+static __thread serve_conn *starting;
 
 static void on_conn_close(void *data) {
     serve_conn *c = data;
     c->a->open_conns--;
     if (h2o_timeout_is_linked(&c->handshake)) h2o_timeout_unlink(&c->handshake);
+    if (starting == c) starting = NULL;
+    serve_h2_guard_free(c->h2);
     free(c);
 }
 
@@ -62,7 +76,31 @@ static void on_handshake(h2o_socket_t *sock, const char *err) {
         h2o_http1_accept(&a->accept_ctx, sock, c->connected_at);
         return;
     }
+    /* Frames that came with the handshake wait until the guard is in place
+     * (see the top of the file). */
+    h2o_buffer_t *early = NULL;
+    if (sock->input->size) {
+        early = sock->input;
+        h2o_buffer_init(&sock->input, &h2o_socket_buffer_prototype);
+    }
+    starting = c;
     h2o_http2_accept(&a->accept_ctx, sock, c->connected_at);
+    if (starting != c) { /* closed already */
+        if (early) h2o_buffer_dispose(&early);
+        return;
+    }
+    starting = NULL;
+    serve_server *srv = a->srv;
+    c->h2 = serve_h2_guard(c, a->accept_ctx.ctx, srv->h2_budget, srv->max_body);
+    if (early) {
+        h2o_buffer_dispose(&sock->input);
+        sock->input = early;
+    }
+    /* Unguarded, the connection is refused. h2o 2.2.5 cannot close one of
+     * its connections from outside, but it closes one whose socket reads
+     * end of file, and frees everything it holds. */
+    if (!c->h2) shutdown(h2o_socket_get_fd(sock), SHUT_RDWR);
+    else if (early && sock->_cb.read) sock->_cb.read(sock, NULL);
 }
 
 static void on_backoff_end(h2o_timeout_entry_t *entry) {

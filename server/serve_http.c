@@ -104,6 +104,7 @@ static void gauges(serve_server *srv, metrics_gauges *g, kube_live_stats *live) 
 
 static int on_req(h2o_handler_t *self, h2o_req_t *req) {
     serve_server *srv = ((route_handler *)self)->srv;
+    if (req->version >= 0x200) serve_h2_request(req);
     const char *ambiguous = serve_framing_check(req);
     if (ambiguous) {
         /* Whatever came after this request in the connection may be a
