@@ -32,7 +32,8 @@ obj = $(patsubst %.c,$(1)/%.o,$(2))
 # Keep test objects between runs (they are intermediates of pattern rules).
 .SECONDARY:
 
-.PHONY: all deps run test unit valgrind roundtrip cli server-test cluster-test reconcile-test parity-test bounds-test \
+.PHONY: all deps run test unit valgrind roundtrip cli server-test hardening-test cluster-test reconcile-test \
+        parity-test bounds-test \
         fuzz-replay deploy-test clang-build bench fuzz clean install
 all: deps $(B)/otel-webhook $(B)/otel-reconcile
 
@@ -105,10 +106,10 @@ CASES   := $(B)/cases
 export ASAN_OPTIONS := detect_leaks=1:abort_on_error=0
 export UBSAN_OPTIONS := print_stacktrace=1:halt_on_error=1
 
-TEST_SUITES := clang-build unit valgrind roundtrip cli server-test cluster-test reconcile-test parity-test \
-               bounds-test fuzz-replay deploy-test
+TEST_SUITES := clang-build unit valgrind roundtrip cli server-test hardening-test cluster-test reconcile-test \
+               parity-test bounds-test fuzz-replay deploy-test
 EXPECTED_RESULTS := $(addprefix unit-,$(UNIT_TESTS)) $(addprefix valgrind-,$(UNIT_TESTS)) roundtrip cli server \
-                    cluster reconcile parity bounds fuzz-replay deploy
+                    hardening cluster reconcile parity bounds fuzz-replay deploy
 
 test:
 	@sh scripts/deps.sh test
@@ -140,8 +141,14 @@ cli: $(B)/asan/otel-webhook tests/blackbox/cli_test.py
 
 # The server over real TLS on loopback; the release build too, for what
 # only glibc's allocator shows (memory given back).
-server-test: $(B)/asan/otel-webhook $(B)/otel-webhook tests/blackbox/server_test.py
+server-test: $(B)/asan/otel-webhook $(B)/otel-webhook tests/blackbox/server_test.py tests/blackbox/serverlib.py
 	@/usr/bin/python3 tests/blackbox/server_test.py $(B)/asan/otel-webhook $(RESULTS)/server $(B)/otel-webhook
+
+# The server against hostile clients and surroundings: HTTP/2, smuggling,
+# uids, FIFO certificates, SIGHUP, the fd limit.
+hardening-test: $(B)/asan/otel-webhook tests/blackbox/hardening_test.py tests/blackbox/serverlib.py \
+                tests/blackbox/h2frames.py
+	@/usr/bin/python3 tests/blackbox/hardening_test.py $(B)/asan/otel-webhook $(RESULTS)/hardening
 
 # serve --kubeconfig / --in-cluster against the fake API server; records
 # the requests it served in build/fakeapi-requests.jsonl.

@@ -108,10 +108,15 @@ static int file_id_eq(const file_id *a, const struct stat *st) {
            a->mtim.tv_sec == st->st_mtim.tv_sec && a->mtim.tv_nsec == st->st_mtim.tv_nsec;
 }
 
-/* Reads a whole (small) file and the identity of what was read. */
+/* Reads a whole (small) file and the identity of what was read. Only a
+ * regular file: opening a FIFO for reading blocks until a writer comes
+ * (the watcher thread would hang, and SIGTERM with it), and a device or a
+ * FIFO never ends. So the open does not block (O_NONBLOCK), and fstat() on
+ * what was opened decides before anything is read; for a regular file the
+ * flag changes nothing. */
 static char *read_small(const char *path, size_t *len, file_id *id, char *err, size_t errlen) {
     char *buf = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) {
         snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
         return NULL;
@@ -121,8 +126,15 @@ static char *read_small(const char *path, size_t *len, file_id *id, char *err, s
         snprintf(err, errlen, "cannot stat %s: %s", path, strerror(errno));
         goto err;
     }
-    if (!S_ISREG(st.st_mode) || st.st_size > MAX_PEM) {
-        snprintf(err, errlen, "%s is not a regular file of at most 1 MiB", path);
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "%s is not a regular file (%s)", path,
+                 S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISDIR(st.st_mode) ? "a directory"
+                                                 : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
+                                                 : S_ISSOCK(st.st_mode) ? "a socket" : "not a file");
+        goto err;
+    }
+    if (st.st_size > MAX_PEM) {
+        snprintf(err, errlen, "%s is larger than 1 MiB", path);
         goto err;
     }
     buf = xmalloc((size_t)st.st_size + 1);

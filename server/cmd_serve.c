@@ -15,7 +15,11 @@
  * HTTP/1.1 only by default. The API server then opens parallel connections
  * for concurrent admissions, which spreads them over the loops, and h2o
  * 2.2.5's HTTP/2, which carries unpatched denial-of-service issues, stays
- * off unless --http2 asks for it.
+ * off unless --http2 asks for it. Off means off: ALPN offers http/1.1
+ * only, and h2o's two ways into HTTP/2 from an HTTP/1 connection (the h2c
+ * Upgrade and the "PRI * HTTP/2.0" preface, http1.upgrade_to_http2) are
+ * closed in any case; with --http2, HTTP/2 is reached through ALPN alone,
+ * where serve_accept.c puts each connection under serve_h2.c's budget.
  *
  * With --kubeconfig or --in-cluster, the live source (kube/livesource.h)
  * adds its informer, publisher and version threads; the loops only read its
@@ -77,9 +81,14 @@ static const char usage[] =
     "  --shutdown-delay SEC      keep serving this long after SIGTERM before closing the listener (default 0)\n"
     "  --shutdown-grace SEC      longest wait for in-flight requests after that (default 10)\n"
     "  --tls-min-version 1.2|1.3 oldest TLS version accepted (default 1.2)\n"
-    "  --http2                   also offer HTTP/2 (off by default: h2o 2.2.5's HTTP/2 has known DoS issues)\n"
+    "  --http2                   also offer HTTP/2 through ALPN (off by default: h2o 2.2.5's HTTP/2 has known\n"
+    "                            DoS issues); a connection holding more than 2 x --max-body of request\n"
+    "                            bodies is closed, and 16 of its requests are answered at once\n"
     "  --log-format json|text    log lines as JSON objects (default) or text\n"
-    "  --log-level LEVEL         debug, info (default), warn or error\n";
+    "  --log-level LEVEL         debug, info (default), warn or error\n"
+    "\n"
+    "Signals: SIGTERM and SIGINT shut down (see --shutdown-delay, --shutdown-grace); SIGHUP checks the\n"
+    "certificate and resource files at once (they are also checked every second) and never stops the server.\n";
 
 typedef struct serve_opts {
     const char *listen, *cert, *key, *native, *config, *ns;
@@ -280,10 +289,21 @@ static int setup_store(const serve_opts *o) {
     return 0;
 }
 
+/* Answers an HTTP/2 connection may have in progress at once (h2o's default
+ * is 100); complete requests beyond wait in h2o's queue, their bodies
+ * counted in the connection's budget (serve_h2.c). This bounds the answers
+ * held for a client that does not read them. Ours are built inline, so a
+ * client that reads them hardly ever waits for this. */
+#define H2_ANSWERING 16
+
 static void setup_h2o(const serve_opts *o) {
     h2o_globalconf_t *c = &S.srv.config;
     h2o_config_init(c);
-    c->max_request_entity_size = o->max_body;
+    c->max_request_entity_size = o->max_body; /* HTTP/2: per stream */
+    c->http1.upgrade_to_http2 = 0;
+    c->http2.max_concurrent_requests_per_connection = H2_ANSWERING;
+    S.srv.max_body = o->max_body;
+    S.srv.h2_budget = 2 * o->max_body;
     c->http1.req_timeout = (uint64_t)(o->rtimeout * 1000);
     c->handshake_timeout = (uint64_t)(o->rtimeout * 1000);
     c->http2.idle_timeout = (uint64_t)(o->rtimeout * 1000);
@@ -292,13 +312,16 @@ static void setup_h2o(const serve_opts *o) {
     serve_http_routes(&S.srv);
 }
 
-/* SIGTERM and SIGINT go to the signal thread only: every thread started
- * from here on inherits the mask. The mask is never lifted, so a second
- * signal during the shutdown changes nothing. */
+/* SIGTERM, SIGINT and SIGHUP go to the signal thread only: every thread
+ * started from here on inherits the mask, and it is set before anything
+ * else, so a signal during the set-up waits for that thread too. The mask
+ * is never lifted, so a second signal during the shutdown changes
+ * nothing. */
 static void setup_signals(void) {
     sigemptyset(&S.srv.signals);
     sigaddset(&S.srv.signals, SIGTERM);
     sigaddset(&S.srv.signals, SIGINT);
+    sigaddset(&S.srv.signals, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &S.srv.signals, NULL);
     signal(SIGPIPE, SIG_IGN);
 }
@@ -326,6 +349,7 @@ static int serve(const serve_opts *o) {
     int rc = 1, fd = -1;
     kube_api *api = NULL;
 
+    setup_signals();
     log_setup(o->json_logs, (log_level)o->level);
     if (setup_settings(o, err, sizeof err) != 0) {
         log_kv(LOG_ERROR, "cannot load the settings", "error", err, NULL);
@@ -350,7 +374,6 @@ static int serve(const serve_opts *o) {
         goto out_store;
     }
     setup_h2o(o);
-    setup_signals();
     srv->grace = o->grace;
     srv->delay = o->delay;
     if (api) {

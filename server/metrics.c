@@ -11,7 +11,7 @@ static const char *const result_names[METRICS_NRESULTS] = {"mutated", "unchanged
                                                            "rejected"};
 static const char *const error_names[METRICS_NERRORS] = {"bad_request", "too_large", "method_not_allowed",
                                                          "not_found", "internal", "resource_file",
-                                                         "certificate_reload"};
+                                                         "certificate_reload", "ambiguous_framing", "http2_budget"};
 static const char *const skip_names[MUTATE_NSKIPS] = {"already_instrumented", "not_found", "ambiguous",
                                                       "disabled", "invalid", "container", "lookup", "limit"};
 const char *const metrics_kinds[8] = {"Namespace", "Instrumentation", "OpenTelemetryCollector", "Secret",
@@ -25,6 +25,7 @@ static atomic_ulong requests[METRICS_NRESULTS], errors[METRICS_NERRORS], skips[M
 static atomic_ulong injections[MUTATE_NLANGS], sidecars[2], limits[MUTATE_NLIMITS];
 static atomic_ulong buckets[NBUCKETS + 1], count;
 static atomic_ullong sum_ns;
+static atomic_ulong accept_pauses;
 
 void metrics_request(metrics_result r, double seconds) {
     atomic_fetch_add_explicit(&requests[r], 1, memory_order_relaxed);
@@ -45,6 +46,8 @@ void metrics_mutation(const mutate_result *res, int native_sidecar) {
 }
 
 void metrics_error(metrics_err e) { atomic_fetch_add_explicit(&errors[e], 1, memory_order_relaxed); }
+
+void metrics_accept_paused(void) { atomic_fetch_add_explicit(&accept_pauses, 1, memory_order_relaxed); }
 
 /* Series of the live cluster source, only when it runs. */
 static void render_live(sbuf *f, const kube_live_stats *l) {
@@ -116,6 +119,9 @@ char *metrics_render(const metrics_gauges *g, size_t *len) {
     sbuf_puts(f, "# HELP otel_webhook_errors_total Errors, by kind.\n# TYPE otel_webhook_errors_total counter\n");
     for (int e = 0; e < METRICS_NERRORS; e++)
         sbuf_printf(f, "otel_webhook_errors_total{kind=\"%s\"} %lu\n", error_names[e], atomic_load(&errors[e]) + g->h2o_errors[e]);
+    sbuf_puts(f, "# HELP otel_webhook_accept_paused_total Times accepting stopped for 100 ms because the process had no "
+                 "file descriptor left.\n# TYPE otel_webhook_accept_paused_total counter\n");
+    sbuf_printf(f, "otel_webhook_accept_paused_total %lu\n", atomic_load(&accept_pauses));
     sbuf_puts(f, "# HELP otel_webhook_request_duration_seconds Time to answer an admission request, body parsed to "
                  "response built.\n# TYPE otel_webhook_request_duration_seconds histogram\n");
     unsigned long cum = 0;

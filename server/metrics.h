@@ -28,12 +28,16 @@ typedef enum metrics_error {
     ERR_INTERNAL,      /* a failure inside mutation (failed open) */
     ERR_SOURCE,        /* a resource file or folder failing (unreadable, too large, not parsing), each time */
     ERR_CERT_RELOAD,   /* a rotated certificate pair was refused */
+    ERR_FRAMING,       /* an HTTP/1 request with conflicting Content-Length/Transfer-Encoding (400) */
+    ERR_H2_BUDGET,     /* an HTTP/2 connection closed for holding more request bodies than allowed */
     METRICS_NERRORS
 } metrics_err;
 
 void metrics_request(metrics_result r, double seconds);
 void metrics_mutation(const mutate_result *res, int native_sidecar);
 void metrics_error(metrics_err e);
+/* Accepting paused for a moment: the process was out of file descriptors. */
+void metrics_accept_paused(void);
 
 typedef struct metrics_gauges {
     double cert_not_after;            /* Unix seconds, 0 when unknown */

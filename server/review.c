@@ -50,12 +50,19 @@ static void reject(review_out *out, const char *fmt, const char *arg) {
     free(msg);
 }
 
-static void respond(review_out *out, const char *api_version, const char *uid, const char *patch_b64,
+/* The request's uid, as the bytes it came as: a JSON string may hold
+ * \u0000, and the API server matches the answer's uid byte for byte. */
+typedef struct review_uid {
+    const char *s;
+    size_t len;
+} review_uid;
+
+static void respond(review_out *out, const char *api_version, review_uid uid, const char *patch_b64,
                     char **warnings, size_t nwarnings) {
     json_object *o = jnew_obj(), *r = jnew_obj();
     jset(o, "apiVersion", jnew_str(api_version));
     jset(o, "kind", jnew_str("AdmissionReview"));
-    jset(r, "uid", jnew_str(uid));
+    jset(r, "uid", jnew_strn(uid.s, uid.len));
     jset(r, "allowed", jnew_bool(1));
     if (patch_b64) {
         jset(r, "patchType", jnew_str("JSONPatch"));
@@ -260,12 +267,25 @@ void review_handle(const review_env *env, json_tokener *tok, const char *body, s
         reject(out, "the AdmissionReview has no request%s", NULL);
         goto done;
     }
-    const char *uid = jstr(req, "uid");
-    if (!uid || !*uid) {
+    json_object *juid = jget(req, "uid");
+    review_uid uid = {NULL, 0};
+    if (json_object_is_type(juid, json_type_string))
+        uid = (review_uid){json_object_get_string(juid), (size_t)json_object_get_string_len(juid)};
+    if (!uid.len) {
         reject(out, "request.uid is missing%s", NULL);
         goto done;
     }
-    snprintf(out->uid, sizeof out->uid, "%s", uid);
+    /* For the log line, a C string: a NUL byte shows as U+FFFD. */
+    size_t lo = 0;
+    for (size_t i = 0; i < uid.len && lo + 4 <= sizeof out->uid; i++) {
+        if (uid.s[i]) {
+            out->uid[lo++] = uid.s[i];
+        } else {
+            memcpy(out->uid + lo, "\xef\xbf\xbd", 3);
+            lo += 3;
+        }
+    }
+    out->uid[lo] = 0;
     const char *op = jstr(req, "operation"), *rkind = jstr(jget(req, "kind"), "kind"), *sub = jstr(req, "subResource");
     const char *group = jstr(jget(req, "kind"), "group");
     if (!op || strcmp(op, "CREATE") != 0 || !rkind || strcmp(rkind, "Pod") != 0 || (group && *group) ||

@@ -1,9 +1,13 @@
 /* server/serve.h - what the parts of `otel-webhook serve` share.
  *
- *   cmd_serve.c   the command: flags, set-up in order, one release chain
- *   serve_http.c  the routes and their handlers
- *   serve_loop.c  the event loops, the watcher and the signal thread:
- *                 start, run, shutdown
+ *   cmd_serve.c     the command: flags, set-up in order, one release chain
+ *   serve_http.c    the routes and their handlers
+ *   serve_framing.c HTTP/1 requests whose length is ambiguous (smuggling)
+ *   serve_loop.c    the event loops, the watcher and the signal thread:
+ *                   start, run, shutdown
+ *   serve_accept.c  taking connections: the fd-limit back-off, the TLS
+ *                   handshake and the protocol it picked
+ *   serve_h2.c      the request-body budget of an HTTP/2 connection
  *
  * cmd_serve.c fills a serve_server before any thread starts; while the
  * threads run, only the fields marked shared change. */
@@ -35,10 +39,13 @@ typedef struct serve_server {
     review_env env;
     double grace, delay;      /* --shutdown-grace, --shutdown-delay (seconds) */
     double files_grace;       /* --resources-grace: read errors tolerated before /readyz says 503 */
+    size_t max_body;          /* --max-body: one request body (HTTP/2: one stream's) */
+    size_t h2_budget;         /* the request bodies one HTTP/2 connection may hold at once */
     sigset_t signals;         /* blocked everywhere, taken by the signal thread */
 
     /* Shared. */
     atomic_bool stopping;     /* set once by the signal thread */
+    atomic_bool recheck;      /* SIGHUP: the watcher checks its files now (under mu) */
     atomic_bool ready;        /* a certificate is in service */
     atomic_int failing_files; /* written by the watcher */
     atomic_int failing_dirs;  /* written by the watcher */
@@ -61,9 +68,70 @@ static inline double serve_now_mono(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* At most one log line per interval for an event that may repeat fast (a
+ * client can trigger it at will): ok() says whether this one may be
+ * logged, and how many were kept quiet since the last. Any thread. */
+typedef struct serve_ratelimit {
+    atomic_llong next_ms; /* CLOCK_MONOTONIC ms before which lines are kept quiet */
+    atomic_ulong quiet;
+} serve_ratelimit;
+
+static inline bool serve_ratelimit_ok(serve_ratelimit *r, double interval_s, unsigned long *quiet) {
+    long long now = (long long)(serve_now_mono() * 1000), next = atomic_load(&r->next_ms);
+    if (now < next || !atomic_compare_exchange_strong(&r->next_ms, &next, now + (long long)(interval_s * 1000))) {
+        atomic_fetch_add(&r->quiet, 1);
+        return false;
+    }
+    *quiet = atomic_exchange(&r->quiet, 0);
+    return true;
+}
+
 /* serve_http.c: registers the one host and the handler of every route in
  * srv->config (after h2o_config_init; released by h2o_config_dispose). */
 void serve_http_routes(serve_server *srv);
+
+/* serve_framing.c: NULL when the HTTP/1 request being handled says its
+ * length once, else why not (the caller answers 400 and closes). */
+const char *serve_framing_check(h2o_req_t *req);
+
+/* serve_accept.c: one per loop. Accepts from the loop's listening socket,
+ * pauses for 100 ms when the process runs out of file descriptors (the
+ * loop would spin on the listener otherwise), does the TLS handshake and
+ * starts HTTP/1.1 or, when ALPN picked it, HTTP/2 under serve_h2.c's
+ * budget. open_conns counts sockets accepted and not closed yet. */
+typedef struct serve_acceptor {
+    h2o_accept_ctx_t accept_ctx;
+    h2o_socket_t *listener;
+    h2o_timeout_entry_t backoff; /* linked while accepting is paused */
+    size_t open_conns;
+    serve_server *srv;
+} serve_acceptor;
+
+void serve_accept_start(serve_acceptor *a, serve_server *srv, h2o_context_t *ctx, int fd);
+/* Stops accepting for good and closes the listening socket. */
+void serve_accept_stop(serve_acceptor *a);
+
+/* What serve_accept.c keeps for each accepted socket (its on_close.data),
+ * from accept to close. */
+typedef struct serve_conn {
+    serve_acceptor *a;
+    h2o_socket_t *sock;
+    h2o_timeout_entry_t handshake; /* linked until the TLS handshake ends */
+    struct timeval connected_at;
+    struct serve_h2_guard *h2;     /* HTTP/2 connections only */
+} serve_conn;
+
+/* serve_h2.c. serve_h2_guard() is called right after h2o_http2_accept(sock)
+ * and puts the new connection under the budget: more than `budget` bytes
+ * of request bodies held for its streams (arriving, queued or being
+ * answered), and the connection is closed with GOAWAY ENHANCE_YOUR_CALM.
+ * NULL when this h2o is not laid out as the one the guard was written for
+ * (logged; the caller closes the connection). The handler calls
+ * serve_h2_request() for every HTTP/2 request it takes, so that its body
+ * is counted until h2o disposes of it. */
+struct serve_h2_guard *serve_h2_guard(serve_conn *c, h2o_context_t *ctx, size_t budget, size_t max_body);
+void serve_h2_guard_free(struct serve_h2_guard *g);
+void serve_h2_request(h2o_req_t *req);
 
 /* serve_loop.c. serve_loops_start() starts n event loops accepting from fd
  * (which they then own and close), waits until every loop can be woken,

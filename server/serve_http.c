@@ -113,6 +113,18 @@ static void gauges(serve_server *srv, metrics_gauges *g, kube_live_stats *live) 
 
 static int on_req(h2o_handler_t *self, h2o_req_t *req) {
     serve_server *srv = ((route_handler *)self)->srv;
+    if (req->version >= 0x200) serve_h2_request(req);
+    const char *ambiguous = serve_framing_check(req);
+    if (ambiguous) {
+        /* Whatever came after this request in the connection may be a
+         * request smuggled in its body: the connection closes after the
+         * answer, so none of it is read. */
+        metrics_error(ERR_FRAMING);
+        log_kv(LOG_WARN, "refused a request", "error", ambiguous, NULL);
+        req->http1_is_persistent = 0;
+        send_json_error(req, 400, "Bad Request", ambiguous);
+        return 0;
+    }
     h2o_iovec_t p = req->path_normalized, m = req->method;
     bool get = h2o_memis(m.base, m.len, H2O_STRLIT("GET")) || h2o_memis(m.base, m.len, H2O_STRLIT("HEAD"));
     if (h2o_memis(p.base, p.len, H2O_STRLIT("/mutate-v1-pod"))) {

@@ -4,7 +4,7 @@
  * One h2o event loop per thread, all accepting from one listening socket
  * (each thread polls a dup() of it: the kernel wakes them all and the losers
  * see EAGAIN, which spreads connections better than SO_REUSEPORT hashing
- * with few clients).
+ * with few clients); serve_accept.c takes the connections.
  *
  * Everything that may block runs on one watcher thread, once a second:
  * re-reading changed resource files (published to the loops through the
@@ -13,7 +13,9 @@
  * resources cannot be read (folder gone, EMFILE) the last good ones stay
  * in service; after --resources-grace of unbroken read errors the watcher
  * marks the files stale, which /readyz answers with 503 (README, "Resource
- * files").
+ * files"). SIGHUP makes it look at once instead of at its next tick (and
+ * logs that it did); it never stops the process, so a stray SIGHUP (a
+ * closed terminal, a process manager's reload) costs no requests.
  *
  * Shutdown (SIGTERM, SIGINT): keep serving for --shutdown-delay (endpoints
  * are removed asynchronously), stop accepting, let in-flight requests finish
@@ -34,11 +36,9 @@
 
 typedef struct serve_loop {
     h2o_context_t ctx; /* first: a connection's ctx is its loop */
-    h2o_accept_ctx_t accept_ctx;
-    h2o_socket_t *listener;
+    serve_acceptor acc;
     h2o_multithread_receiver_t wakeup;
     json_tokener *tok;
-    size_t open_conns;
     pthread_t tid;
     int fd;
     serve_server *srv;
@@ -56,21 +56,6 @@ void serve_loops_h2o_errors(const serve_server *srv, unsigned long *too_large, u
     }
 }
 
-static void on_conn_close(void *data) { ((serve_loop *)data)->open_conns--; }
-
-static void on_accept(h2o_socket_t *listener, const char *err) {
-    serve_loop *w = listener->data;
-    if (err) return;
-    for (int i = 0; i < 16; i++) {
-        h2o_socket_t *sock = h2o_evloop_socket_accept(listener);
-        if (!sock) break; /* EAGAIN, or another loop took it */
-        w->open_conns++;
-        sock->on_close.cb = on_conn_close;
-        sock->on_close.data = w;
-        h2o_accept(&w->accept_ctx, sock);
-    }
-}
-
 static void on_wakeup(h2o_multithread_receiver_t *r, h2o_linklist_t *messages) {
     (void)r;
     (void)messages; /* wake-ups carry no message */
@@ -80,17 +65,13 @@ static void *loop_main(void *arg) {
     serve_loop *w = arg;
     serve_server *srv = w->srv;
     h2o_context_init(&w->ctx, h2o_evloop_create(), &srv->config);
-    w->accept_ctx = (h2o_accept_ctx_t){.ctx = &w->ctx, .hosts = srv->config.hosts, .ssl_ctx = tls_server_ctx(srv->tls)};
     h2o_multithread_register_receiver(w->ctx.queue, &w->wakeup, on_wakeup);
     w->tok = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH);
-    w->listener = h2o_evloop_socket_create(w->ctx.loop, w->fd, H2O_SOCKET_FLAG_DONT_READ);
-    w->listener->data = w;
-    h2o_socket_read_start(w->listener, on_accept);
+    serve_accept_start(&w->acc, srv, &w->ctx, w->fd);
     pthread_barrier_wait(&srv->started);
     while (!atomic_load(&srv->stopping)) h2o_evloop_run(w->ctx.loop, INT32_MAX);
 
-    h2o_socket_read_stop(w->listener);
-    h2o_socket_close(w->listener);
+    serve_accept_stop(&w->acc);
     h2o_context_request_shutdown(&w->ctx);
     /* h2o 2.2.5 does not close idle HTTP/1 keep-alive connections on
      * shutdown, and the API server always holds some. Every connection
@@ -101,11 +82,11 @@ static void *loop_main(void *arg) {
      * second; one already being answered finishes with Connection: close. */
     if (w->ctx.http1.req_timeout.timeout > 1000) w->ctx.http1.req_timeout.timeout = 1000;
     double deadline = serve_now_mono() + srv->grace;
-    while (w->open_conns > 0 && serve_now_mono() < deadline) h2o_evloop_run(w->ctx.loop, 50);
+    while (w->acc.open_conns > 0 && serve_now_mono() < deadline) h2o_evloop_run(w->ctx.loop, 50);
     /* request_shutdown links a timer that dispose asserts on (h2o 2.2.5). */
     if (h2o_timeout_is_linked(&w->ctx.http2._graceful_shutdown_timeout))
         h2o_timeout_unlink(&w->ctx.http2._graceful_shutdown_timeout);
-    size_t left = w->open_conns;
+    size_t left = w->acc.open_conns;
     h2o_multithread_unregister_receiver(w->ctx.queue, &w->wakeup);
     json_tokener_free(w->tok);
     /* Connections still open keep timers linked, and h2o cannot dispose a
@@ -143,7 +124,8 @@ int serve_loop_poll_files(serve_server *srv, bool first) {
     return changed;
 }
 
-/* Once a second: resource files and the certificate. */
+/* Once a second, and at once after SIGHUP: the certificate and the
+ * resource files. */
 static void *watcher_main(void *arg) {
     serve_server *srv = arg;
     pthread_mutex_lock(&srv->mu);
@@ -151,8 +133,11 @@ static void *watcher_main(void *arg) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         ts.tv_sec += 1;
-        pthread_cond_timedwait(&srv->cond, &srv->mu, &ts);
+        while (!atomic_load(&srv->stopping) && !atomic_load(&srv->recheck) &&
+               pthread_cond_timedwait(&srv->cond, &srv->mu, &ts) == 0) {
+        }
         if (atomic_load(&srv->stopping)) break;
+        bool hup = atomic_exchange(&srv->recheck, false);
         pthread_mutex_unlock(&srv->mu);
         char msg[512];
         static char refused[512]; /* watcher thread only */
@@ -168,16 +153,28 @@ static void *watcher_main(void *arg) {
             snprintf(refused, sizeof refused, "%s", msg);
         }
         if (srv->fs) serve_loop_poll_files(srv, false);
+        /* After the checks, so that whoever sent the signal can tell from
+         * the log that what changed before it is in service. */
+        if (hup) log_kv(LOG_INFO, "SIGHUP: certificate and resource files checked", NULL);
         pthread_mutex_lock(&srv->mu);
     }
     pthread_mutex_unlock(&srv->mu);
     return NULL;
 }
 
+/* SIGHUP: a look at the files now, and wait on. SIGTERM, SIGINT: the
+ * shutdown; SIGHUPs after it stay pending, blocked in every thread. */
 static void *signal_main(void *arg) {
     serve_server *srv = arg;
     int sig = 0;
-    sigwait(&srv->signals, &sig);
+    for (;;) {
+        sigwait(&srv->signals, &sig);
+        if (sig != SIGHUP) break;
+        pthread_mutex_lock(&srv->mu);
+        atomic_store(&srv->recheck, true);
+        pthread_cond_broadcast(&srv->cond);
+        pthread_mutex_unlock(&srv->mu);
+    }
     log_kv(LOG_INFO, "shutting down", "signal", sig == SIGTERM ? "SIGTERM" : "SIGINT", NULL);
     if (srv->delay > 0) {
         struct timespec d = {(time_t)srv->delay, (long)((srv->delay - (double)(time_t)srv->delay) * 1e9)};
@@ -216,7 +213,7 @@ void serve_loops_join(serve_server *srv) {
     pthread_cond_destroy(&srv->cond);
     pthread_mutex_destroy(&srv->mu);
     bool disposed = true;
-    for (int i = 0; i < srv->nloops; i++) disposed = disposed && srv->loops[i].open_conns == 0;
+    for (int i = 0; i < srv->nloops; i++) disposed = disposed && srv->loops[i].acc.open_conns == 0;
     /* A loop that hit the grace deadline could not dispose its context; its
      * loop stays reachable from srv until exit. */
     if (disposed) {

@@ -880,8 +880,15 @@ START_TEST(server_new_errors) {
     ck_assert_str_eq(new_error(sub("a/tls.crt"), sub("half.key")), want);
     free(pem);
 
-    snprintf(want, sizeof want, "%s is not a regular file of at most 1 MiB", root);
+    snprintf(want, sizeof want, "%s is not a regular file (a directory)", root);
     ck_assert_str_eq(new_error(root, sub("a/tls.key")), want);
+    /* A FIFO is refused at once: opening one for reading would wait for a writer. */
+    ck_assert_int_eq(mkfifo(sub("fifo"), 0600), 0);
+    snprintf(want, sizeof want, "%s is not a regular file (a FIFO)", sub("fifo"));
+    ck_assert_str_eq(new_error(sub("fifo"), sub("a/tls.key")), want);
+    ck_assert_str_eq(new_error(sub("a/tls.crt"), sub("fifo")), want);
+    snprintf(want, sizeof want, "/dev/null is not a regular file (a device)");
+    ck_assert_str_eq(new_error("/dev/null", sub("a/tls.key")), want);
 
     /* An encrypted key is refused without prompting on the terminal. */
     EVP_PKEY *k = load_key(sub("a/tls.key"));
@@ -1107,6 +1114,39 @@ START_TEST(reload_missing_files) {
 }
 END_TEST
 
+/* A certificate path replaced by a FIFO (or another file that is not a
+ * regular one): refused at once, without waiting for a writer, and the pair
+ * in service stays; a regular file again is reloaded. */
+START_TEST(reload_refuses_fifo) {
+    tls_server *s = rig();
+    char msg[512], want[PATH_MAX + 128];
+    ck_assert_int_eq(unlink(sub("live/tls.crt")), 0);
+    ck_assert_int_eq(mkfifo(sub("live/tls.crt"), 0600), 0);
+    ck_assert_int_eq(reload(s, msg), -1);
+    snprintf(want, sizeof want, "%s is not a regular file (a FIFO); keeping the previous pair", sub("live/tls.crt"));
+    ck_assert_str_eq(msg, want);
+    assert_presents(s, sub("a/ca.crt"), sub("a/tls.crt"));
+    ck_assert_int_eq(reload(s, msg), -1); /* retried, and refused again */
+    ck_assert_str_eq(msg, want);
+    /* The key a FIFO too, the certificate back: the key is refused now. */
+    ck_assert_int_eq(unlink(sub("live/tls.crt")), 0);
+    ck_assert_int_eq(symlink("..data/tls.crt", sub("live/tls.crt")), 0);
+    ck_assert_int_eq(unlink(sub("live/tls.key")), 0);
+    ck_assert_int_eq(mkfifo(sub("live/tls.key"), 0600), 0);
+    ck_assert_int_eq(reload(s, msg), -1);
+    snprintf(want, sizeof want, "%s is not a regular file (a FIFO); keeping the previous pair", sub("live/tls.key"));
+    ck_assert_str_eq(msg, want);
+    assert_presents(s, sub("a/ca.crt"), sub("a/tls.crt"));
+    /* A new pair published the kubelet's way replaces both links' target. */
+    ck_assert_int_eq(unlink(sub("live/tls.key")), 0);
+    ck_assert_int_eq(symlink("..data/tls.key", sub("live/tls.key")), 0);
+    kubelet_publish(sub("live"), sub("b/tls.crt"), sub("b/tls.key"));
+    ck_assert_int_eq(reload(s, msg), 1);
+    assert_presents(s, sub("b/ca.crt"), sub("b/tls.crt"));
+    tls_server_free(s);
+}
+END_TEST
+
 /* Handshakes on two threads while the main thread rotates: every handshake
  * must complete and present one of the two whole pairs. The main thread
  * waits for a few handshakes after each swap, so they interleave. */
@@ -1191,6 +1231,7 @@ int main(void) {
     tcase_add_test(tls_tc, reload_refuses_mismatch);
     tcase_add_test(tls_tc, reload_refuses_half_written);
     tcase_add_test(tls_tc, reload_missing_files);
+    tcase_add_test(tls_tc, reload_refuses_fifo);
     tcase_add_test(tls_tc, reload_under_handshakes);
     suite_add_tcase(s, tls_tc);
 

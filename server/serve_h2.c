@@ -1,0 +1,230 @@
+/* server/serve_h2.c - the request-body budget of one HTTP/2 connection
+ * (--http2 only).
+ *
+ * What h2o 2.2.5 bounds by itself: one stream's body, by
+ * max_request_entity_size (--max-body; REFUSED_STREAM beyond), and the
+ * streams of a connection, 100 open at once (its fixed
+ * SETTINGS_MAX_CONCURRENT_STREAMS, enforced: the 101st is refused). Their
+ * product is not a bound anyone wants: one connection sending 100 bodies
+ * of 6 MB held 600 MB of RSS (measured), whether it left them unfinished
+ * or finished them and never read the answers (a complete request waits
+ * behind max_concurrent_requests_per_connection with its body, and this
+ * h2o keeps reading meanwhile). It replenishes the connection's
+ * flow-control window as data arrives, so the window bounds nothing
+ * either, and its config has no per-connection limit.
+ *
+ * So this file counts, per connection, the body bytes of its live streams:
+ * from the HEADERS that announce a body, through END_STREAM and the queue,
+ * until h2o disposes of the request (after the answer is sent) or the
+ * stream is reset, or it passes --max-body (h2o refuses it then and frees
+ * its body). Once they add up to more than the budget (cmd_serve.c:
+ * 2 x --max-body) the connection is closed with GOAWAY ENHANCE_YOUR_CALM,
+ * and h2o frees all it holds.
+ *
+ * The hooks. h2o 2.2.5 parses a connection's input one frame at a time by
+ * calling the connection's _read_expect function pointer (the preface,
+ * then each frame; h2o switches it itself between the default and
+ * "CONTINUATION expected"). The guard puts its own function there, which
+ * calls h2o's, takes back the slot when h2o switched it, and accounts the
+ * frame h2o just consumed; a negative return is h2o's own path for a
+ * connection error (GOAWAY with that code, then the connection and its
+ * streams are freed). The handler calls serve_h2_request() for every
+ * HTTP/2 request, which finds the stream by the id h2o's access-log
+ * callback gives and counts its body off when the request's pool is
+ * disposed. h2o 2.2.5's struct st_h2o_http2_conn_t is in
+ * <h2o/http2_internal.h>, which Debian installs without the khash.h it
+ * includes, so it cannot be compiled here: h2_conn_head below copies the
+ * struct up to _read_expect, and serve_h2_guard() checks the copy against
+ * the live connection (its socket, and its link in the context's list of
+ * HTTP/2 connections, fields either side of the ones in between) before it
+ * writes anything. A connection that does not match is refused with an
+ * error line, so another h2o fails loudly, and the black-box budget test
+ * fails with it. */
+#include "server/serve.h"
+
+#include "base/alloc.h"
+#include "server/log.h"
+#include "server/metrics.h"
+
+#include <h2o/http2.h>
+#include <h2o/http2_scheduler.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct h2_conn_head h2_conn_head;
+typedef ssize_t (*h2_expect_fn)(h2_conn_head *conn, const uint8_t *src, size_t len, const char **err_desc);
+
+/* h2o 2.2.5, include/h2o/http2_internal.h, struct st_h2o_http2_conn_t up
+ * to and including _read_expect. */
+struct h2_conn_head {
+    h2o_conn_t super;
+    h2o_socket_t *sock;
+    h2o_http2_settings_t peer_settings;
+    void *streams; /* khash_t(h2o_http2_stream_t) * */
+    struct {
+        uint32_t max_open;
+        uint32_t max_processed;
+    } pull_stream_ids;
+    struct {
+        uint32_t max_open;
+    } push_stream_ids;
+    struct {
+        uint32_t open, half_closed, send_body; /* h2o_http2_conn_num_streams_t */
+    } num_streams[3];                          /* priority, pull, push */
+    h2o_http2_scheduler_node_t scheduler;
+    int state; /* enum_h2o_http2_conn_state_t */
+    h2o_linklist_t _conns;
+    h2_expect_fn _read_expect;
+};
+
+/* h2o refuses a connection's 101st open stream, and a stream lives from
+ * its HEADERS until its answer is sent or it is reset. Streams past that
+ * (or after resets we did not see) are counted as long as there is room;
+ * a client that overflows the table is treated like one over its budget. */
+#define H2_TRACKED 128
+
+enum { F_DATA = 0x0, F_HEADERS = 0x1, F_RST_STREAM = 0x3 };
+enum { FLAG_END_STREAM = 0x1, FLAG_PADDED = 0x8 };
+
+/* A stream's body is RECEIVING until END_STREAM, then COMPLETE (perhaps
+ * queued behind max_concurrent_requests_per_connection) until the handler
+ * takes the request, then HANDED until h2o disposes of the request, which
+ * it does when it closes the stream (after the answer is sent, or on a
+ * reset) and frees the body with it. */
+enum { RECEIVING, COMPLETE, HANDED };
+
+struct serve_h2_guard {
+    h2_expect_fn inner; /* h2o's current _read_expect */
+    bool framed;        /* the preface has been read: every call is one frame */
+    size_t budget, max_body, held;
+    uint32_t n;
+    struct {
+        uint32_t sid, bytes, state;
+    } s[H2_TRACKED];
+};
+
+static int find(const struct serve_h2_guard *g, uint32_t sid) {
+    for (uint32_t i = 0; i < g->n; i++)
+        if (g->s[i].sid == sid) return (int)i;
+    return -1;
+}
+
+static void drop(struct serve_h2_guard *g, int i) {
+    g->held -= g->s[i].bytes;
+    g->s[i] = g->s[--g->n];
+}
+
+/* Accounts one frame h2o consumed; false when the connection is over. */
+static bool account(struct serve_h2_guard *g, const uint8_t *f) {
+    uint32_t len = (uint32_t)f[0] << 16 | (uint32_t)f[1] << 8 | f[2], sid = ((uint32_t)f[5] << 24 | (uint32_t)f[6] << 16 |
+                                                                            (uint32_t)f[7] << 8 | f[8]) & 0x7fffffffu;
+    uint8_t type = f[3], flags = f[4];
+    int i = find(g, sid);
+    switch (type) {
+    case F_HEADERS:
+        if (i >= 0) { /* trailers */
+            if ((flags & FLAG_END_STREAM) && g->s[i].state == RECEIVING) g->s[i].state = COMPLETE;
+        } else if (!(flags & FLAG_END_STREAM)) { /* a body follows (none: nothing to hold) */
+            if (g->n == H2_TRACKED) return false;
+            g->s[g->n++] = (typeof(g->s[0])){sid, 0, RECEIVING};
+        }
+        return true;
+    case F_DATA:
+        if (i < 0 || g->s[i].state != RECEIVING) return true; /* h2o refuses DATA on such a stream and keeps none */
+        if (flags & FLAG_PADDED) len = len > f[9] ? len - 1 - f[9] : 0; /* h2o keeps the data, not the padding */
+        g->s[i].bytes += len;
+        g->held += len;
+        if (g->s[i].bytes > g->max_body) drop(g, i); /* h2o refused the stream and freed its body */
+        else if (flags & FLAG_END_STREAM) g->s[i].state = COMPLETE;
+        return g->held <= g->budget;
+    case F_RST_STREAM:
+        /* h2o frees the stream at once; a HANDED one goes through the
+         * request's disposal, counted off there. */
+        if (i >= 0 && g->s[i].state != HANDED) drop(g, i);
+        return true;
+    default: return true;
+    }
+}
+
+static ssize_t guarded_expect(h2_conn_head *conn, const uint8_t *src, size_t len, const char **err_desc) {
+    serve_conn *c = conn->sock->on_close.data;
+    struct serve_h2_guard *g = c->h2;
+    ssize_t ret = g->inner(conn, src, len, err_desc);
+    if (conn->_read_expect != guarded_expect) { /* h2o moved on to another state */
+        g->inner = conn->_read_expect;
+        conn->_read_expect = guarded_expect;
+    }
+    if (ret <= 0) return ret; /* incomplete, or h2o's own error */
+    if (!g->framed) {
+        g->framed = true; /* that was the preface */
+        return ret;
+    }
+    if (account(g, src)) return ret;
+    static serve_ratelimit rl;
+    unsigned long quiet;
+    metrics_error(ERR_H2_BUDGET);
+    if (serve_ratelimit_ok(&rl, 10, &quiet)) {
+        char b[24], n[24];
+        snprintf(b, sizeof b, "%zu", g->budget);
+        snprintf(n, sizeof n, "%lu", quiet);
+        log_kv(LOG_WARN, "HTTP/2 connection closed: request bodies over its budget", "budget_bytes", b,
+               "closes_not_logged", n, NULL);
+    }
+    *err_desc = "request bodies over the connection's budget";
+    return H2O_HTTP2_ERROR_ENHANCE_YOUR_CALM;
+}
+
+struct serve_h2_guard *serve_h2_guard(serve_conn *c, h2o_context_t *ctx, size_t budget, size_t max_body) {
+    h2_conn_head *conn = c->sock->data; /* h2o_http2_accept() made it the socket's */
+    h2o_linklist_t *list = &ctx->http2._conns;
+    bool listed = conn && (list->prev == &conn->_conns || list->next == &conn->_conns);
+    if (!listed || conn->sock != c->sock || !conn->_read_expect) {
+        static atomic_bool said;
+        if (!atomic_exchange(&said, true))
+            log_kv(LOG_ERROR, "HTTP/2 refused: this h2o's connection is not laid out as h2o 2.2.5's, so its request "
+                              "bodies cannot be bounded", NULL);
+        return NULL;
+    }
+    struct serve_h2_guard *g = xcalloc(1, sizeof *g);
+    g->budget = budget;
+    g->max_body = max_body;
+    g->inner = conn->_read_expect;
+    conn->_read_expect = guarded_expect;
+    return g;
+}
+
+void serve_h2_guard_free(struct serve_h2_guard *g) { free(g); }
+
+/* Lives in the request's pool; h2o calls on_request_disposed when it
+ * disposes of the request, before it frees the connection (and with it
+ * the guard). */
+typedef struct h2_release {
+    struct serve_h2_guard *g;
+    uint32_t sid;
+} h2_release;
+
+static void on_request_disposed(void *p) {
+    h2_release *r = p;
+    int i = find(r->g, r->sid);
+    if (i >= 0) drop(r->g, i);
+}
+
+void serve_h2_request(h2o_req_t *req) {
+    h2_conn_head *conn = (h2_conn_head *)req->conn;
+    serve_conn *c = conn->sock->on_close.data;
+    struct serve_h2_guard *g = c->h2;
+    /* The stream id, through h2o's access-log callback (the stream struct
+     * is not in a header that compiles here). */
+    h2o_iovec_t id = req->conn->callbacks->log_.http2.stream_id ? req->conn->callbacks->log_.http2.stream_id(req)
+                                                                 : h2o_iovec_init(NULL, 0);
+    uint32_t sid = 0;
+    for (size_t k = 0; k < id.len && id.base[k] >= '0' && id.base[k] <= '9'; k++)
+        sid = sid * 10 + (uint32_t)(id.base[k] - '0');
+    int i = g ? find(g, sid) : -1;
+    if (i < 0 || g->s[i].state == HANDED) return; /* no body held */
+    g->s[i].state = HANDED;
+    h2_release *r = h2o_mem_alloc_shared(&req->pool, sizeof *r, on_request_disposed);
+    *r = (h2_release){g, sid};
+}

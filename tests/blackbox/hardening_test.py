@@ -1,0 +1,556 @@
+#!/usr/bin/python3
+"""`otel-webhook serve` against hostile clients and hostile surroundings, over
+real TLS on loopback: the ways in to HTTP/2 without --http2, the request-body
+budget of an HTTP/2 connection with it, request smuggling (Content-Length
+with Transfer-Encoding, two Content-Lengths), a uid holding NUL, a FIFO in
+place of the certificate, SIGHUP, and the file-descriptor limit.
+
+Usage: tests/blackbox/hardening_test.py BINARY [RESULTS_FILE]   (from the repository root)
+
+Each server runs the sanitized binary; every wait polls for a condition
+with a deadline; every server must end with exit 0 on SIGTERM and a stderr
+free of sanitizer reports."""
+import json
+import os
+import resource
+import shutil
+import signal
+import socket
+import ssl
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+BIN = os.path.abspath(sys.argv[1])
+RESULTS = sys.argv[2] if len(sys.argv) > 2 else None
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from testlib import Checks  # noqa: E402
+from serverlib import Conn, Server, fresh_fingerprint, kubelet_publish, new_pair, pem_sha256  # noqa: E402
+import h2frames as h2  # noqa: E402
+
+check = Checks("hardening")
+
+with open(os.path.join(ROOT, "examples", "review-java.json")) as f:
+    EXAMPLE = json.load(f)
+
+
+def review(uid, pad=0):
+    r = json.loads(json.dumps(EXAMPLE))
+    r["request"]["uid"] = uid
+    if pad:
+        r["request"]["object"]["metadata"]["annotations"]["pad"] = "p" * pad
+    return json.dumps(r).encode()
+
+
+def poll(cond, timeout, step=0.02):
+    """cond() until true or the deadline; its last value."""
+    deadline = time.monotonic() + timeout
+    while True:
+        v = cond()
+        if v or time.monotonic() >= deadline:
+            return v
+        time.sleep(step)  # poll interval, not synchronisation
+
+
+def metric(srv, name, conn=None):
+    """One sample of /metrics (on conn, or a new connection); None when
+    absent or when the server does not answer."""
+    try:
+        c = conn or srv.conn()
+        try:
+            r = c.request("GET", "/metrics")
+        finally:
+            if conn is None:
+                c.close()
+    except (OSError, EOFError, ValueError):
+        return None
+    for line in r.body.decode().splitlines():
+        if line.startswith(name + " "):
+            return float(line.rsplit(" ", 1)[1])
+    return None
+
+
+def log_count(srv, text):
+    return srv.stderr().count(text)
+
+
+def rss_mib(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0
+
+
+def cpu_seconds(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def tls_ctx(ca, alpn=None):
+    ctx = ssl.create_default_context(cafile=ca)
+    if alpn:
+        ctx.set_alpn_protocols(alpn)
+    return ctx
+
+
+def raw_tls(srv, ctx, timeout=5):
+    raw = socket.create_connection(("127.0.0.1", srv.port), timeout=timeout)
+    try:
+        return ctx.wrap_socket(raw, server_hostname="localhost")
+    except BaseException:
+        raw.close()
+        raise
+
+
+def read_until_close(s, timeout=5, limit=1 << 20):
+    """What the server sends until it closes (or the deadline): (bytes, closed)."""
+    s.settimeout(0.2)
+    got, deadline = b"", time.monotonic() + timeout
+    while time.monotonic() < deadline and len(got) < limit:
+        try:
+            d = s.recv(65536)
+        except socket.timeout:
+            continue
+        except (ssl.SSLError, OSError):
+            return got, True
+        if not d:
+            return got, True
+        got += d
+    return got, False
+
+
+def is_h2_settings(data):
+    """True when data starts like an HTTP/2 server preface (a SETTINGS frame)."""
+    return len(data) >= 9 and data[3] == h2.SETTINGS and data[5:9] == b"\0\0\0\0"
+
+
+# --- HTTP/2 off ---------------------------------------------------------------
+
+def test_http2_off(srv, ca, label):
+    """No HTTP/2 without --http2 (and no way in but ALPN with it)."""
+    for alpn in (["http/1.1"], None):
+        name = "%s: prior-knowledge preface on ALPN %s" % (label, alpn[0] if alpn else "none")
+        try:
+            s = raw_tls(srv, tls_ctx(ca, alpn))
+            s.sendall(h2.PREFACE + h2.frame(h2.SETTINGS, 0, 0) +
+                      h2.frame(h2.HEADERS, h2.END_HEADERS | h2.END_STREAM, 1, h2.request_headers("GET", "/healthz")))
+            got, closed = read_until_close(s)
+            s.close()
+            check(name + ": no HTTP/2 answer", not is_h2_settings(got), repr(got[:60]))
+            check(name + ": refused as HTTP/1 (400, closed)", got.startswith(b"HTTP/1.1 400 ") and closed,
+                  "closed=%s %r" % (closed, got[:80]))
+        except (OSError, ssl.SSLError) as e:
+            check(name, False, repr(e))
+    name = "%s: h2c Upgrade" % label
+    try:
+        c = Conn(srv.port, None, sock=raw_tls(srv, tls_ctx(ca, ["http/1.1"])))
+        r = c.request("GET", "/healthz", headers=[("Connection", "Upgrade, HTTP2-Settings"), ("Upgrade", "h2c"),
+                                                  ("HTTP2-Settings", "AAMAAABkAAQAAP__")])
+        check(name + ": answered as HTTP/1.1, not 101", r.status == 200 and r.body == b"ok\n", repr(r))
+        c.s.sendall(h2.PREFACE)
+        got, _ = read_until_close(c.s, timeout=3)
+        check(name + ": no HTTP/2 after it", not is_h2_settings(got), repr(got[:60]))
+        c.close()
+    except (OSError, EOFError, ValueError, ssl.SSLError) as e:
+        check(name, False, repr(e))
+    srv.healthy(label + ": ways into HTTP/2")
+
+
+# --- HTTP/2 on ----------------------------------------------------------------
+
+def h2_connect(srv, ca, window=None):
+    s = raw_tls(srv, tls_ctx(ca, ["h2"]))
+    if s.selected_alpn_protocol() != "h2":
+        s.close()
+        raise OSError("ALPN did not select h2: %r" % s.selected_alpn_protocol())
+    c = h2.H2(s)
+    settings = struct.pack(">HI", h2.SETTINGS_INITIAL_WINDOW_SIZE, window) if window is not None else b""
+    c.send(h2.PREFACE + h2.frame(h2.SETTINGS, 0, 0, settings))
+    return c
+
+
+def h2_post(c, sid, body, end=True, chunk=16384):
+    c.send(h2.frame(h2.HEADERS, h2.END_HEADERS, sid, h2.request_headers("POST", "/mutate-v1-pod")))
+    for i in range(0, len(body), chunk):
+        last = i + chunk >= len(body)
+        c.send(h2.frame(h2.DATA, h2.END_STREAM if last and end else 0, sid, body[i:i + chunk]))
+        if len(c.out) > 1 << 20:
+            c.drain(10)
+
+
+def test_http2_on(srv, ca, max_body):
+    """--http2 --max-body MAX: HTTP/2 works, and a connection holds at most
+    2 x MAX of request bodies, however it tries."""
+    try:
+        c = h2_connect(srv, ca)
+        c.send(h2.frame(h2.HEADERS, h2.END_HEADERS | h2.END_STREAM, 1, h2.request_headers("GET", "/healthz")))
+        ok = c.wait_for(lambda h: h.response(1), 10)
+        check("--http2: GET /healthz over h2", ok == (200, b"ok\n"), repr(ok))
+        # Twenty reviews at once on one connection, and two bodies of
+        # almost --max-body each: all within the budget, all answered.
+        sids = list(range(3, 43, 2))
+        for sid in sids:
+            h2_post(c, sid, review("h2-%d" % sid))
+        big = [review("h2-big-%d" % i, pad=max_body - 6000) for i in range(2)]
+        h2_post(c, 101, big[0], end=False)
+        h2_post(c, 103, big[1])
+        c.send(h2.frame(h2.DATA, h2.END_STREAM, 101, b""))
+        done = c.wait_for(lambda h: all(h.response(s) for s in sids + [101, 103]), 30)
+        uids = []
+        for sid in sids + [101, 103]:
+            r = c.response(sid)
+            try:
+                uids.append(json.loads(r[1])["response"]["uid"] if r and r[0] == 200 else r)
+            except ValueError:
+                uids.append(r)
+        check("--http2: 22 concurrent reviews answered with their uids",
+              done and uids == ["h2-%d" % s for s in sids] + ["h2-big-0", "h2-big-1"], uids)
+        check("--http2: two bodies of ~--max-body each fit the budget", len(big[0]) < max_body and c.goaway() is None,
+              (len(big[0]), c.goaway()))
+        c.close()
+    except (OSError, ssl.SSLError) as e:
+        check("--http2: requests over h2", False, repr(e))
+
+    # 100 streams, each sending almost --max-body and never ending it: h2o
+    # alone would hold all of it (100 x MAX); the budget closes it at 2 x MAX.
+    for name, window, end in [("unfinished bodies", None, False), ("finished bodies, answers never read", 0, True)]:
+        try:
+            before = metric(srv, 'otel_webhook_errors_total{kind="http2_budget"}')
+            rss0 = rss_mib(srv.proc.pid)
+            c = h2_connect(srv, ca, window)
+            body = b"x" * (max_body - 1024)
+            sent = 0
+            for i in range(100):
+                h2_post(c, 2 * i + 1, body, end=end)
+                c.drain(10)
+                if c.eof:
+                    break
+                sent += len(body)
+            c.wait_for(lambda h: h.goaway() is not None, 10)
+            closed = c.wait_for(lambda h: h.eof, 10)
+            rss = rss_mib(srv.proc.pid) - rss0
+            g = c.goaway()
+            c.close()
+            check("--http2 %s: GOAWAY ENHANCE_YOUR_CALM" % name, g is not None and g[0] == h2.ENHANCE_YOUR_CALM,
+                  "%r after %d MiB sent" % (g, sent >> 20))
+            check("--http2 %s: connection closed" % name, closed)
+            # What was sent includes what the sockets buffer (a few MiB on
+            # loopback); without the budget it would be all 100 bodies.
+            check("--http2 %s: stopped long before 100 bodies" % name, sent <= 24 << 20,
+                  "%d MiB sent" % (sent >> 20))
+            # 100 x MAX would be ~100 MiB (twice that under ASan).
+            check("--http2 %s: RSS bounded" % name, rss < 48, "grew %.0f MiB" % rss)
+            print("  (--http2 %s: closed after %.1f MiB, RSS +%.0f MiB)" % (name, sent / 1048576, rss))
+            after = metric(srv, 'otel_webhook_errors_total{kind="http2_budget"}')
+            check("--http2 %s: counted" % name, before is not None and after == before + 1, (before, after))
+        except (OSError, ssl.SSLError) as e:
+            check("--http2 " + name, False, repr(e))
+        srv.healthy("--http2 " + name)
+    check("--http2: budget closes logged", log_count(srv, "request bodies over its budget") >= 1)
+
+
+# --- Smuggling ---------------------------------------------------------------
+
+SMUGGLED = b"GET /smuggled HTTP/1.1\r\nHost: localhost\r\n\r\n"
+
+
+def test_smuggling(srv):
+    """Two readings of a request's length: 400, closed, and what rode in its
+    body (a GET of a path that would count as not_found) never runs."""
+    cases = [
+        ("Content-Length then Transfer-Encoding", b"Content-Length: 5\r\nTransfer-Encoding: chunked\r\n",
+         b"0\r\n\r\n" + SMUGGLED, "both Content-Length and Transfer-Encoding"),
+        ("Transfer-Encoding then Content-Length", b"Transfer-Encoding: chunked\r\nContent-Length: 50\r\n",
+         b"0\r\n\r\n" + SMUGGLED, "both Content-Length and Transfer-Encoding"),
+        ("two Content-Lengths", b"Content-Length: 0\r\nContent-Length: %d\r\n" % len(SMUGGLED), SMUGGLED,
+         "more than one Content-Length"),
+        ("two Content-Lengths, same value", b"content-length: 0\r\nCONTENT-LENGTH: 0\r\n", SMUGGLED,
+         "more than one Content-Length"),
+        ("two Transfer-Encodings", b"Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n",
+         b"0\r\n\r\n" + SMUGGLED, "more than one Transfer-Encoding"),
+    ]
+    not_found0 = metric(srv, 'otel_webhook_errors_total{kind="not_found"}')
+    framing0 = metric(srv, 'otel_webhook_errors_total{kind="ambiguous_framing"}')
+    for name, hdrs, body, why in cases:
+        for path in ("/mutate-v1-pod", "/healthz"):
+            try:
+                c = srv.conn()
+                c.send(b"POST %s HTTP/1.1\r\nHost: localhost\r\n%s\r\n%s" % (path.encode(), hdrs, body))
+                r = c.read_response()
+                want = json.dumps({"error": "ambiguous request framing: " + why}, separators=(",", ":")).encode()
+                check("%s to %s: 400" % (name, path), r.status == 400 and r.reason == "Bad Request", repr(r))
+                check("%s to %s: the reason" % (name, path), r.body == want + b"\n", repr(r.body))
+                check("%s to %s: Connection: close, closed" % (name, path),
+                      r.headers.get("connection") == "close" and c.closed_by_peer(5), r.headers)
+                c.close()
+            except (OSError, EOFError, ValueError) as e:
+                check("%s to %s" % (name, path), False, repr(e))
+    srv.healthy("smuggling")
+    # A request with one Content-Length and a pipelined one after it: both
+    # answered (the control: a pipelined request does run).
+    try:
+        c = srv.conn()
+        c.send(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\n\r\n" + SMUGGLED)
+        r1, r2 = c.read_response(), c.read_response()
+        check("one Content-Length, then a pipelined request: both answered",
+              r1.status == 200 and r2.status == 404, "%r / %r" % (r1, r2))
+        c.close()
+    except (OSError, EOFError, ValueError) as e:
+        check("one Content-Length, then a pipelined request", False, repr(e))
+    not_found1 = metric(srv, 'otel_webhook_errors_total{kind="not_found"}')
+    framing1 = metric(srv, 'otel_webhook_errors_total{kind="ambiguous_framing"}')
+    check("smuggled requests never ran (only the control's 404)", not_found0 is not None and
+          not_found1 == not_found0 + 1,
+          "not_found %s -> %s" % (not_found0, not_found1))
+    check("ambiguous requests counted", framing0 is not None and framing1 == framing0 + 2 * len(cases),
+          "%s -> %s" % (framing0, framing1))
+    check("ambiguous requests logged", log_count(srv, '"ambiguous request framing: ') == 2 * len(cases))
+    check("the framing check ran (h2o left the request head where it is read)",
+          "cannot check HTTP/1 request framing" not in srv.stderr())
+
+
+# --- uid ----------------------------------------------------------------------
+
+def test_uid(srv):
+    for name, uid in [("NUL inside", "a\u0000b\u0000c"), ("only NUL", "\u0000"), ("NUL first", "\u0000uid")]:
+        body = review(uid)
+        try:
+            r = srv.call("POST", "/mutate-v1-pod", body)
+            got = r.json()["response"]["uid"] if r.status == 200 else None
+            check("uid with %s: echoed exactly" % name, got == uid, "%r: %r" % (r, got))
+            check("uid with %s: escaped in the JSON text" % name,
+                  b'"uid":' + json.dumps(uid).encode() in r.body, r.body[:200])
+        except (OSError, EOFError, ValueError) as e:
+            check("uid with " + name, False, repr(e))
+
+
+# --- Certificates: a FIFO ------------------------------------------------------
+
+def test_fifo_cert(srv, certdir, first_crt):
+    crt = os.path.join(certdir, "tls.crt")
+    want_fp = pem_sha256(first_crt)
+    os.rename(crt, crt + ".real")
+    os.mkfifo(crt)
+    seen = poll(lambda: "not a regular file (a FIFO)" in srv.stderr(), 5)
+    check("FIFO certificate: refused with a log line", seen and "rotated certificate refused" in srv.stderr(),
+          srv.stderr()[-1500:])
+    check("FIFO certificate: the pair in service stays", fresh_fingerprint(srv) == want_fp)
+    srv.healthy("FIFO certificate")
+    # The watcher keeps looking: SIGHUP makes it look now, twice; the reason
+    # is logged once.
+    for i in (1, 2):
+        srv.proc.send_signal(signal.SIGHUP)
+        poll(lambda: log_count(srv, "SIGHUP: certificate and resource files checked") >= i, 5)
+    check("FIFO certificate: the watcher runs on", log_count(srv, "SIGHUP: certificate and resource files checked") == 2)
+    check("FIFO certificate: said once", log_count(srv, "not a regular file (a FIFO)") == 1,
+          log_count(srv, "not a regular file (a FIFO)"))
+    m = metric(srv, 'otel_webhook_errors_total{kind="certificate_reload"}')
+    check("FIFO certificate: counted", m == 1, m)
+    t0 = time.monotonic()
+    rc = srv.stop(timeout=10)
+    check("FIFO certificate: SIGTERM completes", rc == 0, "rc=%r after %.1f s" % (rc, time.monotonic() - t0))
+
+
+def test_fifo_at_start(tmp, ca, key):
+    fifo = os.path.join(tmp, "start-fifo.crt")
+    os.mkfifo(fifo)
+    try:
+        p = subprocess.run([BIN, "serve", "--listen", "127.0.0.1:0", "--tls-cert", fifo, "--tls-key", key],
+                           capture_output=True, text=True, timeout=20)
+        check("FIFO certificate at start: exit 1", p.returncode == 1, p.returncode)
+        check("FIFO certificate at start: the reason", "is not a regular file (a FIFO)" in p.stderr, p.stderr[-500:])
+    except subprocess.TimeoutExpired:
+        check("FIFO certificate at start: does not hang", False)
+
+
+# --- SIGHUP --------------------------------------------------------------------
+
+def test_sighup(srv, ca_crt, ca_key, tmp, secret):
+    """SIGHUP under load: no request fails, the process stays, and a pair
+    published before the signal is in service once the signal is handled."""
+    stop = threading.Event()
+    lock = threading.Lock()
+    st = {"ok": 0, "fail": []}
+    body = review("uid-hup")
+    deadline = time.monotonic() + 30
+
+    def load():
+        c = None
+        while not stop.is_set() and time.monotonic() < deadline:
+            try:
+                c = c or srv.conn(timeout=5)
+                r = c.request("POST", "/mutate-v1-pod", body)
+                with lock:
+                    if r.status == 200 and r.json()["response"]["uid"] == "uid-hup":
+                        st["ok"] += 1
+                    else:
+                        st["fail"].append(repr(r))
+            except (OSError, EOFError, ValueError) as e:
+                with lock:
+                    st["fail"].append(repr(e))
+                if c:
+                    c.close()
+                c = None
+        if c:
+            c.close()
+
+    threads = [threading.Thread(target=load) for _ in range(4)]
+    for t in threads:
+        t.start()
+    try:
+        poll(lambda: st["ok"] >= 20, 10)
+        for i in range(1, 6):
+            srv.proc.send_signal(signal.SIGHUP)
+            poll(lambda: log_count(srv, "SIGHUP: certificate and resource files checked") >= i, 5)
+        check("SIGHUP x5: each handled", log_count(srv, "SIGHUP: certificate and resource files checked") == 5)
+        check("SIGHUP x5: still running", srv.proc.poll() is None, srv.proc.returncode)
+        crt, key = new_pair(ca_crt, ca_key, tmp, "hup", 45)
+        kubelet_publish(secret, "2026_12_01_01", crt, key)
+        srv.proc.send_signal(signal.SIGHUP)
+        poll(lambda: log_count(srv, "SIGHUP: certificate and resource files checked") >= 6, 5)
+        check("SIGHUP: the pair published before it is in service", fresh_fingerprint(srv) == pem_sha256(crt))
+        n0 = st["ok"]
+        poll(lambda: st["ok"] >= n0 + 20, 10)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(15)
+    check("SIGHUP under load: requests made", st["ok"] >= 40, st["ok"])
+    check("SIGHUP under load: zero failed requests", not st["fail"], st["fail"][:3])
+    print("  (SIGHUP: %d requests under load)" % st["ok"])
+
+
+# --- The fd limit ----------------------------------------------------------------
+
+FD_LIMIT = 64
+
+
+def test_fd_limit(srv, ca):
+    """At RLIMIT_NOFILE: no spinning, the open connections are served, and
+    accepting resumes once descriptors come free."""
+    try:
+        keep = srv.conn(timeout=10)
+        r = keep.request("GET", "/healthz")
+        check("fd limit: keep-alive connection before", r.status == 200, repr(r))
+    except (OSError, EOFError, ValueError) as e:
+        check("fd limit: keep-alive connection before", False, repr(e))
+        return
+    flood = []
+    try:
+        for _ in range(FD_LIMIT + 16):  # the kernel queues what the server cannot accept
+            s = socket.socket()
+            s.settimeout(5)
+            s.connect(("127.0.0.1", srv.port))
+            flood.append(s)
+        paused = poll(lambda: (metric(srv, "otel_webhook_accept_paused_total", keep) or 0) > 0, 10, 0.1)
+        check("fd limit: accepting paused and counted", paused)
+        cpu0, t0 = cpu_seconds(srv.proc.pid), time.monotonic()
+        time.sleep(2.0)  # a measurement window, not synchronisation
+        cpu = cpu_seconds(srv.proc.pid) - cpu0
+        window = time.monotonic() - t0
+        check("fd limit: no spinning (CPU time over %.1f s)" % window, cpu < 0.5, "%.2f s of CPU" % cpu)
+        print("  (fd limit: %.2f s of CPU in %.1f s at the limit)" % (cpu, window))
+        r = keep.request("GET", "/healthz")
+        check("fd limit: the open keep-alive connection is answered", r.status == 200 and r.body == b"ok\n", repr(r))
+        rv = review("uid-fd")
+        r = keep.request("POST", "/mutate-v1-pod", rv)
+        check("fd limit: reviews answered on it", r.status == 200 and r.json()["response"]["uid"] == "uid-fd", repr(r))
+        lines = log_count(srv, "out of file descriptors: not accepting for 100 ms")
+        check("fd limit: logged, rate-limited", 1 <= lines <= 2, lines)
+    except (OSError, EOFError, ValueError) as e:
+        check("fd limit", False, repr(e))
+    finally:
+        for s in flood:
+            s.close()
+
+    def new_conn_ok():
+        try:
+            c = srv.conn(timeout=2)
+            r = c.request("GET", "/healthz")
+            c.close()
+            return r.status == 200
+        except (OSError, EOFError, ValueError):
+            return False
+    check("fd limit: new connections accepted once descriptors are free", poll(new_conn_ok, 15, 0.1))
+    keep.close()
+
+
+# ---------------------------------------------------------------------------
+
+def main():
+    t_start = time.monotonic()
+    tmp = tempfile.mkdtemp(prefix="otel-hardening-test-")
+    servers = []
+    try:
+        certs = os.path.join(tmp, "certs")
+        p = subprocess.run([BIN, "certs", "generate", "--service", "otel-webhook", "--namespace", "otel",
+                            "--out", certs, "--dev"], capture_output=True, text=True, timeout=60)
+        if not check("certs generate", p.returncode == 0, p.stderr):
+            return
+        ca, crt, key = (os.path.join(certs, f) for f in ("ca.crt", "tls.crt", "tls.key"))
+
+        def server(name, args, cert=crt, key_=key, preexec_fn=None):
+            s = Server(check, BIN, name, tmp, cert, key_, ca, args, preexec_fn)
+            servers.append(s)
+            return s if s.start() else None
+
+        # 1. Defaults: no HTTP/2, smuggling refused, uids with NUL.
+        plain = server("plain", ["--threads", "2"])
+        if plain:
+            test_http2_off(plain, ca, "no --http2")
+            test_smuggling(plain)
+            test_uid(plain)
+            plain.final_checks()
+        print("  (plain: %.1f s)" % (time.monotonic() - t_start))
+
+        # 2. --http2: it works, ALPN is the only way in, and the budget holds.
+        max_body = 1 << 20
+        h2srv = server("http2", ["--threads", "2", "--http2", "--max-body", str(max_body)])
+        if h2srv:
+            test_http2_off(h2srv, ca, "--http2")
+            test_http2_on(h2srv, ca, max_body)
+            h2srv.final_checks()
+        print("  (http2: %.1f s)" % (time.monotonic() - t_start))
+
+        # 3. A FIFO in place of the certificate, at run time and at start.
+        fdir = os.path.join(tmp, "fifo")
+        os.mkdir(fdir)
+        for f in ("tls.crt", "tls.key"):
+            shutil.copy(os.path.join(certs, f), fdir)
+        fifo = server("fifo", ["--threads", "2"], os.path.join(fdir, "tls.crt"), os.path.join(fdir, "tls.key"))
+        if fifo:
+            test_fifo_cert(fifo, fdir, crt)
+            fifo.final_checks()
+        test_fifo_at_start(tmp, ca, key)
+
+        # 4. SIGHUP, with the kubelet's Secret layout.
+        secret = os.path.join(tmp, "secret")
+        os.mkdir(secret)
+        kubelet_publish(secret, "2026_12_01_00", crt, key)
+        hup = server("sighup", ["--threads", "2"], os.path.join(secret, "tls.crt"), os.path.join(secret, "tls.key"))
+        if hup:
+            test_sighup(hup, ca, os.path.join(certs, "ca.key"), tmp, secret)
+            hup.final_checks()
+        print("  (fifo, sighup: %.1f s)" % (time.monotonic() - t_start))
+
+        # 5. The fd limit (soft and hard: serve raises the soft one to the hard one).
+        def low_nofile():
+            resource.setrlimit(resource.RLIMIT_NOFILE, (FD_LIMIT, FD_LIMIT))
+        fd = server("fdlimit", ["--threads", "2", "--request-timeout", "30"], preexec_fn=low_nofile)
+        if fd:
+            test_fd_limit(fd, ca)
+            fd.final_checks()
+    finally:
+        for s in servers:
+            s.kill()
+        shutil.rmtree(tmp, ignore_errors=True)
+    print("  (total: %.1f s)" % (time.monotonic() - t_start))
+
+
+check.run(main, RESULTS)
