@@ -64,6 +64,10 @@ $(B)/asan/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(SAN) -MMD -MP -c $< -o $@
 
+# h2o's http2_internal.h includes a khash.h Debian does not ship
+# (server/h2o/khash.h says why serve_h2.c needs it).
+%/server/serve_h2.o: CFLAGS_ALL += -Iserver/h2o
+
 VG_OPT := -O1 -gdwarf-4
 $(B)/vg/%.o: %.c
 	@mkdir -p $(dir $@)

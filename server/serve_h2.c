@@ -31,15 +31,14 @@
  * streams are freed). The handler calls serve_h2_request() for every
  * HTTP/2 request, which finds the stream by the id h2o's access-log
  * callback gives and counts its body off when the request's pool is
- * disposed. h2o 2.2.5's struct st_h2o_http2_conn_t is in
- * <h2o/http2_internal.h>, which Debian installs without the khash.h it
- * includes, so it cannot be compiled here: h2_conn_head below copies the
- * struct up to _read_expect, and serve_h2_guard() checks the copy against
- * the live connection (its socket, and its link in the context's list of
- * HTTP/2 connections, fields either side of the ones in between) before it
- * writes anything. A connection that does not match is refused with an
- * error line, so another h2o fails loudly, and the black-box budget test
- * fails with it. */
+ * disposed. h2o 2.2.5's struct st_h2o_http2_conn_t comes from its own
+ * <h2o/http2_internal.h> (Debian installs it without the khash.h it
+ * includes: server/h2o/khash.h declares what it needs), and
+ * serve_h2_guard() checks it against the live connection (its socket, and
+ * its link in the context's list of HTTP/2 connections) before it writes
+ * anything. A connection that does not match is refused with an error
+ * line, so a changed h2o fails loudly, and the black-box budget test fails
+ * with it. */
 #include "server/serve.h"
 
 #include "base/alloc.h"
@@ -47,37 +46,16 @@
 #include "server/metrics.h"
 
 #include <h2o/http2.h>
-#include <h2o/http2_scheduler.h>
+#include <h2o/http2_internal.h>
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct h2_conn_head h2_conn_head;
+/* The real layout, from h2o's own header (server/h2o/khash.h says how it
+ * compiles); only sock, _conns and _read_expect are used. */
+typedef struct st_h2o_http2_conn_t h2_conn_head;
 typedef ssize_t (*h2_expect_fn)(h2_conn_head *conn, const uint8_t *src, size_t len, const char **err_desc);
-
-/* h2o 2.2.5, include/h2o/http2_internal.h, struct st_h2o_http2_conn_t up
- * to and including _read_expect. */
-struct h2_conn_head {
-    h2o_conn_t super;
-    h2o_socket_t *sock;
-    h2o_http2_settings_t peer_settings;
-    void *streams; /* khash_t(h2o_http2_stream_t) * */
-    struct {
-        uint32_t max_open;
-        uint32_t max_processed;
-    } pull_stream_ids;
-    struct {
-        uint32_t max_open;
-    } push_stream_ids;
-    struct {
-        uint32_t open, half_closed, send_body; /* h2o_http2_conn_num_streams_t */
-    } num_streams[3];                          /* priority, pull, push */
-    h2o_http2_scheduler_node_t scheduler;
-    int state; /* enum_h2o_http2_conn_state_t */
-    h2o_linklist_t _conns;
-    h2_expect_fn _read_expect;
-};
 
 /* h2o refuses a connection's 101st open stream, and a stream lives from
  * its HEADERS until its answer is sent or it is reset. Streams past that

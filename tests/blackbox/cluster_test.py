@@ -20,7 +20,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import ssl
 import subprocess
 import sys
@@ -32,21 +31,13 @@ import jsonpatch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fakeapi  # noqa: E402
-from testlib import LSAN_SUPP, SANITIZER_MARKERS, Checks  # noqa: E402
+from testlib import LSAN_SUPP, SANITIZER_MARKERS, Checks, free_port  # noqa: E402
 
 check = Checks("live")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def wait_for(fn, timeout, interval=0.02):

@@ -40,7 +40,7 @@ RESULTS = sys.argv[2] if len(sys.argv) > 2 else None
 RELEASE_BIN = os.path.abspath(sys.argv[3]) if len(sys.argv) > 3 else None
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from testlib import SANITIZER_MARKERS, Checks  # noqa: E402
+from testlib import SANITIZER_MARKERS, Checks, free_port  # noqa: E402
 from serverlib import (Conn, Server, fresh_fingerprint, kubelet_publish, new_pair, not_after,  # noqa: E402
                        pem_sha256)
 

@@ -12,15 +12,7 @@ import ssl
 import subprocess
 import time
 
-from testlib import LSAN_SUPP, SANITIZER_MARKERS
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+from testlib import LSAN_SUPP, SANITIZER_MARKERS, free_port
 
 
 class Resp:

@@ -1,12 +1,22 @@
 """tests/blackbox/testlib.py - what the black-box test scripts share: counting checks,
 the closing "N passed, M failed" line and its record for tests/summary.sh,
+a free loopback port,
 and the sanitizer settings for running our binaries."""
+import socket
 import sys
 
 # h2o 2.2.5 never frees its thread-local recycle lists nor (evloop build) the
 # memory of a destroyed multithread queue; nothing of ours may leak.
 LSAN_SUPP = "leak:h2o_mem_alloc_recycle\nleak:h2o_multithread_create_queue\n"
 SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "runtime error", "ERROR: LeakSanitizer")
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
 
 
 class Checks:
