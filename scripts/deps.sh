@@ -20,8 +20,12 @@ else
         pkg-config --exists "$pc" || missing="$missing $deb"
     done
 fi
+# The compiler: make is needed to get here at all, cc is not.
+command -v "${CC:-cc}" >/dev/null 2>&1 || missing="$missing gcc"
 if [ "$mode" = test ]; then
     command -v /usr/bin/python3 >/dev/null 2>&1 || missing="$missing python3"
+    # The openssl tool writes the test suites' odd certificates (expired, EC, foreign CAs).
+    command -v openssl >/dev/null 2>&1 || missing="$missing openssl"
     /usr/bin/python3 -c 'import jsonpatch' 2>/dev/null || missing="$missing python3-jsonpatch"
     /usr/bin/python3 -c 'import yaml' 2>/dev/null || missing="$missing python3-yaml"
     command -v valgrind >/dev/null 2>&1 || missing="$missing valgrind"
@@ -39,6 +43,8 @@ if [ "$mode" = bench ]; then
     command -v nginx >/dev/null 2>&1 || missing="$missing nginx-light"
     [ -f /usr/lib/nginx/modules/ngx_http_echo_module.so ] || missing="$missing libnginx-mod-http-echo"
     [ -x /usr/bin/time ] || missing="$missing time"
+    command -v pgrep >/dev/null 2>&1 || missing="$missing procps"
+    command -v openssl >/dev/null 2>&1 || missing="$missing openssl"
 fi
 [ -z "$missing" ] && exit 0
 

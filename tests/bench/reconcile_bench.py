@@ -25,6 +25,7 @@ from collections import Counter
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "blackbox"))
 import fakeapi  # noqa: E402
+from testlib import scratch_dir  # noqa: E402
 
 
 def collector(i):
@@ -59,7 +60,7 @@ def main():
     binary = sys.argv[1]
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 1000
     others = sys.argv[3:]
-    tmp = tempfile.mkdtemp(prefix="otel-reconcile-bench-")
+    tmp = scratch_dir("otel-reconcile-bench-")
     crt, key = os.path.join(tmp, "tls.crt"), os.path.join(tmp, "tls.key")
     subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
                     "-subj", "/CN=kubernetes", "-addext", "subjectAltName=IP:127.0.0.1", "-days", "1",

@@ -22,7 +22,6 @@ import socket
 import ssl
 import subprocess
 import sys
-import tempfile
 import time
 
 import jsonpatch
@@ -31,7 +30,7 @@ import yaml
 BIN, RELEASE, RECONCILE = sys.argv[1], sys.argv[2], sys.argv[3]
 RESULTS = sys.argv[4] if len(sys.argv) > 4 else None
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from testlib import LSAN_SUPP, SANITIZER_MARKERS, Checks  # noqa: E402
+from testlib import LSAN_SUPP, SANITIZER_MARKERS, Checks, scratch_dir  # noqa: E402
 
 check = Checks("bounds")
 MAX_BODY = 6 << 20
@@ -163,7 +162,7 @@ def refused(name, resp, bound):
 
 
 def main():
-    tmp = tempfile.mkdtemp()
+    tmp = scratch_dir("otel-bounds-test-")
     subprocess.run([RELEASE, "certs", "generate", "--service", "otel-webhook", "--namespace", "t", "--out", tmp,
                     "--dev"], check=True, capture_output=True, timeout=60)
 

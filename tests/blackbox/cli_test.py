@@ -5,7 +5,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 import jsonpatch
 import yaml
@@ -13,7 +12,7 @@ import yaml
 BIN = sys.argv[1]
 RESULTS = sys.argv[2] if len(sys.argv) > 2 else None
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from testlib import Checks  # noqa: E402
+from testlib import Checks, scratch_dir  # noqa: E402
 
 check = Checks("cli")
 
@@ -25,7 +24,7 @@ def run(*args, stdin=None):
 
 
 
-tmp = tempfile.mkdtemp()
+tmp = scratch_dir("otel-cli-test-")
 
 # The README's example: Java agent and collector sidecar into a Deployment.
 rc, out, err = run("-f", "examples/deployment-java.yaml", "--resources", "examples/resources")

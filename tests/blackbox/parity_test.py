@@ -21,14 +21,13 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 import yaml
 
 WEBHOOK, RECONCILE = sys.argv[1], sys.argv[2]
 RESULTS = sys.argv[3] if len(sys.argv) > 3 else None
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from testlib import Checks  # noqa: E402
+from testlib import Checks, scratch_dir  # noqa: E402
 
 check = Checks("parity")
 
@@ -132,7 +131,7 @@ def without(lst, names):
 
 
 def main():
-    tmp = tempfile.mkdtemp()
+    tmp = scratch_dir("otel-parity-test-")
     for case, spec in CASES.items():
         name = case.replace(" ", "-")
         wpod, cm_yaml = render(collector(name, spec, "deployment"))

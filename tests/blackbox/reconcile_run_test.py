@@ -19,11 +19,10 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fakeapi  # noqa: E402
-from testlib import SANITIZER_MARKERS, Checks  # noqa: E402
+from testlib import SANITIZER_MARKERS, Checks, scratch_dir  # noqa: E402
 
 BIN = sys.argv[1]
 RESULTS = sys.argv[2] if len(sys.argv) > 2 else None
@@ -100,7 +99,7 @@ def cond(obj):
 
 
 def main():
-    tmp = tempfile.mkdtemp(prefix="otel-reconcile-run-")
+    tmp = scratch_dir("otel-reconcile-run-")
     # The webhook's log is OTEL_FAKEAPI_LOG; tests/deploy/run.sh reads ours from here.
     log = os.environ.get("OTEL_FAKEAPI_RECONCILE_LOG") or os.path.join(ROOT, "build", "fakeapi-reconcile-requests.jsonl")
     os.makedirs(os.path.dirname(os.path.abspath(log)), exist_ok=True)

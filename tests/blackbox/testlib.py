@@ -1,9 +1,12 @@
 """tests/blackbox/testlib.py - what the black-box test scripts share: counting checks,
 the closing "N passed, M failed" line and its record for tests/summary.sh,
-a free loopback port,
+a free loopback port, scratch folders removed at exit,
 and the sanitizer settings for running our binaries."""
+import atexit
+import shutil
 import socket
 import sys
+import tempfile
 
 # h2o 2.2.5 never frees its thread-local recycle lists nor (evloop build) the
 # memory of a destroyed multithread queue; nothing of ours may leak.
@@ -17,6 +20,13 @@ def free_port():
     port = s.getsockname()[1]
     s.close()
     return port
+
+
+def scratch_dir(prefix):
+    """A temporary folder for one run, removed when the script exits."""
+    d = tempfile.mkdtemp(prefix=prefix)
+    atexit.register(shutil.rmtree, d, True)
+    return d
 
 
 class Checks:
