@@ -10,7 +10,11 @@
   - the settings file the Deployment mounts is accepted by the binary, and
     every flag the Deployment passes to `serve` exists;
   - the README's install commands name overlays that exist, and every overlay
-    is documented.
+    is documented; the migration guide's `-l 'app.kubernetes.io/component!=crds'`
+    leaves out exactly the CRDs;
+  - the README's table of what `make test` installs names exactly the Debian
+    packages scripts/deps.sh and tests/deploy/run.sh install, and the npm
+    packages of tests/deploy/package.json at their versions.
 Prints "FAIL ..." lines and "COUNTS passed failed".
 """
 import base64
@@ -298,4 +302,39 @@ KINDS = {"deployment": "Deployment", "cronjob": "CronJob", "job": "Job", "certif
 for kind, name in sorted(set(re.findall(r"\b(deployment|cronjob|job|certificate)/([a-z0-9-]+)", section))):
     check(any(o["kind"] == KINDS[kind] and o["metadata"]["name"] == name for ov in overlays for o in rendered(ov)),
           f"README: {kind}/{name} exists in the manifests")
+
+# The migration guide applies every overlay object but the CRDs, by label.
+for ov in sorted(overlays):
+    objs = rendered(ov)
+    crds = {o["metadata"]["name"] for o in objs if o["kind"] == "CustomResourceDefinition"}
+    labelled = {o["metadata"]["name"] for o in objs
+                if (o["metadata"].get("labels") or {}).get("app.kubernetes.io/component") == "crds"}
+    check(bool(objs) and crds == labelled, f"{ov}: component=crds labels exactly the CRDs", str(crds ^ labelled))
+check("-l 'app.kubernetes.io/component!=crds'" in section, "README: the migration guide keeps the operator's CRDs")
+
+# What make test installs: the README's table against the scripts.
+table = readme.split("Everything `make test` installs or needs:", 1)[-1].lstrip("\n").split("\n\n", 1)[0]
+readme_debs = set()
+for row in table.splitlines()[2:]:
+    cells = row.split("|")
+    if len(cells) > 3:
+        for code in re.findall(r"`([^`]+)`", cells[3]):
+            readme_debs.update(code.split())
+deps = open(os.path.join(ROOT, "scripts/deps.sh")).read()
+script_debs = set(re.search(r'^PKGS="([^"]+)"', deps, re.M).group(1).split())
+script_debs.update(re.findall(r'missing="\$missing ([a-z0-9.+-]+)"', deps))
+runsh = open(os.path.join(ROOT, "tests/deploy/run.sh")).read()
+for args in re.findall(r"^[^#\n]*apt_install ([a-z0-9 .+-]+?)(?: &&| \|\||$)", runsh, re.M):
+    script_debs.update(args.split())
+readme_debs.discard("~/.npm")
+check(readme_debs == script_debs, "README: the Debian packages make test installs are the scripts' ones",
+      "README only: %s; scripts only: %s" % (sorted(readme_debs - script_debs), sorted(script_debs - readme_debs)))
+import json  # noqa: E402
+pkg = json.load(open(os.path.join(ROOT, "tests/deploy/package.json")))["dependencies"]
+for name, version in sorted(pkg.items()):
+    check(f"`{name}` {version}" in table, f"README: npm package {name} {version} listed")
+lock = json.load(open(os.path.join(ROOT, "tests/deploy/package-lock.json")))["packages"]
+check(f"the {len([k for k in lock if k]) - len(pkg)} packages they depend on" in table,
+      "README: the count of npm dependencies", str(len([k for k in lock if k]) - len(pkg)))
+
 print(f"COUNTS {passed} {failed}")
