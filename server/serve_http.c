@@ -77,7 +77,7 @@ static void on_mutate(serve_server *srv, h2o_req_t *req) {
         snprintf(us, sizeof us, "%.0f", dt * 1e6);
         snprintf(nw, sizeof nw, "%zu", out.nwarnings);
         log_kv(lvl, result_name(out.result), "uid", out.uid, "namespace", out.ns, "pod", out.pod, "injected", langs,
-               "warnings", nw, "micros", us,
+               LOG_NUM("warnings"), nw, LOG_NUM("micros"), us,
                /* the first warning, when there is one (a NULL key ends the list) */
                out.nwarnings ? "warning" : NULL, out.first_warning, NULL);
     }

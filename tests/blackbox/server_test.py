@@ -925,6 +925,13 @@ def check_json_logs(srv):
                                                o.get("error") == "empty request body" for o in recs))
     check("JSON logs: mutation logged", any(o.get("msg") == "mutated" and o.get("uid") == "uid-java" and
                                             o.get("injected") == "java" for o in recs))
+    # Counts and durations are JSON numbers, not strings.
+    mutated = [o for o in recs if o.get("msg") == "mutated" and o.get("uid") == "uid-java"]
+    check("JSON logs: warnings and micros are JSON numbers", mutated and all(
+        type(o.get("warnings")) is int and type(o.get("micros")) is int and o["micros"] >= 0 for o in mutated),
+        mutated[:1])
+    check("JSON logs: threads is a JSON number", any(o.get("msg") == "serving" and type(o.get("threads")) is int and
+                                                     o["threads"] == 2 for o in recs))
 
 
 def check_text_logs(srv):
@@ -932,8 +939,10 @@ def check_text_logs(srv):
     pat = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z (DEBUG|INFO|WARN|ERROR) \S")
     bad = [l for l in lines if not pat.match(l)]
     check("text logs: every line is TIME LEVEL msg", lines and not bad, bad[:3])
-    check("text logs: serving line", any(" INFO serving listen=127.0.0.1:%d " % srv.port in l for l in lines),
-          lines[:3])
+    check("text logs: serving line", any(" INFO serving listen=127.0.0.1:%d threads=2 http2=on " % srv.port in l
+                                         for l in lines), lines[:3])
+    check("text logs: numbers as plain words", any(re.search(r" INFO mutated .* warnings=\d+ micros=\d+( |$)", l)
+                                                   for l in lines), lines[:5])
     check("text logs: not JSON", not any(l.startswith("{") for l in lines))
 
 
@@ -1249,7 +1258,7 @@ def test_resources_outage(srv, res_dir, grace):
           len(said) == 1 and said[0].get("level") == "error" and said[0].get("source") == "files",
           [o for o in recs if "folder" in o.get("msg", "")])
     stale = [o for o in recs if o.get("msg") == "resources unreadable past the grace period: not ready"]
-    check(name + ": not ready logged once", len(stale) == 1 and stale[0].get("grace_seconds") == str(grace), stale)
+    check(name + ": not ready logged once", len(stale) == 1 and stale[0].get("grace_seconds") == grace, stale)
 
     # Back, with an Instrumentation added meanwhile.
     with open(os.path.join(away, "added.yaml"), "w") as f:
