@@ -41,6 +41,7 @@ RELEASE_BIN = os.path.abspath(sys.argv[3]) if len(sys.argv) > 3 else None
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from testlib import SANITIZER_MARKERS, Checks, free_port  # noqa: E402
+import metricslib  # noqa: E402
 from serverlib import (Conn, Server, fresh_fingerprint, kubelet_publish, new_pair, not_after,  # noqa: E402
                        pem_sha256)
 
@@ -872,9 +873,13 @@ def check_metrics(srv, cert_path):
         check(name + " metrics: injections %s" % what, got == srv.injections.get(what, 0),
               "got %s, expected %d" % (got, srv.injections.get(what, 0)))
     for mode in ("container", "native"):
-        got = m.get('otel_webhook_injections_total{what="sidecar",mode="%s"}' % mode)
+        got = m.get('otel_webhook_sidecar_injections_total{mode="%s"}' % mode)
         check(name + " metrics: sidecar %s" % mode, got == srv.injections.get("sidecar-" + mode, 0),
               "got %s, expected %d" % (got, srv.injections.get("sidecar-" + mode, 0)))
+    sidecars = srv.injections.get("sidecar-container", 0) + srv.injections.get("sidecar-native", 0)
+    check(name + " metrics: sidecars of both forms", m.get('otel_webhook_injections_total{what="sidecar"}') == sidecars,
+          m.get('otel_webhook_injections_total{what="sidecar"}'))
+    check_exposition(name, r.body.decode())
     buckets = [(k, v) for k, v in m.items() if k.startswith("otel_webhook_request_duration_seconds_bucket")]
     values = [v for _, v in buckets]
     check(name + " metrics: histogram buckets", len(buckets) == 14 and buckets[-1][0].endswith('le="+Inf"}'),
@@ -890,6 +895,10 @@ def check_metrics(srv, cert_path):
           "got %s, notAfter %d" % (m.get("otel_webhook_certificate_expiry_timestamp_seconds"), exp))
     check(name + " metrics: ready", m.get("otel_webhook_ready") == 1)
     return m
+
+
+def check_exposition(name, text):
+    return metricslib.check_exposition(check, name, text, ROOT, BIN)
 
 
 def check_store_metrics(name, m):
@@ -1222,12 +1231,14 @@ def test_resources_outage(srv, res_dir, grace):
     what changed meanwhile, when the folder is back."""
     name = srv.name
     java_injected(srv, name + " before", "uid-outage-0")
-    _, m = srv.metrics()
-    check(name + ": no failing folder", m.get("otel_webhook_resource_folders_failing") == 0 and
-          m.get("otel_webhook_resource_read_failure_seconds") == 0, m)
+    r, m = srv.metrics()
+    since = "otel_webhook_resource_read_failure_since_timestamp_seconds"
+    check(name + ": no failing folder", m.get("otel_webhook_resource_folders_failing") == 0 and since not in m, m)
+    check(name + ": no read-failure sample, its family still described",
+          "# TYPE %s gauge" % since in r.body.decode().splitlines(), r.body[-600:])
 
     away = res_dir + ".away"
-    t_rename = time.monotonic()
+    t_rename, t_rename_unix = time.monotonic(), time.time()
     os.rename(res_dir, away)
     m = wait_for(name + ": failing folder in /metrics", lambda: (lambda m: m if m.get(
         "otel_webhook_resource_folders_failing") == 1 else None)(srv.metrics()[1]), 10)
@@ -1243,9 +1254,13 @@ def test_resources_outage(srv, res_dir, grace):
     check(name + ": not before the grace period", t_503 - t_rename >= grace, "%.2f s" % (t_503 - t_rename))
     if r:
         check(name + ": 503 body", r.body == b"not ready\n", r.body)
-    _, m = srv.metrics()
-    check(name + ": read failure seconds past the grace",
-          m.get("otel_webhook_resource_read_failure_seconds", 0) >= grace, m)
+    r, m = srv.metrics()
+    # The poll that first failed came within a second of the rename (a
+    # rounding millisecond aside); its age is past the grace period.
+    check(name + ": read failure since the rename, as a Unix time",
+          t_rename_unix - 0.01 <= m.get(since, 0) <= t_rename_unix + 2 and time.time() - m[since] >= grace,
+          (t_rename_unix, m.get(since), time.time()))
+    check_exposition(name + " during the outage", r.body.decode())
     check(name + ": ready gauge 0", m.get("otel_webhook_ready") == 0, m)
     check(name + ": still counted once", m.get('otel_webhook_errors_total{kind="resource_file"}') == 1, m)
     java_injected(srv, name + " while not ready", "uid-outage-2")
@@ -1268,7 +1283,7 @@ def test_resources_outage(srv, res_dir, grace):
              lambda: (lambda r: r if r.status == 200 and r.body == b"ready\n" else None)(srv.call("GET", "/readyz")), 10)
     _, m = srv.metrics()
     check(name + ": recovered in /metrics", m.get("otel_webhook_resource_folders_failing") == 0 and
-          m.get("otel_webhook_resource_read_failure_seconds") == 0 and m.get("otel_webhook_ready") == 1, m)
+          since not in m and m.get("otel_webhook_ready") == 1, m)
     check(name + ": the added Instrumentation", m.get('otel_webhook_store_objects{kind="Instrumentation"}') ==
           STORE_EXPECTED["Instrumentation"] + 1, m)
     recs = json_log(srv)
