@@ -147,9 +147,9 @@ static size_t walk_q(json_object *want, json_object *have, bool q, walk *w) {
          * a list that grew or shrank shows the elements it gained or lost. */
         for (size_t i = 0; i < (nw > nh ? nw : nh); i++) {
             if (w->fn) sbuf_printf(&w->path, "[%zu]", i);
-            if (i < nw && i < nh) n += walk_q(json_object_array_get_idx(want, i), json_object_array_get_idx(have, i), q, w);
-            else n += report(w, i < nh ? json_object_array_get_idx(have, i) : NULL,
-                             i < nw ? json_object_array_get_idx(want, i) : NULL);
+            json_object *wi = i < nw ? json_object_array_get_idx(want, i) : NULL;
+            json_object *hi = i < nh ? json_object_array_get_idx(have, i) : NULL;
+            n += wi && hi ? walk_q(wi, hi, q, w) : report(w, hi, wi);
             sbuf_truncate(&w->path, at);
             if (n && !w->fn) return n;
         }

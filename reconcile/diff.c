@@ -40,7 +40,8 @@ static void add_line(void *ud, const char *path, json_object *have, json_object 
     value(b, have);
     sbuf_puts(b, " -> ");
     value(b, want);
-    if (digest) sbuf_puts(b, " (only the digest differs: the apply removes the fields the last one set and this one does not)");
+    if (digest)
+        sbuf_puts(b, " (only the digest differs: the apply removes the fields the last one set and this one does not)");
     sbuf_putc(b, '\n');
 }
 

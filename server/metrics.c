@@ -139,7 +139,8 @@ char *metrics_render(const metrics_gauges *g, size_t *len) {
         sbuf_printf(f, "otel_webhook_requests_total{result=\"%s\"} %lu\n", result_names[i], atomic_load(&requests[i]));
     family(f, "otel_webhook_injections_total", "counter", "Pods injected, by language, and with a collector sidecar.");
     for (int l = 0; l < MUTATE_NLANGS; l++)
-        sbuf_printf(f, "otel_webhook_injections_total{what=\"%s\"} %lu\n", mutate_lang_name(l), atomic_load(&injections[l]));
+        sbuf_printf(f, "otel_webhook_injections_total{what=\"%s\"} %lu\n", mutate_lang_name(l),
+                    atomic_load(&injections[l]));
     sbuf_printf(f, "otel_webhook_injections_total{what=\"sidecar\"} %lu\n",
                 atomic_load(&sidecars[0]) + atomic_load(&sidecars[1]));
     family(f, "otel_webhook_sidecar_injections_total", "counter",

@@ -111,8 +111,8 @@ static void gauges(serve_server *srv, metrics_gauges *g, kube_live_stats *live) 
     long long since = atomic_load(&srv->files_unreadable_since_ms);
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
-    if (since)
-        g->unreadable_since = (double)now.tv_sec + (double)now.tv_nsec / 1e9 - (serve_now_mono() - (double)since / 1000);
+    double unix_now = (double)now.tv_sec + (double)now.tv_nsec / 1e9;
+    if (since) g->unreadable_since = unix_now - (serve_now_mono() - (double)since / 1000);
     g->ready = is_ready(srv);
     serve_loops_h2o_errors(srv, &g->h2o_errors[ERR_TOO_LARGE], &g->h2o_errors[ERR_BAD_REQUEST]);
 }

@@ -525,8 +525,8 @@ START_TEST(diff_lists_grown_and_shrunk) {
          "  args[1]: 'x' -> 'b'\n  args[2]: (absent) -> 'c'\n");
     DIFF("{'args':['a']}", "{'args':['a','x',{'y':1}]}",
          "  args[1]: 'x' -> (absent)\n  args[2]: {'y':1} -> (absent)\n");
-    DIFF("{'c':[{'name':'a','env':[{'name':'X','value':'1'}]}]}", "{'c':[{'name':'a','env':[{'name':'X','value':'2'}]}]}",
-         "  c[0].env[0].value: '2' -> '1'\n");
+    DIFF("{'c':[{'name':'a','env':[{'name':'X','value':'1'}]}]}",
+         "{'c':[{'name':'a','env':[{'name':'X','value':'2'}]}]}", "  c[0].env[0].value: '2' -> '1'\n");
 }
 END_TEST
 
