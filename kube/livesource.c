@@ -288,7 +288,12 @@ int kube_livesource_native_sidecars(kube_livesource *ls) { return atomic_load(&l
 
 void kube_livesource_stats(kube_livesource *ls, kube_live_stats *st) {
     memset(st, 0, sizeof *st);
+    /* The informers keep monotonic times (what their timeouts need); the
+     * metric is a Unix timestamp, so the age is taken back from now. */
     double now = mono();
+    struct timespec rt;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    double unix_now = (double)rt.tv_sec + (double)rt.tv_nsec / 1e9;
     for (int i = 0; i < KUBE_LIVE_NRES; i++) {
         kube_informer_stats s;
         kube_informer_stats_get(ls->inf[i], &s);
@@ -297,7 +302,7 @@ void kube_livesource_stats(kube_livesource *ls, kube_live_stats *st) {
         st->res[i].restarts = s.restarts;
         st->res[i].relists = s.relists;
         st->res[i].objects = s.objects;
-        st->res[i].since_event = s.last_event > 0 ? now - s.last_event : -1;
+        st->res[i].last_event_unix = s.last_event > 0 ? unix_now - (now - s.last_event) : 0;
     }
     for (int i = 0; i < KUBE_LOOKUP_NRESULTS; i++) st->lookups[i] = atomic_load(&ls->lookups[i]);
     for (int i = 0; i <= KUBE_LOOKUP_NBUCKETS; i++) st->lookup_buckets[i] = atomic_load(&ls->buckets[i]);

@@ -87,7 +87,7 @@ typedef struct kube_live_stats {
         const char *name;
         bool synced;
         unsigned long restarts, relists, objects;
-        double since_event; /* seconds; -1 when nothing yet */
+        double last_event_unix; /* Unix seconds of the last change seen; 0 when nothing yet */
     } res[KUBE_LIVE_NRES];
     unsigned long lookups[KUBE_LOOKUP_NRESULTS];
     unsigned long lookup_buckets[KUBE_LOOKUP_NBUCKETS + 1]; /* GETs sent, by duration */

@@ -13,12 +13,17 @@
  *
  * The ClusterRoles and bindings of collectors that are gone are deleted by
  * the sweep at the end of the pass (the reference needs a finalizer for
- * this; we see it on the next run). */
+ * this; we see it on the next run).
+ *
+ * With --dry-run every decision is the same and only the writes are left
+ * out: each is said instead (would create, would update with the changed
+ * fields, would recreate, would delete). */
 #include "reconcile/pass.h"
 
 #include "base/alloc.h"
 #include "base/json.h"
 #include "reconcile/compare.h"
+#include "reconcile/diff.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,6 +101,25 @@ static int would_create(reconcile_pass *r, const reconcile_kind *k, const char *
     return -1;
 }
 
+/* What an apply would do, and to which fields: "would create" for an object
+ * that does not exist, "would update" or "would recreate" (with why) for
+ * one that does, followed by the fields that differ (diff.h). */
+static void dry_run_apply(reconcile_pass *r, reconcile_collector *c, const reconcile_kind *k, json_object *obj,
+                          json_object *live, const char *immutable) {
+    const char *kind = jstr(obj, "kind"), *name = jstr(jmap(obj, "metadata"), "name");
+    const char *ns = k->namespaced ? c->ns : "", *slash = k->namespaced ? "/" : "";
+    if (!live) {
+        reconcile_logf(r, "would create %s %s%s%s", kind, ns, slash, name);
+        return;
+    }
+    char *fields = reconcile_diff_text(obj, live);
+    size_t n = strlen(fields);
+    if (n) fields[n - 1] = '\0'; /* reconcile_logf ends the line */
+    if (immutable) reconcile_logf(r, "would recreate %s %s%s%s (%s):\n%s", kind, ns, slash, name, immutable, fields);
+    else reconcile_logf(r, "would update %s %s%s%s:\n%s", kind, ns, slash, name, fields);
+    free(fields);
+}
+
 static void apply_one(reconcile_pass *r, reconcile_collector *c, json_object *obj) {
     const char *api = jstr(obj, "apiVersion"), *kind = jstr(obj, "kind");
     const reconcile_kind *k = reconcile_kind_of(api, kind);
@@ -132,14 +156,13 @@ static void apply_one(reconcile_pass *r, reconcile_collector *c, json_object *ob
     bool orphan = false;
     const char *immutable =
         k->rank == RECONCILE_RANK_WORKLOAD ? reconcile_immutable_change(obj, live, &orphan) : NULL;
-    json_object_put(live); /* immutable points into static strings only */
     r->st->applied++;
     if (r->o->dry_run) {
-        reconcile_logf(r, "would %s %s %s%s%s%s%s", immutable ? "recreate" : "apply", kind,
-                       k->namespaced ? c->ns : "", k->namespaced ? "/" : "", name, immutable ? ": " : "",
-                       immutable ? immutable : "");
+        dry_run_apply(r, c, k, obj, live, immutable);
+        json_object_put(live);
         return;
     }
+    json_object_put(live); /* immutable points into static strings only */
     reconcile_collection_path(path, sizeof path, k, k->namespaced ? c->ns : NULL);
     size_t pl = strlen(path);
     snprintf(path + pl, sizeof path - pl, "/%s", name);
@@ -218,7 +241,7 @@ static void remove_live(reconcile_pass *r, reconcile_collector *c, const char *k
     const char *ns = nsbuf[0] ? nsbuf : NULL;
     r->st->pruned++;
     if (r->o->dry_run) {
-        reconcile_logf(r, "would prune %s %s%s%s", k->kind, ns ? ns : "", ns ? "/" : "", name);
+        reconcile_logf(r, "would delete %s %s%s%s", k->kind, ns ? ns : "", ns ? "/" : "", name);
         return;
     }
     reconcile_collection_path(path, sizeof path, k, k->namespaced ? ns : NULL);

@@ -11,7 +11,8 @@
  * field removed from the desired object; (a) alone would miss someone
  * editing a field we manage. Stamping the digest into the desired object
  * before comparing makes (a) part of (b). The status write is skipped the
- * same way (status.c).
+ * same way (status.c). The same walk lists the fields that differ, for
+ * `run --dry-run` (reconcile_diff).
  *
  * When is an apply a recreate? When a workload's field the API server
  * will not change in place differs (reconcile.md 5.2), seen here before
@@ -20,7 +21,9 @@
 #include "reconcile/compare.h"
 
 #include "base/alloc.h"
+#include "base/jtext.h"
 #include "base/json.h"
+#include "base/sbuf.h"
 #include "reconcile/run.h"
 
 #include <math.h>
@@ -76,43 +79,100 @@ static bool number_of(json_object *o, bool quantities, long double *out) {
            reconcile_quantity(json_object_get_string(o), out);
 }
 
-/* q: below a "requests" or "limits" map, where strings are quantities (and
- * only there: "1" and "1.0" are different env values). */
-static bool subset_q(json_object *want, json_object *have, bool q) {
-    if (empty(want)) return true;
+/* One walk serves both questions: with fn NULL it answers "is want a
+ * subset of have" and stops at the first difference; with fn it goes on
+ * and reports every differing field, so a dry run shows exactly what the
+ * decision saw (no second comparison to drift from this one). */
+typedef struct walk {
+    reconcile_diff_fn fn;
+    void *ud;
+    sbuf path;
+} walk;
+
+static size_t report(walk *w, json_object *have, json_object *want) {
+    if (w->fn) w->fn(w->ud, w->path.len ? w->path.s : "", have, want);
+    return 1;
+}
+
+/* A key as a path step: .name, or ["other.key"] for keys that are not
+ * plain words (labels, annotations, ConfigMap files). */
+static void push_key(sbuf *p, const char *k) {
+    bool plain = (*k >= 'a' && *k <= 'z') || (*k >= 'A' && *k <= 'Z') || *k == '_';
+    for (const char *c = k; plain && *c; c++)
+        plain = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_' ||
+                *c == '-';
+    if (plain) {
+        if (p->len) sbuf_putc(p, '.');
+        sbuf_puts(p, k);
+    } else {
+        sbuf_putc(p, '[');
+        jtext_string(p, k, strlen(k));
+        sbuf_putc(p, ']');
+    }
+}
+
+/* The number of differences (at most 1 without fn). q: below a "requests"
+ * or "limits" map, where strings are quantities (and only there: "1" and
+ * "1.0" are different env values). */
+static size_t walk_q(json_object *want, json_object *have, bool q, walk *w) {
+    if (empty(want)) return 0;
     json_type t = json_object_get_type(want);
     long double a, b;
     if (t == json_type_string && json_object_is_type(have, json_type_string) &&
         strcmp(json_object_get_string(want), json_object_get_string(have)) == 0)
-        return true;
+        return 0;
     if ((t == json_type_int || t == json_type_double || t == json_type_string) && number_of(want, q, &a) &&
         number_of(have, q, &b))
-        return a == b || fabsl(a - b) <= 1e-12L * fmaxl(fabsl(a), fabsl(b)); /* "0.1m" against "100u" */
-    if (!have || json_object_get_type(have) != t) return false;
+        return a == b || fabsl(a - b) <= 1e-12L * fmaxl(fabsl(a), fabsl(b)) /* "0.1m" against "100u" */
+                   ? 0
+                   : report(w, have, want);
+    if (!have || json_object_get_type(have) != t) return report(w, have, want);
+    size_t n = 0, at = w->path.len;
     switch (t) {
     case json_type_object: {
         json_object_object_foreach(want, k, v) {
             json_object *h = NULL;
             json_object_object_get_ex(have, k, &h);
-            if (!subset_q(v, h, q || strcmp(k, "requests") == 0 || strcmp(k, "limits") == 0)) return false;
+            if (w->fn) push_key(&w->path, k);
+            n += walk_q(v, h, q || strcmp(k, "requests") == 0 || strcmp(k, "limits") == 0, w);
+            sbuf_truncate(&w->path, at);
+            if (n && !w->fn) return n;
         }
-        return true;
+        return n;
     }
     case json_type_array: {
-        size_t n = json_object_array_length(want);
-        if (json_object_array_length(have) != n) return false;
-        for (size_t i = 0; i < n; i++)
-            if (!subset_q(json_object_array_get_idx(want, i), json_object_array_get_idx(have, i), q)) return false;
-        return true;
+        size_t nw = json_object_array_length(want), nh = json_object_array_length(have);
+        if (nw != nh && !w->fn) return 1;
+        /* Element by element while both have one, then what only one has:
+         * a list that grew or shrank shows the elements it gained or lost. */
+        for (size_t i = 0; i < (nw > nh ? nw : nh); i++) {
+            if (w->fn) sbuf_printf(&w->path, "[%zu]", i);
+            json_object *wi = i < nw ? json_object_array_get_idx(want, i) : NULL;
+            json_object *hi = i < nh ? json_object_array_get_idx(have, i) : NULL;
+            n += wi && hi ? walk_q(wi, hi, q, w) : report(w, hi, wi);
+            sbuf_truncate(&w->path, at);
+            if (n && !w->fn) return n;
+        }
+        return n;
     }
-    case json_type_string: return strcmp(json_object_get_string(want), json_object_get_string(have)) == 0;
-    case json_type_boolean: return json_object_get_boolean(want) == json_object_get_boolean(have);
-    default: return false;
+    case json_type_string:
+        return strcmp(json_object_get_string(want), json_object_get_string(have)) == 0 ? 0 : report(w, have, want);
+    case json_type_boolean:
+        return json_object_get_boolean(want) == json_object_get_boolean(have) ? 0 : report(w, have, want);
+    default: return report(w, have, want);
     }
 }
 
 bool reconcile_subset(json_object *want, json_object *have) {
-    return subset_q(want, have, false);
+    walk w = {NULL, NULL, SBUF_INIT};
+    return walk_q(want, have, false, &w) == 0;
+}
+
+size_t reconcile_diff(json_object *want, json_object *have, reconcile_diff_fn fn, void *ud) {
+    walk w = {fn, ud, SBUF_INIT};
+    size_t n = walk_q(want, have, false, &w);
+    sbuf_free(&w.path);
+    return n;
 }
 
 /* json-c's writer, not base/jtext: the digest of this text is stored on

@@ -9,6 +9,7 @@
 
 #include <json-c/json.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 /* Every field of want has the same value in have: fields only have has
  * are ignored, a null, empty map or empty list in want matches anything
@@ -16,6 +17,17 @@
  * and must be of the same length, and strings below a "requests" or
  * "limits" key are resource quantities compared by value. */
 bool reconcile_subset(json_object *want, json_object *have);
+
+/* One field where want and have differ by reconcile_subset's rules: its
+ * path (spec.template.spec.containers[0].image,
+ * metadata.labels["app.kubernetes.io/name"]), have's value there (NULL:
+ * absent) and want's (NULL: an element have's list has past want's end). */
+typedef void (*reconcile_diff_fn)(void *ud, const char *path, json_object *have, json_object *want);
+/* Calls fn for every difference, in want's key order (a list's surplus
+ * elements after its common ones); the number of differences, 0 exactly
+ * when reconcile_subset(want, have). A differing subtree is one call at its
+ * root when have has none there or another type there. */
+size_t reconcile_diff(json_object *want, json_object *have, reconcile_diff_fn fn, void *ud);
 
 /* A Kubernetes resource quantity ("500m", "1Gi", "1e3", "0.5"; s not
  * NULL) as a number in *out; false when s is not one. */

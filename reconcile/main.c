@@ -2,12 +2,18 @@
  * handling lives here; rendering and the reconcile pass are the library
  * (render.h, stream.h, run.h).
  *
+ * Each subcommand has its own usage text (COMMAND --help: stdout, exit 0);
+ * a usage error names the flag and what is wrong with it, then prints that
+ * usage on stderr, exit 2. `version` prints what `otel-webhook version`
+ * does, with this binary's name.
+ *
  * Exit codes: render: 0 everything rendered, 1 some input could not be
  * rendered (the rest is still printed), 2 usage. run: 0 every collector
  * reconciled, 1 some failed (the others were reconciled), 2 usage or
  * configuration (credentials, nothing could be listed). */
 #include "kube/file.h"
 
+#include "base/versions.h"
 #include "kube/kubeconfig.h"
 #include "reconcile/render.h"
 #include "reconcile/run.h"
@@ -19,50 +25,124 @@
 #include <string.h>
 
 static const char usage[] =
+    "usage: otel-reconcile COMMAND [OPTIONS]\n"
+    "\n"
+    "The OpenTelemetry Operator's collector controller, as a command: turns\n"
+    "OpenTelemetryCollector resources into the objects the operator would create.\n"
+    "\n"
+    "Commands:\n"
+    "  render    print those objects for the collectors of a file, offline\n"
+    "  run       one reconcile pass against the cluster (what the CronJob runs)\n"
+    "  version   print the version\n"
+    "\n"
+    "Run 'otel-reconcile COMMAND --help' for a command's options.\n";
+
+static const char render_usage[] =
     "usage: otel-reconcile render -f FILE|- [--namespace NS]\n"
-    "       otel-reconcile run [--once] (--in-cluster [--service-account-dir DIR] |\n"
+    "\n"
+    "Prints, as one YAML stream, the objects the OpenTelemetry Operator would\n"
+    "create for each OpenTelemetryCollector (v1beta1, or v1alpha1) in FILE, in\n"
+    "its build order. Other kinds are skipped with a warning.\n"
+    "\n"
+    "  -f, --filename FILE|-   the collectors: YAML or JSON, several documents,\n"
+    "                          kind: List; - reads standard input\n"
+    "  -n, --namespace NS      the namespace of collectors that name none\n"
+    "                          (default: default)\n"
+    "  -h, --help              this text\n"
+    "\n"
+    "Exit status: 0 everything rendered; 1 some input could not be rendered\n"
+    "(FILE:LINE: reason on stderr, the rest is still printed); 2 usage.\n";
+
+static const char run_usage[] =
+    "usage: otel-reconcile run [--once] (--in-cluster [--service-account-dir DIR] |\n"
     "                          --kubeconfig FILE [--context NAME]) [--namespace NS] [--dry-run]\n"
     "\n"
-    "render  prints the objects the OpenTelemetry Operator would create for each\n"
-    "        OpenTelemetryCollector (v1beta1 or v1alpha1) in FILE, as one YAML\n"
-    "        stream. -f - reads standard input. --namespace is used for\n"
-    "        collectors that name none (default: \"default\").\n"
-    "run     one reconcile pass over the cluster's collectors (v1beta1): applies\n"
-    "        what differs (server-side apply), prunes what is no longer wanted,\n"
-    "        writes each collector's status, prints one summary line. Every run\n"
-    "        is one pass (--once is accepted; the CronJob is the loop).\n"
-    "        --namespace limits it to one namespace; --dry-run writes nothing.\n";
+    "One reconcile pass over the cluster's OpenTelemetryCollectors (v1beta1):\n"
+    "applies what differs (server-side apply), prunes what is no longer wanted,\n"
+    "writes each collector's status, prints one summary line. Every run is one\n"
+    "pass; the CronJob is the loop.\n"
+    "\n"
+    "  --in-cluster                 the pod's ServiceAccount and KUBERNETES_SERVICE_HOST/_PORT\n"
+    "  --service-account-dir DIR    its token and ca.crt (default:\n"
+    "                               /var/run/secrets/kubernetes.io/serviceaccount)\n"
+    "  --kubeconfig FILE            a kubeconfig file instead\n"
+    "  --context NAME               its context (default: current-context)\n"
+    "  -n, --namespace NS           only the collectors of NS (default: all)\n"
+    "  --dry-run                    read and compare, write nothing: each object that\n"
+    "                               would change is printed with its changed fields\n"
+    "  --once                       accepted; every run is one pass\n"
+    "  -h, --help                   this text\n"
+    "\n"
+    "Exit status: 0 every collector reconciled; 1 some failed (the others were\n"
+    "reconciled); 2 usage or configuration (credentials, an API server that\n"
+    "cannot be reached, a kind that cannot be listed: nothing is written then).\n";
+
+/* One option of a subcommand: value is where its argument goes (NULL for
+ * a flag, which sets *flag). */
+typedef struct cli_option {
+    const char *name, *shortname, *metavar;
+    const char **value;
+    int *flag;
+} cli_option;
+
+/* Parses argv against opts. 0, 1 for --help (usage printed), or 2 after
+ * saying which flag is wrong and how, then the usage, on stderr. */
+static int parse_options(const char *cmd, const char *use, const cli_option *opts, int argc, char **argv) {
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            fputs(use, stdout);
+            return 1;
+        }
+        const cli_option *o = NULL;
+        const char *inline_value = NULL;
+        for (const cli_option *p = opts; p->name && !o; p++) {
+            size_t n = strlen(p->name);
+            if (strcmp(a, p->name) == 0 || (p->shortname && strcmp(a, p->shortname) == 0)) {
+                o = p;
+            } else if (strncmp(a, p->name, n) == 0 && a[n] == '=') {
+                o = p;
+                inline_value = a + n + 1;
+            }
+        }
+        if (!o) {
+            if (a[0] == '-') fprintf(stderr, "otel-reconcile %s: unknown flag %s\n%s", cmd, a, use);
+            else fprintf(stderr, "otel-reconcile %s: unexpected argument %s\n%s", cmd, a, use);
+            return 2;
+        }
+        if (o->flag) {
+            if (inline_value) {
+                fprintf(stderr, "otel-reconcile %s: %s takes no value\n%s", cmd, o->name, use);
+                return 2;
+            }
+            *o->flag = 1;
+            continue;
+        }
+        if (!inline_value && i + 1 >= argc) {
+            fprintf(stderr, "otel-reconcile %s: %s needs a value (%s)\n%s", cmd, o->name, o->metavar, use);
+            return 2;
+        }
+        const char *v = inline_value ? inline_value : argv[++i];
+        if (!*v) {
+            fprintf(stderr, "otel-reconcile %s: %s must not be empty\n%s", cmd, o->name, use);
+            return 2;
+        }
+        *o->value = v;
+    }
+    return 0;
+}
 
 static int cmd_render(int argc, char **argv) {
     const char *file = NULL, *ns = "default";
+    const cli_option opts[] = {{"--filename", "-f", "FILE", &file, NULL}, {"--namespace", "-n", "NS", &ns, NULL}, {0}};
     reconcile_options opt;
     reconcile_stream_stats st;
     size_t len;
     char *text;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if ((strcmp(a, "-f") == 0 || strcmp(a, "--filename") == 0) && i + 1 < argc)
-            file = argv[++i];
-        else if (strncmp(a, "--filename=", 11) == 0)
-            file = a + 11;
-        else if ((strcmp(a, "--namespace") == 0 || strcmp(a, "-n") == 0) && i + 1 < argc)
-            ns = argv[++i];
-        else if (strncmp(a, "--namespace=", 12) == 0)
-            ns = a + 12;
-        else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            fputs(usage, stdout);
-            return 0;
-        } else {
-            fprintf(stderr, "otel-reconcile render: unexpected argument %s\n%s", a, usage);
-            return 2;
-        }
-    }
+    int p = parse_options("render", render_usage, opts, argc, argv);
+    if (p) return p == 1 ? 0 : 2;
     if (!file) {
-        fprintf(stderr, "otel-reconcile render: -f FILE is required\n%s", usage);
-        return 2;
-    }
-    if (!*ns) {
-        fprintf(stderr, "otel-reconcile render: --namespace must not be empty\n");
+        fprintf(stderr, "otel-reconcile render: -f FILE is required\n%s", render_usage);
         return 2;
     }
     if (!(text = kube_read_file(file, &len))) {
@@ -81,37 +161,27 @@ static int cmd_render(int argc, char **argv) {
 
 static int cmd_run(int argc, char **argv) {
     const char *kubeconfig = NULL, *context = NULL, *ns = NULL, *sa_dir = NULL;
-    int in_cluster = 0, dry_run = 0;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--once") == 0)
-            continue;
-        else if (strcmp(a, "--in-cluster") == 0)
-            in_cluster = 1;
-        else if (strcmp(a, "--dry-run") == 0)
-            dry_run = 1;
-        else if (strcmp(a, "--kubeconfig") == 0 && i + 1 < argc)
-            kubeconfig = argv[++i];
-        else if (strcmp(a, "--context") == 0 && i + 1 < argc)
-            context = argv[++i];
-        else if (strcmp(a, "--service-account-dir") == 0 && i + 1 < argc)
-            sa_dir = argv[++i];
-        else if ((strcmp(a, "--namespace") == 0 || strcmp(a, "-n") == 0) && i + 1 < argc)
-            ns = argv[++i];
-        else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            fputs(usage, stdout);
-            return 0;
-        } else {
-            fprintf(stderr, "otel-reconcile run: unexpected argument %s\n%s", a, usage);
-            return 2;
-        }
-    }
+    int in_cluster = 0, dry_run = 0, once = 0;
+    const cli_option opts[] = {{"--once", NULL, NULL, NULL, &once},
+                           {"--in-cluster", NULL, NULL, NULL, &in_cluster},
+                           {"--dry-run", NULL, NULL, NULL, &dry_run},
+                           {"--kubeconfig", NULL, "FILE", &kubeconfig, NULL},
+                           {"--context", NULL, "NAME", &context, NULL},
+                           {"--service-account-dir", NULL, "DIR", &sa_dir, NULL},
+                           {"--namespace", "-n", "NS", &ns, NULL},
+                           {0}};
+    int p = parse_options("run", run_usage, opts, argc, argv);
+    if (p) return p == 1 ? 0 : 2;
     if (!!kubeconfig == in_cluster) {
-        fprintf(stderr, "otel-reconcile run: exactly one of --in-cluster and --kubeconfig FILE\n%s", usage);
+        fprintf(stderr, "otel-reconcile run: exactly one of --in-cluster and --kubeconfig FILE\n%s", run_usage);
         return 2;
     }
-    if (ns && !*ns) {
-        fprintf(stderr, "otel-reconcile run: --namespace must not be empty\n");
+    if (context && !kubeconfig) {
+        fprintf(stderr, "otel-reconcile run: --context needs --kubeconfig\n%s", run_usage);
+        return 2;
+    }
+    if (sa_dir && !in_cluster) {
+        fprintf(stderr, "otel-reconcile run: --service-account-dir needs --in-cluster\n%s", run_usage);
         return 2;
     }
     char err[1024] = "";
@@ -138,12 +208,21 @@ int main(int argc, char **argv) {
         fputs(usage, stderr);
         return 2;
     }
-    if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {
+    const char *c = argv[1];
+    if (strcmp(c, "-h") == 0 || strcmp(c, "--help") == 0 || strcmp(c, "help") == 0) {
         fputs(usage, stdout);
         return 0;
     }
-    if (strcmp(argv[1], "render") == 0) return cmd_render(argc - 2, argv + 2);
-    if (strcmp(argv[1], "run") == 0) return cmd_run(argc - 2, argv + 2);
-    fprintf(stderr, "otel-reconcile: unknown command %s\n%s", argv[1], usage);
+    if (strcmp(c, "render") == 0) return cmd_render(argc - 2, argv + 2);
+    if (strcmp(c, "run") == 0) return cmd_run(argc - 2, argv + 2);
+    if (strcmp(c, "version") == 0 || strcmp(c, "--version") == 0) {
+        if (argc > 2) {
+            fprintf(stderr, "otel-reconcile version: unexpected argument %s\n%s", argv[2], usage);
+            return 2;
+        }
+        printf("otel-reconcile %s\n", OTEL_WEBHOOK_VERSION);
+        return 0;
+    }
+    fprintf(stderr, "otel-reconcile: unknown command %s\n%s", c, usage);
     return 2;
 }

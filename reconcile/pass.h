@@ -5,6 +5,7 @@
  *   run.c       the driver: the pass state, requests, the per-collector loop
  *   discover.c  what the cluster has: APIs, owned objects by owner
  *   compare.c   the "nothing changed" decision (compare.h, pure)
+ *   diff.c      the changed fields a dry run prints (diff.h, pure)
  *   apply.c     server-side apply, recreate, prune, the sweep
  *   status.c    the collector's status subresource
  *

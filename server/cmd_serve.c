@@ -389,7 +389,7 @@ static int serve(const serve_opts *o) {
     fd = -1; /* the loops' now: each closes its own */
     char nthr[16];
     snprintf(nthr, sizeof nthr, "%d", o->threads);
-    log_kv(LOG_INFO, "serving", "listen", o->listen, "threads", nthr, "http2", o->http2 ? "on" : "off",
+    log_kv(LOG_INFO, "serving", "listen", o->listen, LOG_NUM("threads"), nthr, "http2", o->http2 ? "on" : "off",
            "native_sidecars", srv->env.opt_native ? "auto" : S.cfg.opt.native_sidecars ? "on" : "off", NULL);
     serve_loops_join(srv);
     log_kv(LOG_INFO, "stopped", NULL);

@@ -49,6 +49,27 @@ static void put_json_str(sbuf *b, const char *s) {
     jtext_string(b, s, n);
 }
 
+#define NUM_MARK '\x01' /* LOG_NUM's */
+
+/* RFC 8259's number grammar: what may be written unquoted. */
+static bool json_number(const char *s) {
+    if (*s == '-') s++;
+    if (*s == '0') s++;
+    else if (*s >= '1' && *s <= '9') while (*s >= '0' && *s <= '9') s++;
+    else return false;
+    if (*s == '.') {
+        if (!(*++s >= '0' && *s <= '9')) return false;
+        while (*s >= '0' && *s <= '9') s++;
+    }
+    if (*s == 'e' || *s == 'E') {
+        s++;
+        if (*s == '+' || *s == '-') s++;
+        if (!(*s >= '0' && *s <= '9')) return false;
+        while (*s >= '0' && *s <= '9') s++;
+    }
+    return !*s;
+}
+
 void log_kv(log_level level, const char *msg, ...) {
     if (level < min_level) return;
     sbuf b = SBUF_INIT;
@@ -71,10 +92,14 @@ void log_kv(log_level level, const char *msg, ...) {
         const char *k;
         while ((k = va_arg(ap, const char *))) {
             const char *v = va_arg(ap, const char *);
+            bool num = *k == NUM_MARK;
+            if (num) k++;
             put(&b, ",", 1);
             put_json_str(&b, k);
             put(&b, ":", 1);
-            put_json_str(&b, v ? v : "");
+            /* near the length cap, quoted: put_json_str cuts it validly */
+            if (num && v && json_number(v) && b.len + strlen(v) + 64 < LINE_MAX_BYTES) put(&b, v, strlen(v));
+            else put_json_str(&b, v ? v : "");
         }
         put(&b, "}", 1);
     } else {
@@ -89,6 +114,7 @@ void log_kv(log_level level, const char *msg, ...) {
         const char *k;
         while ((k = va_arg(ap, const char *))) {
             const char *v = va_arg(ap, const char *);
+            if (*k == NUM_MARK) k++;
             put(&b, " ", 1);
             put(&b, k, strlen(k));
             put(&b, "=", 1);

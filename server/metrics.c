@@ -1,8 +1,13 @@
-/* server/metrics.c - counters, latency histogram and their text format. */
+/* server/metrics.c - counters, latency histogram and their text format
+ * (the rules the exposition keeps: metrics.h). */
 #include "server/metrics.h"
 
 #include "base/sbuf.h"
+#include "base/versions.h"
 
+#include <h2o/version.h>
+#include <json-c/json_c_version.h>
+#include <openssl/crypto.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +19,7 @@ static const char *const error_names[METRICS_NERRORS] = {"bad_request", "too_lar
                                                          "certificate_reload", "ambiguous_framing", "http2_budget"};
 static const char *const skip_names[MUTATE_NSKIPS] = {"already_instrumented", "not_found", "ambiguous",
                                                       "disabled", "invalid", "container", "lookup", "limit"};
+static const char *const sidecar_modes[2] = {"container", "native"}; /* index: native or not */
 const char *const metrics_kinds[8] = {"Namespace", "Instrumentation", "OpenTelemetryCollector", "Secret",
                                       "ConfigMap", "ReplicaSet", "Job", "Deployment"};
 
@@ -49,35 +55,63 @@ void metrics_error(metrics_err e) { atomic_fetch_add_explicit(&errors[e], 1, mem
 
 void metrics_accept_paused(void) { atomic_fetch_add_explicit(&accept_pauses, 1, memory_order_relaxed); }
 
+/* The HELP and TYPE lines that open a family. */
+static void family(sbuf *f, const char *name, const char *type, const char *help) {
+    sbuf_printf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* A label value as the text format wants it: \, " and newlines escaped.
+ * Only the build information needs it: every other value is ours. */
+static void label_value(sbuf *f, const char *v) {
+    for (; *v; v++) {
+        if (*v == '\\' || *v == '"') sbuf_putc(f, '\\');
+        if (*v == '\n') sbuf_puts(f, "\\n");
+        else sbuf_putc(f, *v);
+    }
+}
+
+/* What this binary was built as and runs with: the libraries' versions are
+ * the ones linked at run time where they say (OpenSSL, json-c), h2o's the
+ * headers' (it has no run-time call), which is what a rebuild changes. */
+static void render_build_info(sbuf *f) {
+    family(f, "otel_webhook_build_info", "gauge", "Always 1; the labels say which build is running.");
+    sbuf_puts(f, "otel_webhook_build_info{version=\"");
+    label_value(f, OTEL_WEBHOOK_VERSION);
+    sbuf_puts(f, "\",h2o_version=\"");
+    label_value(f, H2O_VERSION);
+    sbuf_puts(f, "\",openssl_version=\"");
+    label_value(f, OpenSSL_version(OPENSSL_VERSION_STRING));
+    sbuf_puts(f, "\",json_c_version=\"");
+    label_value(f, json_c_version());
+    sbuf_puts(f, "\"} 1\n");
+}
+
 /* Series of the live cluster source, only when it runs. */
 static void render_live(sbuf *f, const kube_live_stats *l) {
-    sbuf_puts(f, "# HELP otel_webhook_watch_synced 1 once the resource was listed from the API server.\n"
-                 "# TYPE otel_webhook_watch_synced gauge\n");
+    family(f, "otel_webhook_watch_synced", "gauge", "1 once the resource was listed from the API server.");
     for (int i = 0; i < KUBE_LIVE_NRES; i++)
         sbuf_printf(f, "otel_webhook_watch_synced{resource=\"%s\"} %d\n", l->res[i].name, l->res[i].synced);
-    sbuf_puts(f, "# HELP otel_webhook_watch_restarts_total Watches reopened after an error, a drop or a stall.\n"
-                 "# TYPE otel_webhook_watch_restarts_total counter\n");
+    family(f, "otel_webhook_watch_restarts_total", "counter", "Watches reopened after an error, a drop or a stall.");
     for (int i = 0; i < KUBE_LIVE_NRES; i++)
         sbuf_printf(f, "otel_webhook_watch_restarts_total{resource=\"%s\"} %lu\n", l->res[i].name, l->res[i].restarts);
-    sbuf_puts(f, "# HELP otel_webhook_watch_relists_total LISTs after the first (410 Gone, errors).\n"
-                 "# TYPE otel_webhook_watch_relists_total counter\n");
+    family(f, "otel_webhook_watch_relists_total", "counter", "LISTs after the first (410 Gone, errors).");
     for (int i = 0; i < KUBE_LIVE_NRES; i++)
         sbuf_printf(f, "otel_webhook_watch_relists_total{resource=\"%s\"} %lu\n", l->res[i].name, l->res[i].relists);
-    sbuf_puts(f, "# HELP otel_webhook_watch_last_event_seconds Seconds since the last change seen (list or event); "
-                 "-1 before the first.\n# TYPE otel_webhook_watch_last_event_seconds gauge\n");
+    family(f, "otel_webhook_watch_last_event_timestamp_seconds", "gauge",
+           "Unix time of the last change seen (list or event); no sample before the first.");
     for (int i = 0; i < KUBE_LIVE_NRES; i++)
-        sbuf_printf(f, "otel_webhook_watch_last_event_seconds{resource=\"%s\"} %.3f\n", l->res[i].name,
-                l->res[i].since_event);
-    sbuf_puts(f, "# HELP otel_webhook_watch_objects Objects held per watched resource.\n"
-                 "# TYPE otel_webhook_watch_objects gauge\n");
+        if (l->res[i].last_event_unix > 0)
+            sbuf_printf(f, "otel_webhook_watch_last_event_timestamp_seconds{resource=\"%s\"} %.3f\n", l->res[i].name,
+                        l->res[i].last_event_unix);
+    family(f, "otel_webhook_watch_objects", "gauge", "Objects held per watched resource.");
     for (int i = 0; i < KUBE_LIVE_NRES; i++)
         sbuf_printf(f, "otel_webhook_watch_objects{resource=\"%s\"} %lu\n", l->res[i].name, l->res[i].objects);
-    sbuf_puts(f, "# HELP otel_webhook_owner_lookups_total On-demand lookups (owners, exporter Secrets and ConfigMaps), by "
-                 "outcome.\n# TYPE otel_webhook_owner_lookups_total counter\n");
+    family(f, "otel_webhook_owner_lookups_total", "counter",
+           "On-demand lookups (owners, exporter Secrets and ConfigMaps), by outcome.");
     for (int i = 0; i < KUBE_LOOKUP_NRESULTS; i++)
         sbuf_printf(f, "otel_webhook_owner_lookups_total{result=\"%s\"} %lu\n", kube_lookup_names[i], l->lookups[i]);
-    sbuf_puts(f, "# HELP otel_webhook_owner_lookup_duration_seconds Time of the on-demand GETs sent to the API server.\n"
-                 "# TYPE otel_webhook_owner_lookup_duration_seconds histogram\n");
+    family(f, "otel_webhook_owner_lookup_duration_seconds", "histogram",
+           "Time of the on-demand GETs sent to the API server.");
     unsigned long cum = 0;
     for (int i = 0; i < KUBE_LOOKUP_NBUCKETS; i++) {
         cum += l->lookup_buckets[i];
@@ -87,43 +121,50 @@ static void render_live(sbuf *f, const kube_live_stats *l) {
     sbuf_printf(f, "otel_webhook_owner_lookup_duration_seconds_bucket{le=\"+Inf\"} %lu\n", cum);
     sbuf_printf(f, "otel_webhook_owner_lookup_duration_seconds_sum %.6f\n", l->lookup_seconds);
     sbuf_printf(f, "otel_webhook_owner_lookup_duration_seconds_count %lu\n", cum);
-    sbuf_puts(f, "# HELP otel_webhook_live_publishes_total Live-layer snapshots published (bursts coalesced).\n"
-                 "# TYPE otel_webhook_live_publishes_total counter\n");
+    family(f, "otel_webhook_live_publishes_total", "counter", "Live-layer snapshots published (bursts coalesced).");
     sbuf_printf(f, "otel_webhook_live_publishes_total %lu\n", l->publishes);
-    sbuf_puts(f, "# HELP otel_webhook_native_sidecars 1 when the server's version enables native sidecars, 0 when not, -1 "
-                 "not known yet (--native-sidecars auto).\n# TYPE otel_webhook_native_sidecars gauge\n");
-    sbuf_printf(f, "otel_webhook_native_sidecars %d\n", l->native_sidecars);
+    /* Not known (no answer from /version yet, or --native-sidecars on|off,
+     * which does not ask): no sample rather than a value that means "none". */
+    family(f, "otel_webhook_native_sidecars", "gauge",
+           "1 when the API server's version enables native sidecars, 0 when not (--native-sidecars auto); no "
+           "sample until it has answered.");
+    if (l->native_sidecars >= 0) sbuf_printf(f, "otel_webhook_native_sidecars %d\n", l->native_sidecars);
 }
 
 char *metrics_render(const metrics_gauges *g, size_t *len) {
     sbuf b = SBUF_INIT, *f = &b;
-    sbuf_puts(f, "# HELP otel_webhook_requests_total Admission requests answered, by result.\n"
-                 "# TYPE otel_webhook_requests_total counter\n");
+    render_build_info(f);
+    family(f, "otel_webhook_requests_total", "counter", "Admission requests answered, by result.");
     for (int i = 0; i < METRICS_NRESULTS; i++)
         sbuf_printf(f, "otel_webhook_requests_total{result=\"%s\"} %lu\n", result_names[i], atomic_load(&requests[i]));
-    sbuf_puts(f, "# HELP otel_webhook_injections_total Pods injected, by language or sidecar mode.\n"
-                 "# TYPE otel_webhook_injections_total counter\n");
+    family(f, "otel_webhook_injections_total", "counter", "Pods injected, by language, and with a collector sidecar.");
     for (int l = 0; l < MUTATE_NLANGS; l++)
-        sbuf_printf(f, "otel_webhook_injections_total{what=\"%s\"} %lu\n", mutate_lang_name(l), atomic_load(&injections[l]));
-    sbuf_printf(f, "otel_webhook_injections_total{what=\"sidecar\",mode=\"container\"} %lu\n", atomic_load(&sidecars[0]));
-    sbuf_printf(f, "otel_webhook_injections_total{what=\"sidecar\",mode=\"native\"} %lu\n", atomic_load(&sidecars[1]));
-    sbuf_puts(f, "# HELP otel_webhook_skips_total Parts of pods left out, by reason (see the warnings).\n"
-                 "# TYPE otel_webhook_skips_total counter\n");
+        sbuf_printf(f, "otel_webhook_injections_total{what=\"%s\"} %lu\n", mutate_lang_name(l),
+                    atomic_load(&injections[l]));
+    sbuf_printf(f, "otel_webhook_injections_total{what=\"sidecar\"} %lu\n",
+                atomic_load(&sidecars[0]) + atomic_load(&sidecars[1]));
+    family(f, "otel_webhook_sidecar_injections_total", "counter",
+           "Pods given a collector sidecar, by form: a plain container or a native sidecar.");
+    for (int m = 0; m < 2; m++)
+        sbuf_printf(f, "otel_webhook_sidecar_injections_total{mode=\"%s\"} %lu\n", sidecar_modes[m],
+                    atomic_load(&sidecars[m]));
+    family(f, "otel_webhook_skips_total", "counter", "Parts of pods left out, by reason (see the warnings).");
     for (int s = 0; s < MUTATE_NSKIPS; s++)
         sbuf_printf(f, "otel_webhook_skips_total{reason=\"%s\"} %lu\n", skip_names[s], atomic_load(&skips[s]));
-    sbuf_puts(f, "# HELP otel_webhook_limits_exceeded_total Pods left alone because they were past a bound, by "
-                 "bound (README: Bounds).\n# TYPE otel_webhook_limits_exceeded_total counter\n");
+    family(f, "otel_webhook_limits_exceeded_total", "counter",
+           "Pods left alone because they were past a bound, by bound (README: Bounds).");
     for (int l = 1; l < MUTATE_NLIMITS; l++)
         sbuf_printf(f, "otel_webhook_limits_exceeded_total{limit=\"%s\"} %lu\n", mutate_limit_name(l),
                     atomic_load(&limits[l]));
-    sbuf_puts(f, "# HELP otel_webhook_errors_total Errors, by kind.\n# TYPE otel_webhook_errors_total counter\n");
+    family(f, "otel_webhook_errors_total", "counter", "Errors, by kind.");
     for (int e = 0; e < METRICS_NERRORS; e++)
-        sbuf_printf(f, "otel_webhook_errors_total{kind=\"%s\"} %lu\n", error_names[e], atomic_load(&errors[e]) + g->h2o_errors[e]);
-    sbuf_puts(f, "# HELP otel_webhook_accept_paused_total Times accepting stopped for 100 ms because the process had no "
-                 "file descriptor left.\n# TYPE otel_webhook_accept_paused_total counter\n");
+        sbuf_printf(f, "otel_webhook_errors_total{kind=\"%s\"} %lu\n", error_names[e],
+                    atomic_load(&errors[e]) + g->h2o_errors[e]);
+    family(f, "otel_webhook_accept_paused_total", "counter",
+           "Times accepting stopped for 100 ms because the process had no file descriptor left.");
     sbuf_printf(f, "otel_webhook_accept_paused_total %lu\n", atomic_load(&accept_pauses));
-    sbuf_puts(f, "# HELP otel_webhook_request_duration_seconds Time to answer an admission request, body parsed to "
-                 "response built.\n# TYPE otel_webhook_request_duration_seconds histogram\n");
+    family(f, "otel_webhook_request_duration_seconds", "histogram",
+           "Time to answer an admission request, body parsed to response built.");
     unsigned long cum = 0;
     for (size_t i = 0; i < NBUCKETS; i++) {
         cum += atomic_load(&buckets[i]);
@@ -133,25 +174,29 @@ char *metrics_render(const metrics_gauges *g, size_t *len) {
     sbuf_printf(f, "otel_webhook_request_duration_seconds_bucket{le=\"+Inf\"} %lu\n", cum);
     sbuf_printf(f, "otel_webhook_request_duration_seconds_sum %.9f\n", (double)atomic_load(&sum_ns) / 1e9);
     sbuf_printf(f, "otel_webhook_request_duration_seconds_count %lu\n", atomic_load(&count));
-    sbuf_puts(f, "# HELP otel_webhook_certificate_expiry_timestamp_seconds Expiry of the serving certificate in use.\n"
-                 "# TYPE otel_webhook_certificate_expiry_timestamp_seconds gauge\n");
-    sbuf_printf(f, "otel_webhook_certificate_expiry_timestamp_seconds %.0f\n", g->cert_not_after);
-    sbuf_puts(f, "# HELP otel_webhook_store_objects Objects known, by kind.\n# TYPE otel_webhook_store_objects gauge\n");
+    family(f, "otel_webhook_certificate_expiry_timestamp_seconds", "gauge",
+           "Expiry of the serving certificate in use (Unix time).");
+    if (g->cert_not_after > 0)
+        sbuf_printf(f, "otel_webhook_certificate_expiry_timestamp_seconds %.0f\n", g->cert_not_after);
+    family(f, "otel_webhook_store_objects", "gauge", "Objects known, by kind.");
     for (int k = 0; k < 8; k++) sbuf_printf(f, "otel_webhook_store_objects{kind=\"%s\"} %zu\n", metrics_kinds[k], g->objects[k]);
-    sbuf_puts(f, "# HELP otel_webhook_resource_files_failing Resource files not in service as they are now (cannot be "
-                 "read, too large, do not parse): their last good content is in use.\n"
-                 "# TYPE otel_webhook_resource_files_failing gauge\n");
+    family(f, "otel_webhook_resource_files_failing", "gauge",
+           "Resource files not in service as they are now (cannot be read, too large, do not parse): their last "
+           "good content is in use.");
     sbuf_printf(f, "otel_webhook_resource_files_failing %d\n", g->failing_files);
-    sbuf_puts(f, "# HELP otel_webhook_resource_folders_failing Resource folders that cannot be listed: the last good "
-                 "content of their files is in use.\n# TYPE otel_webhook_resource_folders_failing gauge\n");
+    family(f, "otel_webhook_resource_folders_failing", "gauge",
+           "Resource folders that cannot be listed: the last good content of their files is in use.");
     sbuf_printf(f, "otel_webhook_resource_folders_failing %d\n", g->failing_dirs);
-    sbuf_puts(f, "# HELP otel_webhook_resource_read_failure_seconds How long every read of the resources has met a folder "
-                 "or file that cannot be read; 0 when the last one read everything. /readyz answers 503 from "
-                 "--resources-grace on.\n# TYPE otel_webhook_resource_read_failure_seconds gauge\n");
-    sbuf_printf(f, "otel_webhook_resource_read_failure_seconds %.3f\n", g->unreadable_seconds);
-    sbuf_puts(f, "# HELP otel_webhook_ready 1 when the certificate and every source are loaded, and the resources have "
-                 "not been unreadable for --resources-grace.\n"
-                 "# TYPE otel_webhook_ready gauge\n");
+    /* A point in time, not a duration: the age is time() minus it, and an
+     * alert compares that with --resources-grace. */
+    family(f, "otel_webhook_resource_read_failure_since_timestamp_seconds", "gauge",
+           "Unix time from which every read of the resources has met a folder or file that cannot be read; no "
+           "sample while the last one read everything. /readyz answers 503 from --resources-grace on.");
+    if (g->unreadable_since > 0)
+        sbuf_printf(f, "otel_webhook_resource_read_failure_since_timestamp_seconds %.3f\n", g->unreadable_since);
+    family(f, "otel_webhook_ready", "gauge",
+           "1 when the certificate and every source are loaded, and the resources have not been unreadable for "
+           "--resources-grace.");
     sbuf_printf(f, "otel_webhook_ready %d\n", g->ready);
     if (g->live) render_live(f, g->live);
     return sbuf_take(&b, len);

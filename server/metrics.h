@@ -2,7 +2,13 @@
  *
  * Counters are process-wide relaxed atomics: a handful of increments per
  * request cost nothing next to a JSON parse, and they need no per-thread
- * merging. Label values come from fixed tables, so series stay bounded. */
+ * merging. Label values come from fixed tables, so series stay bounded.
+ * The exposition follows Prometheus' naming rules: base units, _total
+ * counters, points in time as Unix *_timestamp_seconds gauges (never a
+ * "seconds since" that changes on every scrape), no sentinel values (a
+ * sample that is not known is left out), one label set per family. The
+ * README's metrics table lists every family; the server tests hold the two
+ * to each other. */
 #ifndef SERVER_METRICS_H
 #define SERVER_METRICS_H
 
@@ -40,11 +46,11 @@ void metrics_error(metrics_err e);
 void metrics_accept_paused(void);
 
 typedef struct metrics_gauges {
-    double cert_not_after;            /* Unix seconds, 0 when unknown */
+    double cert_not_after;            /* Unix seconds; 0 when unknown (no sample) */
     size_t objects[8];                /* per kind, see metrics_kinds */
     int failing_files;
     int failing_dirs;
-    double unreadable_seconds;        /* of unbroken read errors of the resources, 0 when none */
+    double unreadable_since;          /* Unix seconds from which every read of the resources failed; 0: none */
     int ready;
     /* Errors h2o answered itself before the handler ran (body over the
      * cap, broken chunked encoding), added to errors_total. */

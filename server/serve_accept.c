@@ -120,8 +120,8 @@ static void pause_accepting(serve_acceptor *a, int err) {
         char n[24], open[24];
         snprintf(n, sizeof n, "%lu", quiet);
         snprintf(open, sizeof open, "%zu", a->open_conns);
-        log_kv(LOG_WARN, "out of file descriptors: not accepting for 100 ms", "error", strerror(err), "open_connections",
-               open, "pauses_not_logged", n, NULL);
+        log_kv(LOG_WARN, "out of file descriptors: not accepting for 100 ms", "error", strerror(err),
+               LOG_NUM("open_connections"), open, LOG_NUM("pauses_not_logged"), n, NULL);
     }
 }
 

@@ -147,8 +147,8 @@ static ssize_t guarded_expect(h2_conn_head *conn, const uint8_t *src, size_t len
         char b[24], n[24];
         snprintf(b, sizeof b, "%zu", g->budget);
         snprintf(n, sizeof n, "%lu", quiet);
-        log_kv(LOG_WARN, "HTTP/2 connection closed: request bodies over its budget", "budget_bytes", b,
-               "closes_not_logged", n, NULL);
+        log_kv(LOG_WARN, "HTTP/2 connection closed: request bodies over its budget", LOG_NUM("budget_bytes"), b,
+               LOG_NUM("closes_not_logged"), n, NULL);
     }
     *err_desc = "request bodies over the connection's budget";
     return H2O_HTTP2_ERROR_ENHANCE_YOUR_CALM;

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* The handler h2o calls for every path, with the server it answers for. */
 typedef struct route_handler {
@@ -77,7 +78,7 @@ static void on_mutate(serve_server *srv, h2o_req_t *req) {
         snprintf(us, sizeof us, "%.0f", dt * 1e6);
         snprintf(nw, sizeof nw, "%zu", out.nwarnings);
         log_kv(lvl, result_name(out.result), "uid", out.uid, "namespace", out.ns, "pod", out.pod, "injected", langs,
-               "warnings", nw, "micros", us,
+               LOG_NUM("warnings"), nw, LOG_NUM("micros"), us,
                /* the first warning, when there is one (a NULL key ends the list) */
                out.nwarnings ? "warning" : NULL, out.first_warning, NULL);
     }
@@ -105,8 +106,13 @@ static void gauges(serve_server *srv, metrics_gauges *g, kube_live_stats *live) 
     kube_store_release(srv->store, &v);
     g->failing_files = atomic_load(&srv->failing_files);
     g->failing_dirs = atomic_load(&srv->failing_dirs);
+    /* The watcher keeps monotonic times (what the grace period needs); the
+     * metric is a Unix timestamp, so the age is taken back from now. */
     long long since = atomic_load(&srv->files_unreadable_since_ms);
-    g->unreadable_seconds = since ? serve_now_mono() - (double)since / 1000 : 0;
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    double unix_now = (double)now.tv_sec + (double)now.tv_nsec / 1e9;
+    if (since) g->unreadable_since = unix_now - (serve_now_mono() - (double)since / 1000);
     g->ready = is_ready(srv);
     serve_loops_h2o_errors(srv, &g->h2o_errors[ERR_TOO_LARGE], &g->h2o_errors[ERR_BAD_REQUEST]);
 }

@@ -118,7 +118,9 @@ int serve_loop_poll_files(serve_server *srv, bool first) {
     if (stale != atomic_exchange(&srv->files_stale, stale)) {
         char g[32];
         snprintf(g, sizeof g, "%g", srv->files_grace);
-        if (stale) log_kv(LOG_ERROR, "resources unreadable past the grace period: not ready", "grace_seconds", g, NULL);
+        if (stale)
+            log_kv(LOG_ERROR, "resources unreadable past the grace period: not ready", LOG_NUM("grace_seconds"), g,
+                   NULL);
         else log_kv(LOG_INFO, "resources readable again: ready", NULL);
     }
     return changed;

@@ -3,6 +3,7 @@
 output formats, and the README's example."""
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -25,6 +26,15 @@ def run(*args, stdin=None):
 
 
 tmp = scratch_dir("otel-cli-test-")
+
+# version and --version: "otel-webhook VERSION" (otel-reconcile prints the same
+# with its own name, tests/blackbox/reconcile_test.py).
+with open("base/versions.h") as f:
+    VERSION = re.search(r'#define OTEL_WEBHOOK_VERSION "([^"]+)"', f.read()).group(1)
+for arg in ("version", "--version"):
+    p = subprocess.run([BIN, arg], capture_output=True, text=True)
+    check("otel-webhook %s" % arg, p.returncode == 0 and p.stdout == "otel-webhook %s\n" % VERSION and p.stderr == "",
+          (p.returncode, p.stdout, p.stderr))
 
 # The README's example: Java agent and collector sidecar into a Deployment.
 rc, out, err = run("-f", "examples/deployment-java.yaml", "--resources", "examples/resources")

@@ -31,6 +31,7 @@ import jsonpatch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fakeapi  # noqa: E402
+import metricslib  # noqa: E402
 from testlib import LSAN_SUPP, SANITIZER_MARKERS, Checks, free_port  # noqa: E402
 
 check = Checks("live")
@@ -98,6 +99,9 @@ class Webhook:
     def wait_ready(self, timeout=15):
         ok, dt = wait_for(self.ready, timeout)
         return check("%s becomes ready" % self.name, ok, self.stderr()[-2000:])
+
+    def metrics_text(self):
+        return self.get("/metrics")[1].decode(errors="replace")
 
     def metrics(self):
         st, body = self.get("/metrics")
@@ -462,6 +466,7 @@ def main():
         write_atomic(token, "token-0\n")
         kc = kubeconfig(os.path.join(tmp, "kubeconfig.yaml"), server, {"tokenFile": "token"},
                         {"certificate-authority": "certs/ca.crt"})
+        t_live_unix = time.time()
         wh = Webhook("live", tmp, certs, ["--kubeconfig", kc, "--watch-idle-timeout", "2", "--watch-timeout", "30"])
         hooks.append(wh)
         if not wh.start():
@@ -469,9 +474,19 @@ def main():
         ok, _ = wait_for(lambda: sum(1 for r in fake.requests if r["status"] == 401) >= 3, 10)
         check("old token: 401s", ok)
         check("not ready before the informers synced", wh.get("/readyz")[0] == 503)
-        m = wh.metrics()
-        check("metrics: not synced", m.get('otel_webhook_watch_synced{resource="namespaces"}') == 0 and
-              m.get("otel_webhook_ready") == 0, m.get("otel_webhook_ready"))
+        text = wh.metrics_text()
+        m = metricslib.parse(text)[0]
+        metricslib.check_exposition(check, "not synced", text, ROOT, BIN, live=True)
+        sample = lambda fam: {tuple(sorted(labels.items())): v for _, labels, v in m.get(fam, {}).get("samples", [])}
+        check("metrics: not synced", sample("otel_webhook_watch_synced").get((("resource", "namespaces"),)) == 0 and
+              sample("otel_webhook_ready") == {(): 0}, text[-2000:])
+        # Nothing listed and /version refused: no samples rather than -1s.
+        check("metrics: no last-event time before the first list",
+              "otel_webhook_watch_last_event_timestamp_seconds" in m and
+              not sample("otel_webhook_watch_last_event_timestamp_seconds"),
+              sample("otel_webhook_watch_last_event_timestamp_seconds"))
+        check("metrics: native sidecars not known yet: no sample", "otel_webhook_native_sidecars" in m and
+              not sample("otel_webhook_native_sidecars"), sample("otel_webhook_native_sidecars"))
         write_atomic(token, "token-1\n")
         if not wh.wait_ready(timeout=15):
             return
@@ -498,6 +513,13 @@ def main():
         # /version was refused with the old token too; it is retried on its own.
         ok, _ = wait_for(lambda: wh.metrics().get("otel_webhook_native_sidecars") == 1, 5)
         check("metrics: native sidecars from /version", ok)
+        text = wh.metrics_text()
+        metricslib.check_exposition(check, "synced", text, ROOT, BIN, live=True)
+        last = {labels["resource"]: v for _, labels, v in
+                metricslib.parse(text)[0]["otel_webhook_watch_last_event_timestamp_seconds"]["samples"]}
+        check("metrics: the last change of each resource, as a Unix time since the start",
+              sorted(last) == ["instrumentations", "namespaces", "opentelemetrycollectors"] and
+              all(t_live_unix <= v <= time.time() for v in last.values()), (t_live_unix, last))
         with open(reqlog) as f:
             lines = [json.loads(l) for l in f]
         check("request log: JSON lines with method, path, query",

@@ -117,6 +117,88 @@ def main():
     return check.finish(RESULTS)
 
 
+def dry_run_output(k, fake):
+    """--dry-run says what each write would be, exactly: objects to create,
+    the fields of those to update (old -> new, as the comparison saw them),
+    objects to delete; and writes nothing."""
+    dr = fake.apply("opentelemetrycollectors", collector("dr", ns="dry", podAnnotations={"team": "a"}))
+    uid = dr["metadata"]["uid"]
+    rc, nums, err, reqs = k.run("--dry-run", "--namespace", "dry")
+    check("dry run, new collector: what would be created, in apply order, and the status", rc == 0 and err == (
+        "would create ServiceAccount dry/dr-collector\n"
+        "would create ConfigMap dry/dr-collector-7696ba9e\n"
+        "would create Service dry/dr-collector\n"
+        "would create Service dry/dr-collector-headless\n"
+        "would create Service dry/dr-collector-monitoring\n"
+        "would create Deployment dry/dr-collector\n"
+        "would create PodDisruptionBudget dry/dr-collector\n"
+        "would create NetworkPolicy dry/dr-collector-networkpolicy\n"
+        "would write status dry/dr\n") and nums and nums["applied"] == 8 and
+        not [r for r in reqs if r["method"] != "GET"] and not k.names("deployments", "dry"), (rc, err))
+    rc, nums, err, reqs = k.run("--namespace", "dry")
+    check("dry run: the real run after it", rc == 0 and nums["applied"] == 8, (rc, nums, err[-500:]))
+    rc, nums, err, reqs = k.run("--dry-run", "--namespace", "dry")
+    check("dry run, nothing to do: says nothing", rc == 0 and err == "" and nums["applied"] == 0, (rc, err))
+
+    # Someone edits managed fields; the collector asks for 3 replicas; an
+    # object it owns is no longer wanted.
+    dep = k.get("deployments", "dr-collector", "dry")
+    dep["spec"]["template"]["spec"]["containers"][0]["image"] = "example.com/collector:patched"
+    dep["spec"]["template"]["spec"]["containers"][0]["args"].append("--feature-gates=x")
+    dep["spec"]["template"]["metadata"]["labels"]["app.kubernetes.io/version"] = "edited"
+    fake.apply("deployments", dep)
+    c = k.get("opentelemetrycollectors", "dr", "dry")
+    c["spec"]["replicas"] = 3
+    fake.apply("opentelemetrycollectors", c)
+    fake.apply("services", {"metadata": {
+        "name": "dr-stale", "namespace": "dry", "labels": {"app.kubernetes.io/managed-by": "opentelemetry-operator"},
+        "ownerReferences": [{"apiVersion": "opentelemetry.io/v1beta1", "kind": "OpenTelemetryCollector",
+                             "name": "dr", "uid": uid, "controller": True}]}})
+    rc, nums, err, reqs = k.run("--dry-run", "--namespace", "dry")
+    check("dry run, changes: the fields of the update, old -> new, and the delete", rc == 0 and err == (
+        "would update Deployment dry/dr-collector:\n"
+        "  spec.replicas: 1 -> 3\n"
+        '  spec.template.metadata.labels["app.kubernetes.io/version"]: "edited" -> "latest"\n'
+        '  spec.template.spec.containers[0].image: "example.com/collector:patched" -> '
+        '"ghcr.io/open-telemetry/opentelemetry-collector-releases/opentelemetry-collector:0.158.0"\n'
+        '  spec.template.spec.containers[0].args[1]: "--feature-gates=x" -> (absent)\n'
+        "would delete Service dry/dr-stale\n") and nums["applied"] == 1 and nums["pruned"] == 1 and
+        not [r for r in reqs if r["method"] != "GET"], (rc, err))
+    rc, nums, err, reqs = k.run("--namespace", "dry")
+    check("dry run: what it said is what the run does", rc == 0 and nums["applied"] == 1 and nums["pruned"] == 1 and
+          [(r["method"], r["path"].rsplit("/", 1)[-1]) for r in reqs if r["method"] != "GET"] ==
+          [("PATCH", "dr-collector"), ("DELETE", "dr-stale")], (rc, nums, err[-500:]))
+
+    # A field no longer wanted: every wanted field is as wanted, only the
+    # digest of the desired object says the apply has something to remove.
+    old = k.get("deployments", "dr-collector", "dry")["metadata"]["annotations"]["otel-reconcile/applied"]
+    c = k.get("opentelemetrycollectors", "dr", "dry")
+    del c["spec"]["podAnnotations"]
+    fake.apply("opentelemetrycollectors", c)
+    rc, nums, err, reqs = k.run("--dry-run", "--namespace", "dry")
+    m = re.fullmatch(r'would update Deployment dry/dr-collector:\n  metadata\.annotations\["otel-reconcile/applied"\]: '
+                     r'"%s" -> "([0-9a-f]{16})" \(only the digest differs: the apply removes the fields the last one '
+                     r'set and this one does not\)\n' % old, err)
+    # (The fake merges an apply into the stored object, so the annotation
+    # itself stays there; the API server's apply would remove it.)
+    k.run("--namespace", "dry")
+    new = k.get("deployments", "dr-collector", "dry")["metadata"]
+    check("dry run, a field dropped: the digest line alone, old -> the digest then applied", rc == 0 and m and
+          m.group(1) == new["annotations"]["otel-reconcile/applied"] and m.group(1) != old, (rc, err))
+
+    # An immutable field: the recreate, why, and the fields.
+    dep = k.get("deployments", "dr-collector", "dry")
+    dep["spec"]["selector"] = {"matchLabels": {"app": "older"}}
+    fake.apply("deployments", dep)
+    rc, nums, err, reqs = k.run("--dry-run", "--namespace", "dry")
+    check("dry run, an immutable change: would recreate, why, the fields", rc == 0 and err == (
+        "would recreate Deployment dry/dr-collector (spec.selector changed):\n"
+        '  spec.selector.matchLabels["app.kubernetes.io/component"]: (absent) -> "opentelemetry-collector"\n'
+        '  spec.selector.matchLabels["app.kubernetes.io/instance"]: (absent) -> "dry.dr"\n'
+        '  spec.selector.matchLabels["app.kubernetes.io/managed-by"]: (absent) -> "opentelemetry-operator"\n'
+        '  spec.selector.matchLabels["app.kubernetes.io/part-of"]: (absent) -> "opentelemetry"\n') and
+        not [r for r in reqs if r["method"] != "GET"], (rc, err))
+    fake.delete("opentelemetrycollectors", "dr", "dry")
 def steps(k, fake, tmp):
     # ---- usage and configuration errors: exit 2, nothing asked --------------
     for name, args in (("no credentials", ["run"]), ("both credentials", ["run", "--in-cluster", "--kubeconfig", "x"]),
@@ -330,8 +412,9 @@ def steps(k, fake, tmp):
     # ---- --dry-run and --namespace ------------------------------------------
     rc, nums, err, reqs = k.run("--dry-run")
     check("dry run: reports, writes nothing", rc == 0 and nums and nums["applied"] >= 1 and
-          not [r for r in reqs if r["method"] != "GET"] and "would apply Deployment obs/alpha-collector" in err,
-          (nums, err[-500:]))
+          not [r for r in reqs if r["method"] != "GET"] and
+          "would update Deployment obs/alpha-collector:\n  spec.replicas: 4 -> 9\n" in err, (nums, err[-500:]))
+    dry_run_output(k, fake)
     rc, nums, err, reqs = k.run("--namespace", "team")
     check("--namespace: only that namespace's collectors and objects", rc == 0 and nums and nums["collectors"] == 1
           and all("/namespaces/team/" in r["path"] or "/namespaces/" not in r["path"] for r in reqs) and

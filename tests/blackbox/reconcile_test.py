@@ -12,6 +12,7 @@ import copy
 import glob
 import os
 import random
+import re
 import subprocess
 import sys
 
@@ -217,21 +218,57 @@ for case in CASES:
             check(what + " selector matches pods", all(pod.get(k) == v for k, v in sel.items()))
 
 # ---- CLI ---------------------------------------------------------------------
-rc, out, err = run("--help")
-check("help rc", rc == 0 and out.startswith("usage: otel-reconcile render -f FILE|- [--namespace NS]"), out)
-rc, out, err = run("render", "--help")
-check("render --help", rc == 0 and "usage:" in out)
+# Each subcommand has its own usage (stdout, exit 0 with --help); a usage
+# error names the flag and the problem, then that usage on stderr, exit 2.
+rc, top, err = run("--help")
+check("help rc", rc == 0 and err == "" and top.startswith("usage: otel-reconcile COMMAND [OPTIONS]\n") and
+      all(c in top for c in ("  render ", "  run ", "  version ")), top)
+rc, render_use, err = run("render", "--help")
+check("render --help: its own usage", rc == 0 and err == "" and
+      render_use.startswith("usage: otel-reconcile render -f FILE|- [--namespace NS]\n\n") and
+      "--filename FILE|-" in render_use and "--kubeconfig" not in render_use, render_use)
+rc, run_use, err = run("run", "--help")
+check("run --help: its own usage", rc == 0 and err == "" and run_use.startswith(
+    "usage: otel-reconcile run [--once] (--in-cluster [--service-account-dir DIR] |\n") and
+    all(f in run_use for f in ("--in-cluster", "--service-account-dir DIR", "--kubeconfig FILE", "--context NAME",
+                               "--namespace NS", "--dry-run", "--once")) and "--filename" not in run_use, run_use)
+rc, out, err = run("render", "-h")
+check("render -h", rc == 0 and out == render_use)
+with open("base/versions.h") as f:
+    version = re.search(r'#define OTEL_WEBHOOK_VERSION "([^"]+)"', f.read()).group(1)
+for args in (("version",), ("--version",)):
+    rc, out, err = run(*args)
+    check("%s: otel-reconcile VERSION, as otel-webhook version says it" % args[0],
+          rc == 0 and out == "otel-reconcile %s\n" % version and err == "", (rc, out, err))
+rc, out, err = run("version", "extra")
+check("version with an argument", rc == 2 and err == "otel-reconcile version: unexpected argument extra\n" + top, err)
 rc, out, err = run()
-check("no args", rc == 2 and "usage:" in err)
+check("no args", rc == 2 and err == top and out == "", err)
 rc, out, err = run("frobnicate")
-check("unknown command", rc == 2 and err.startswith("otel-reconcile: unknown command frobnicate"), err)
-rc, out, err = run("render")
-check("render without -f", rc == 2 and err.startswith("otel-reconcile render: -f FILE is required"), err)
-rc, out, err = run("render", "-f", DATA + "/simplest.yaml", "--bogus")
-check("render unknown flag", rc == 2 and "unexpected argument --bogus" in err, err)
-rc, out, err = run("run")
-check("run without credentials: usage", rc == 2 and
-      err.startswith("otel-reconcile run: exactly one of --in-cluster and --kubeconfig FILE\n"), err)
+check("unknown command", rc == 2 and err == "otel-reconcile: unknown command frobnicate\n" + top, err)
+USAGE_ERRORS = [
+    (("render",), "otel-reconcile render: -f FILE is required\n", render_use),
+    (("render", "-f", DATA + "/simplest.yaml", "--bogus"), "otel-reconcile render: unknown flag --bogus\n", render_use),
+    (("render", "-f", DATA + "/simplest.yaml", "stray"), "otel-reconcile render: unexpected argument stray\n",
+     render_use),
+    (("render", "-f"), "otel-reconcile render: --filename needs a value (FILE)\n", render_use),
+    (("render", "-f", DATA + "/simplest.yaml", "--namespace", ""), "otel-reconcile render: --namespace must not be "
+     "empty\n", render_use),
+    (("run",), "otel-reconcile run: exactly one of --in-cluster and --kubeconfig FILE\n", run_use),
+    (("run", "--in-cluster", "--kubeconfig", "x"), "otel-reconcile run: exactly one of --in-cluster and --kubeconfig "
+     "FILE\n", run_use),
+    (("run", "--kubeconfig"), "otel-reconcile run: --kubeconfig needs a value (FILE)\n", run_use),
+    (("run", "--in-cluster", "--dry-run=yes"), "otel-reconcile run: --dry-run takes no value\n", run_use),
+    (("run", "--in-cluster", "--bogus"), "otel-reconcile run: unknown flag --bogus\n", run_use),
+    (("run", "--in-cluster", "--context", "c"), "otel-reconcile run: --context needs --kubeconfig\n", run_use),
+    (("run", "--kubeconfig", "k", "--service-account-dir", "d"), "otel-reconcile run: --service-account-dir needs "
+     "--in-cluster\n", run_use),
+    (("run", "--kubeconfig=", "x"), "otel-reconcile run: --kubeconfig must not be empty\n", run_use),
+]
+for args, msg, use in USAGE_ERRORS:
+    rc, out, err = run(*args)
+    check("usage error %s: the flag and the problem, then the usage, exit 2" % " ".join(args),
+          rc == 2 and out == "" and err == msg + use, (rc, err[:200]))
 rc, out, err = run("render", "-f", "/nonexistent/x.yaml")
 check("missing file", rc == 1 and err == "/nonexistent/x.yaml: No such file or directory\n", err)
 

@@ -41,6 +41,7 @@ RELEASE_BIN = os.path.abspath(sys.argv[3]) if len(sys.argv) > 3 else None
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from testlib import SANITIZER_MARKERS, Checks, free_port  # noqa: E402
+import metricslib  # noqa: E402
 from serverlib import (Conn, Server, fresh_fingerprint, kubelet_publish, new_pair, not_after,  # noqa: E402
                        pem_sha256)
 
@@ -872,9 +873,13 @@ def check_metrics(srv, cert_path):
         check(name + " metrics: injections %s" % what, got == srv.injections.get(what, 0),
               "got %s, expected %d" % (got, srv.injections.get(what, 0)))
     for mode in ("container", "native"):
-        got = m.get('otel_webhook_injections_total{what="sidecar",mode="%s"}' % mode)
+        got = m.get('otel_webhook_sidecar_injections_total{mode="%s"}' % mode)
         check(name + " metrics: sidecar %s" % mode, got == srv.injections.get("sidecar-" + mode, 0),
               "got %s, expected %d" % (got, srv.injections.get("sidecar-" + mode, 0)))
+    sidecars = srv.injections.get("sidecar-container", 0) + srv.injections.get("sidecar-native", 0)
+    check(name + " metrics: sidecars of both forms", m.get('otel_webhook_injections_total{what="sidecar"}') == sidecars,
+          m.get('otel_webhook_injections_total{what="sidecar"}'))
+    check_exposition(name, r.body.decode())
     buckets = [(k, v) for k, v in m.items() if k.startswith("otel_webhook_request_duration_seconds_bucket")]
     values = [v for _, v in buckets]
     check(name + " metrics: histogram buckets", len(buckets) == 14 and buckets[-1][0].endswith('le="+Inf"}'),
@@ -890,6 +895,10 @@ def check_metrics(srv, cert_path):
           "got %s, notAfter %d" % (m.get("otel_webhook_certificate_expiry_timestamp_seconds"), exp))
     check(name + " metrics: ready", m.get("otel_webhook_ready") == 1)
     return m
+
+
+def check_exposition(name, text):
+    return metricslib.check_exposition(check, name, text, ROOT, BIN)
 
 
 def check_store_metrics(name, m):
@@ -925,6 +934,13 @@ def check_json_logs(srv):
                                                o.get("error") == "empty request body" for o in recs))
     check("JSON logs: mutation logged", any(o.get("msg") == "mutated" and o.get("uid") == "uid-java" and
                                             o.get("injected") == "java" for o in recs))
+    # Counts and durations are JSON numbers, not strings.
+    mutated = [o for o in recs if o.get("msg") == "mutated" and o.get("uid") == "uid-java"]
+    check("JSON logs: warnings and micros are JSON numbers", mutated and all(
+        type(o.get("warnings")) is int and type(o.get("micros")) is int and o["micros"] >= 0 for o in mutated),
+        mutated[:1])
+    check("JSON logs: threads is a JSON number", any(o.get("msg") == "serving" and type(o.get("threads")) is int and
+                                                     o["threads"] == 2 for o in recs))
 
 
 def check_text_logs(srv):
@@ -932,8 +948,10 @@ def check_text_logs(srv):
     pat = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z (DEBUG|INFO|WARN|ERROR) \S")
     bad = [l for l in lines if not pat.match(l)]
     check("text logs: every line is TIME LEVEL msg", lines and not bad, bad[:3])
-    check("text logs: serving line", any(" INFO serving listen=127.0.0.1:%d " % srv.port in l for l in lines),
-          lines[:3])
+    check("text logs: serving line", any(" INFO serving listen=127.0.0.1:%d threads=2 http2=on " % srv.port in l
+                                         for l in lines), lines[:3])
+    check("text logs: numbers as plain words", any(re.search(r" INFO mutated .* warnings=\d+ micros=\d+( |$)", l)
+                                                   for l in lines), lines[:5])
     check("text logs: not JSON", not any(l.startswith("{") for l in lines))
 
 
@@ -1213,12 +1231,14 @@ def test_resources_outage(srv, res_dir, grace):
     what changed meanwhile, when the folder is back."""
     name = srv.name
     java_injected(srv, name + " before", "uid-outage-0")
-    _, m = srv.metrics()
-    check(name + ": no failing folder", m.get("otel_webhook_resource_folders_failing") == 0 and
-          m.get("otel_webhook_resource_read_failure_seconds") == 0, m)
+    r, m = srv.metrics()
+    since = "otel_webhook_resource_read_failure_since_timestamp_seconds"
+    check(name + ": no failing folder", m.get("otel_webhook_resource_folders_failing") == 0 and since not in m, m)
+    check(name + ": no read-failure sample, its family still described",
+          "# TYPE %s gauge" % since in r.body.decode().splitlines(), r.body[-600:])
 
     away = res_dir + ".away"
-    t_rename = time.monotonic()
+    t_rename, t_rename_unix = time.monotonic(), time.time()
     os.rename(res_dir, away)
     m = wait_for(name + ": failing folder in /metrics", lambda: (lambda m: m if m.get(
         "otel_webhook_resource_folders_failing") == 1 else None)(srv.metrics()[1]), 10)
@@ -1234,9 +1254,13 @@ def test_resources_outage(srv, res_dir, grace):
     check(name + ": not before the grace period", t_503 - t_rename >= grace, "%.2f s" % (t_503 - t_rename))
     if r:
         check(name + ": 503 body", r.body == b"not ready\n", r.body)
-    _, m = srv.metrics()
-    check(name + ": read failure seconds past the grace",
-          m.get("otel_webhook_resource_read_failure_seconds", 0) >= grace, m)
+    r, m = srv.metrics()
+    # The poll that first failed came within a second of the rename (a
+    # rounding millisecond aside); its age is past the grace period.
+    check(name + ": read failure since the rename, as a Unix time",
+          t_rename_unix - 0.01 <= m.get(since, 0) <= t_rename_unix + 2 and time.time() - m[since] >= grace,
+          (t_rename_unix, m.get(since), time.time()))
+    check_exposition(name + " during the outage", r.body.decode())
     check(name + ": ready gauge 0", m.get("otel_webhook_ready") == 0, m)
     check(name + ": still counted once", m.get('otel_webhook_errors_total{kind="resource_file"}') == 1, m)
     java_injected(srv, name + " while not ready", "uid-outage-2")
@@ -1249,7 +1273,7 @@ def test_resources_outage(srv, res_dir, grace):
           len(said) == 1 and said[0].get("level") == "error" and said[0].get("source") == "files",
           [o for o in recs if "folder" in o.get("msg", "")])
     stale = [o for o in recs if o.get("msg") == "resources unreadable past the grace period: not ready"]
-    check(name + ": not ready logged once", len(stale) == 1 and stale[0].get("grace_seconds") == str(grace), stale)
+    check(name + ": not ready logged once", len(stale) == 1 and stale[0].get("grace_seconds") == grace, stale)
 
     # Back, with an Instrumentation added meanwhile.
     with open(os.path.join(away, "added.yaml"), "w") as f:
@@ -1259,7 +1283,7 @@ def test_resources_outage(srv, res_dir, grace):
              lambda: (lambda r: r if r.status == 200 and r.body == b"ready\n" else None)(srv.call("GET", "/readyz")), 10)
     _, m = srv.metrics()
     check(name + ": recovered in /metrics", m.get("otel_webhook_resource_folders_failing") == 0 and
-          m.get("otel_webhook_resource_read_failure_seconds") == 0 and m.get("otel_webhook_ready") == 1, m)
+          since not in m and m.get("otel_webhook_ready") == 1, m)
     check(name + ": the added Instrumentation", m.get('otel_webhook_store_objects{kind="Instrumentation"}') ==
           STORE_EXPECTED["Instrumentation"] + 1, m)
     recs = json_log(srv)

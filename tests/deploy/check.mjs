@@ -16,13 +16,21 @@
 //  4. RBAC: every request of tests/deploy/expected-requests.jsonl (and of
 //     the fake API server's logs: OTEL_FAKEAPI_LOG, OTEL_FAKEAPI_RECONCILE_LOG,
 //     tests/deploy/fakeapi-sample.jsonl) is allowed, every rule is exercised,
-//     and every recorded request is in the contract.
+//     and every recorded request is in the contract;
+//  5. monitoring (deploy/monitoring, in the monitoring overlay): the
+//     ServiceMonitor scrapes what the webhook serves (its Service and port,
+//     HTTPS, /metrics, the serving CA and a name the certificate is for), and
+//     the PrometheusRule is the README's alerts: the same names, expressions
+//     and durations, every expression PromQL, every metric it names one the
+//     webhook serves (the README's metrics tables, which the server tests hold
+//     to /metrics) or one of the few named from Prometheus and kube-state-metrics.
 import fs from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import * as rbac from './rbac.mjs';
+import { parser as promql } from '@prometheus-io/lezer-promql';
 import { unknownFields } from './strict.mjs';
 import { fileURLToPath } from 'node:url';
 const NODE_MODULES = path.join(path.dirname(fileURLToPath(import.meta.url)), 'node_modules');
@@ -41,7 +49,7 @@ const id = (o) => `${o.kind}/${o.metadata?.namespace ? `${o.metadata.namespace}/
 
 const OVERLAYS = fs.readdirSync(RENDERED).filter((f) => f.endsWith('.yaml')).map((f) => f.slice(0, -5)).sort();
 const rendered = Object.fromEntries(OVERLAYS.map((o) => [o, readYamlDocs(path.join(RENDERED, `${o}.yaml`))]));
-for (const must of ['cert-manager', 'self-managed', 'label-opt-in', 'restrict-secrets']) {
+for (const must of ['cert-manager', 'self-managed', 'label-opt-in', 'restrict-secrets', 'monitoring']) {
   check(rendered[must], `overlay ${must} rendered`);
 }
 
@@ -49,6 +57,7 @@ for (const must of ['cert-manager', 'self-managed', 'label-opt-in', 'restrict-se
 async function modelFor(o) {
   const [group, version] = o.apiVersion.includes('/') ? o.apiVersion.split('/') : ['', o.apiVersion];
   const spec = group === 'cert-manager.io' ? `@kubernetes-models/cert-manager/${o.apiVersion}/${o.kind}`
+    : group === 'monitoring.coreos.com' ? `@kubernetes-models/prometheus-operator/${o.apiVersion}/${o.kind}`
     : group ? `kubernetes-models/${group}/${version}/${o.kind}` : `kubernetes-models/${version}/${o.kind}`;
   try { const M = (await import(spec))[o.kind]; if (M) M.__spec = spec; return M; } catch { return null; }
 }
@@ -433,6 +442,110 @@ for (const o of OVERLAYS) {
   const have = [...new Set(del.flatMap((r) => r.rules.flatMap((ru) => rbac.atoms(ru).map((a) => `${a.group} ${a.resource} ${a.verb}`))))].sort();
   check(JSON.stringify(have) === JSON.stringify(want), `${o}: the delegated collector rules are reconcile.md §4.2's`,
         `extra: ${have.filter((x) => !want.includes(x)).join(', ')}; missing: ${want.filter((x) => !have.includes(x)).join(', ')}`);
+}
+
+// ------------------------------------------------------------- 5. monitoring
+// The README's "## Metrics" section: its metrics tables (every family the
+// webhook serves, type and labels) and its recommended alerts.
+const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+const metricsSection = readme.split('\n## Metrics\n')[1]?.split('\n## ')[0] || '';
+const families = new Map();
+for (const m of metricsSection.matchAll(/^\| `(otel_webhook_[a-z0-9_]+)` \| (counter|gauge|histogram) \|/gm)) families.set(m[1], m[2]);
+check(families.size > 20, 'README: the metrics tables list the families', String(families.size));
+const alertsSection = metricsSection.split('\n### Recommended alerts\n')[1]?.split('\n### ')[0] || '';
+const readmeAlerts = [...alertsSection.matchAll(/^\| `([A-Za-z]+)` \| `([^`]+)` \| (\w+) \|/gm)]
+  .map((m) => ({ alert: m[1], expr: m[2], for: m[3] }));
+check(readmeAlerts.length >= 5, 'README: the recommended alerts table', String(readmeAlerts.length));
+// Metrics named in expressions that do not come from the webhook: Prometheus'
+// own, and kube-state-metrics' (the README says the alert needs it).
+const EXTERNAL = new Set(['up', 'kube_cronjob_status_last_successful_time']);
+// A family as an expression may name it: a histogram's series end in _bucket, _sum, _count.
+function familyOf(name) {
+  if (families.has(name)) return name;
+  const m = name.match(/^(.*)_(bucket|sum|count)$/);
+  return m && families.get(m[1]) === 'histogram' ? m[1] : null;
+}
+function promqlMetrics(expr) {
+  const tree = promql.parse(expr);
+  let error = false;
+  const names = [];
+  tree.iterate({ enter: (n) => {
+    if (n.type.isError) error = true;
+    if (n.name === 'VectorSelector') {
+      const id = n.node.getChild('Identifier');
+      if (id) names.push(expr.slice(id.from, id.to));
+      else error = true; // {__name__=...}: spell the metric out
+    }
+  } });
+  return { error, names };
+}
+{
+  // The check itself: a typo in a name and a broken expression are caught.
+  const bad = promqlMetrics('rate(otel_webhook_request_total[5m]) > 0');
+  check(!bad.error && bad.names.length === 1 && !familyOf(bad.names[0]), 'alert check: a misspelt metric is not a family');
+  check(promqlMetrics('rate(otel_webhook_requests_total[5m] > 0').error, 'alert check: a broken expression is refused');
+  check(familyOf('otel_webhook_request_duration_seconds_bucket') === 'otel_webhook_request_duration_seconds',
+        'alert check: a histogram\'s _bucket series is its family');
+}
+const mon = rendered.monitoring || [];
+{
+  const svcMons = mon.filter((o) => o.kind === 'ServiceMonitor');
+  check(svcMons.length === 1, 'monitoring: one ServiceMonitor', String(svcMons.length));
+  const sm = svcMons[0];
+  const dep = mon.find((x) => x.kind === 'Deployment' && x.metadata.name === 'otel-webhook');
+  const ctr = dep?.spec.template.spec.containers[0];
+  const svcs = mon.filter((x) => x.kind === 'Service' && selectorMatches(sm?.spec.selector, x.metadata.labels || {})
+    && (sm?.spec.namespaceSelector?.matchNames || [sm?.metadata.namespace]).includes(x.metadata.namespace));
+  check(svcs.length === 1 && svcs[0].metadata.name === 'otel-webhook', 'monitoring: the ServiceMonitor selects the webhook\'s Service, and only it',
+        svcs.map(id).join(', '));
+  const svc = svcs[0];
+  check(selectorMatches({ matchLabels: svc?.spec.selector }, dep?.spec.template.metadata.labels || {}), 'monitoring: that Service selects the webhook pods');
+  const eps = sm?.spec.endpoints || [];
+  check(eps.length === 1, 'monitoring: one endpoint');
+  const ep = eps[0] || {};
+  const sport = svc?.spec.ports.find((p) => p.name === ep.port);
+  check(sport, `monitoring: endpoint port ${ep.port} is a port of the Service`);
+  const cport = ctr?.ports?.find((p) => p.name === sport?.targetPort || p.containerPort === sport?.targetPort);
+  const listen = (ctr?.args || []).find((a) => a.startsWith('--listen='));
+  check(cport && listen?.endsWith(`:${cport.containerPort}`), 'monitoring: it reaches the port serve listens on', `${cport?.containerPort} ${listen}`);
+  check(ep.scheme === 'https' && ep.path === '/metrics', 'monitoring: HTTPS, /metrics (the serving port speaks TLS only)', `${ep.scheme} ${ep.path}`);
+  const certVol = dep?.spec.template.spec.volumes.find((v) => v.secret);
+  const caRef = ep.tlsConfig?.ca?.secret;
+  check(caRef?.name === certVol?.secret.secretName && caRef?.key === 'ca.crt' && sm.metadata.namespace === dep?.metadata.namespace,
+        'monitoring: the CA is the serving Secret\'s ca.crt, in its namespace', JSON.stringify(ep.tlsConfig));
+  check(!ep.tlsConfig?.insecureSkipVerify, 'monitoring: the certificate is verified');
+  const cert = mon.find((x) => x.kind === 'Certificate' && x.spec.secretName === certVol?.secret.secretName);
+  check(cert?.spec.dnsNames?.includes(ep.tlsConfig?.serverName), 'monitoring: serverName is a name the serving certificate is for',
+        `${ep.tlsConfig?.serverName} not in ${cert?.spec.dnsNames}`);
+  check(ep.tlsConfig?.serverName === `${svc?.metadata.name}.${svc?.metadata.namespace}.svc`,
+        'monitoring: serverName is the Service\'s name (self-managed certificates are issued for it too)');
+  // The self-managed Secret has a ca.crt too (tests/deploy/extra.py runs certs.sh).
+  const sm2 = rendered['self-managed'] || [];
+  const smDep = sm2.find((x) => x.kind === 'Deployment' && x.metadata.name === 'otel-webhook');
+  check(smDep?.spec.template.spec.volumes.find((v) => v.secret)?.secret.secretName === caRef?.name,
+        'monitoring: deploy/monitoring fits the self-managed overlay too (the same Secret)');
+}
+{
+  const rules = mon.filter((o) => o.kind === 'PrometheusRule');
+  check(rules.length === 1, 'monitoring: one PrometheusRule', String(rules.length));
+  const alerts = rules.flatMap((r) => r.spec.groups.flatMap((g) => g.rules)).filter((r) => r.alert);
+  const norm = (e) => String(e).replace(/\s+/g, ' ').trim();
+  check(JSON.stringify(alerts.map((a) => a.alert)) === JSON.stringify(readmeAlerts.map((a) => a.alert)),
+        'monitoring: the PrometheusRule\'s alerts are the README\'s, in its order',
+        `rule: ${alerts.map((a) => a.alert).join(', ')}; README: ${readmeAlerts.map((a) => a.alert).join(', ')}`);
+  for (const a of alerts) {
+    const doc = readmeAlerts.find((r) => r.alert === a.alert);
+    check(doc && norm(doc.expr) === norm(a.expr), `monitoring: ${a.alert}: the README's expression`, `${a.expr} / ${doc?.expr}`);
+    check(doc && (doc.for === '0m' ? !a.for : doc.for === a.for), `monitoring: ${a.alert}: the README's "for"`, `${a.for} / ${doc?.for}`);
+    check(['critical', 'warning'].includes(a.labels?.severity) && a.annotations?.summary && a.annotations?.description,
+          `monitoring: ${a.alert}: a severity, a summary and a description`);
+    const { error, names } = promqlMetrics(a.expr);
+    check(!error, `monitoring: ${a.alert}: the expression parses as PromQL`, a.expr);
+    check(names.length > 0, `monitoring: ${a.alert}: names a metric`);
+    for (const n of names) {
+      check(familyOf(n) || EXTERNAL.has(n), `monitoring: ${a.alert}: ${n} is served by the webhook (README metrics tables)${EXTERNAL.size ? ' or named as external' : ''}`);
+    }
+  }
 }
 
 console.log(`COUNTS ${passed} ${failed}`);

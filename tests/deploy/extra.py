@@ -282,11 +282,11 @@ rbin = os.path.join(ROOT, "build", "otel-reconcile")
 rc_job = find(rendered("cert-manager"), "CronJob", "otel-reconcile")
 if rc_job and os.access(rbin, os.X_OK):
     rargs = rc_job["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["args"]
-    h = run([rbin, "--help"])
+    h = run([rbin, "run", "--help"])
     h = h.stdout + h.stderr
     check(rc_job["spec"].get("suspend") is not True, "the otel-reconcile CronJob runs")
     for a in rargs:
-        check(a.split("=")[0] in h, f"otel-reconcile {a.split('=')[0]} exists (otel-reconcile --help)")
+        check(a.split("=")[0] in h, f"otel-reconcile {a.split('=')[0]} exists (otel-reconcile run --help)")
 
 # --- README -----------------------------------------------------------------
 readme = open(os.path.join(ROOT, "README.md")).read()

@@ -1,12 +1,14 @@
 /* tests/unit/test_compare.c - the "nothing changed" decision of otel-reconcile
  * run as pure functions (reconcile/compare.h): quantities by value, the
  * subset rule, the digest and its annotation, immutable-field changes of
- * workloads, and the parser of the API server's 422 immutable refusal. The
+ * workloads, the parser of the API server's 422 immutable refusal, and the
+ * changed fields a dry run prints (the same walk, reconcile/diff.h). The
  * requests these decisions lead to are checked from the outside by
  * reconcile_run_test.py against the fake API server. */
 #include "reconcile/compare.h"
 
 #include "base/json.h"
+#include "reconcile/diff.h"
 #include "reconcile/run.h"
 #include "tests/unit/util.h"
 
@@ -446,6 +448,115 @@ START_TEST(refusal_only_on_422) {
 }
 END_TEST
 
+/* ---- the changed fields (dry run) ---------------------------------------- */
+
+static char *diff(const char *want, const char *have) {
+    json_object *w = J(want), *h = J(have);
+    char *t = reconcile_diff_text(w, h);
+    json_object_put(w);
+    json_object_put(h);
+    return t;
+}
+
+#define DIFF(want, have, expected)                                                                                     \
+    do {                                                                                                               \
+        char *t_ = diff(want, have), *e_ = dq(expected);                                                               \
+        ck_assert_msg(strcmp(t_, e_) == 0, "%s against %s:\n%s\nexpected:\n%s", want, have, t_, e_);               \
+        free(t_);                                                                                                      \
+        free(e_);                                                                                                      \
+    } while (0)
+
+static size_t ndiff(const char *want, const char *have) {
+    json_object *w = J(want), *h = J(have);
+    size_t n = reconcile_diff(w, h, NULL, NULL);
+    json_object_put(w);
+    json_object_put(h);
+    return n;
+}
+
+/* The walk without a callback is the subset decision; with one, it finds
+ * a difference exactly when the decision does. */
+START_TEST(diff_agrees_with_subset) {
+    static const char *const pairs[][2] = {
+        {"{'a':1}", "{'a':1,'b':2}"}, {"{'a':1}", "{'a':2}"}, {"{'a':{}}", "{}"}, {"{'a':[]}", "{'a':null}"},
+        {"{'a':[1,2]}", "{'a':[1]}"}, {"{'a':[1]}", "{'a':[1,2]}"}, {"{'a':[2,1]}", "{'a':[1,2]}"},
+        {"{'a':'1'}", "{'a':1}"}, {"{'r':{'limits':{'cpu':'0.5'}}}", "{'r':{'limits':{'cpu':'500m'}}}"},
+        {"{'r':{'limits':{'cpu':'1'}}}", "{'r':{'limits':{'cpu':'500m'}}}"}, {"{'a':true}", "{'a':false}"},
+        {"{'a':{'b':{'c':'x'}}}", "{'a':{'b':'x'}}"}, {"{'a':1.5}", "{'a':1.5}"}, {"{'a':null}", "{}"},
+    };
+    for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++) {
+        json_object *w = J(pairs[i][0]), *h = J(pairs[i][1]);
+        size_t counted = 0;
+        bool s = reconcile_subset(w, h);
+        size_t n = reconcile_diff(w, h, NULL, NULL);
+        char *t = reconcile_diff_text(w, h);
+        for (const char *p = t; *p; p++) counted += *p == '\n';
+        ck_assert_msg(s == (n == 0) && (n == 0) == (counted == 0), "%s against %s: subset %d, %zu differences, %s",
+                      pairs[i][0], pairs[i][1], s, n, t);
+        free(t);
+        json_object_put(w);
+        json_object_put(h);
+    }
+}
+END_TEST
+
+START_TEST(diff_lists_every_field) {
+    DIFF("{'spec':{'replicas':3,'paused':false,'name':'a'}}", "{'spec':{'replicas':1,'paused':true,'name':'a'}}",
+         "  spec.replicas: 1 -> 3\n  spec.paused: true -> false\n");
+    ck_assert_uint_eq(ndiff("{'a':1,'b':2,'c':3}", "{'a':0,'b':0,'c':3}"), 1); /* without fn: the first only */
+    /* nothing differs: no lines */
+    DIFF("{'a':{'b':[1,{'c':'d'}]}}", "{'a':{'b':[1,{'c':'d','e':'f'}]},'status':{}}", "");
+}
+END_TEST
+
+START_TEST(diff_paths_quote_keys_that_are_not_words) {
+    DIFF("{'metadata':{'labels':{'app.kubernetes.io/name':'x','plain_key-1':'y'}},'data':{'c.yaml':'a: 1'}}",
+         "{'metadata':{'labels':{}},'data':{'c.yaml':'a: 2'}}",
+         "  metadata.labels['app.kubernetes.io/name']: (absent) -> 'x'\n"
+         "  metadata.labels.plain_key-1: (absent) -> 'y'\n"
+         "  data['c.yaml']: 'a: 2' -> 'a: 1'\n");
+    /* a key needing escapes is written as a JSON string */
+    DIFF("{'a\\'b':1}", "{}", "  ['a\\'b']: (absent) -> 1\n");
+}
+END_TEST
+
+START_TEST(diff_lists_grown_and_shrunk) {
+    DIFF("{'args':['a','b','c']}", "{'args':['a','x']}",
+         "  args[1]: 'x' -> 'b'\n  args[2]: (absent) -> 'c'\n");
+    DIFF("{'args':['a']}", "{'args':['a','x',{'y':1}]}",
+         "  args[1]: 'x' -> (absent)\n  args[2]: {'y':1} -> (absent)\n");
+    DIFF("{'c':[{'name':'a','env':[{'name':'X','value':'1'}]}]}",
+         "{'c':[{'name':'a','env':[{'name':'X','value':'2'}]}]}", "  c[0].env[0].value: '2' -> '1'\n");
+}
+END_TEST
+
+START_TEST(diff_subtrees_missing_or_of_another_type) {
+    DIFF("{'spec':{'resources':{'limits':{'memory':'1Gi'}}}}", "{'spec':{}}",
+         "  spec.resources: (absent) -> {'limits':{'memory':'1Gi'}}\n");
+    DIFF("{'spec':{'ports':[{'port':80}]}}", "{'spec':{'ports':'80'}}", "  spec.ports: '80' -> [{'port':80}]\n");
+    DIFF("{'a':1}", "[]", "  : [] -> {'a':1}\n");
+}
+END_TEST
+
+START_TEST(diff_quantities_by_value) {
+    DIFF("{'resources':{'limits':{'cpu':'0.5','memory':'1024Mi'},'requests':{'cpu':'100m'}}}",
+         "{'resources':{'limits':{'cpu':'500m','memory':'1Gi'},'requests':{'cpu':'200m'}}}",
+         "  resources.requests.cpu: '200m' -> '100m'\n");
+    /* elsewhere strings are strings */
+    DIFF("{'env':{'value':'1.0'}}", "{'env':{'value':'1'}}", "  env.value: '1' -> '1.0'\n");
+}
+END_TEST
+
+START_TEST(diff_digest_alone_or_left_out) {
+    DIFF("{'metadata':{'annotations':{'otel-reconcile/applied':'bbbb'}},'spec':{'a':1}}",
+         "{'metadata':{'annotations':{'otel-reconcile/applied':'aaaa','other':'x'}},'spec':{'a':1,'b':2}}",
+         "  metadata.annotations['otel-reconcile/applied']: 'aaaa' -> 'bbbb' (only the digest differs: the apply "
+         "removes the fields the last one set and this one does not)\n");
+    DIFF("{'metadata':{'annotations':{'otel-reconcile/applied':'bbbb'}},'spec':{'a':1}}",
+         "{'metadata':{'annotations':{'otel-reconcile/applied':'aaaa'}},'spec':{'a':2}}", "  spec.a: 2 -> 1\n");
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("compare");
     TCase *tc = tcase_create("quantities");
@@ -475,6 +586,15 @@ static Suite *suite(void) {
     tcase_add_test(tc, refusal_every_cause_immutable);
     tcase_add_test(tc, refusal_one_other_cause_is_none);
     tcase_add_test(tc, refusal_only_on_422);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("diff");
+    tcase_add_test(tc, diff_agrees_with_subset);
+    tcase_add_test(tc, diff_lists_every_field);
+    tcase_add_test(tc, diff_paths_quote_keys_that_are_not_words);
+    tcase_add_test(tc, diff_lists_grown_and_shrunk);
+    tcase_add_test(tc, diff_subtrees_missing_or_of_another_type);
+    tcase_add_test(tc, diff_quantities_by_value);
+    tcase_add_test(tc, diff_digest_alone_or_left_out);
     suite_add_tcase(s, tc);
     return s;
 }
