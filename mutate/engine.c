@@ -15,7 +15,6 @@
 
 #include <ctype.h>
 #include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -113,11 +112,10 @@ static void cow_containers(json_object *parent, const char *key) {
 /* Does an annotation (of the pod or its namespace) ask for a sidecar, its
  * removal, or a language? */
 static bool asks(mctx *m) {
-    if (*resolve_annotation(m, ANN_SIDECAR)) return true;
+    if (*resolve_annotation(m, ANN(SIDECAR_INJECT))) return true;
     for (int id = 0; id < MUTATE_NLANGS; id++) {
-        char key[96];
-        snprintf(key, sizeof key, ANN_PREFIX "inject-%s", mutate_lang_name(id));
-        const char *v = resolve_annotation(m, key);
+        char key[ANN_KEY_MAX];
+        const char *v = resolve_annotation(m, ann_lang_key(key, id, false));
         if (*v && !streq_ci(v, "false")) return true;
     }
     return false;
