@@ -45,7 +45,7 @@ static void go_inject(lctx *l) {
         mctx_warn(m, init ? "inject-go: %s is an init container, which the Go sidecar cannot instrument; Go not injected"
                           : "inject-go: no container named %s in the pod; Go not injected",
                   l->names[0]);
-        mctx_skip(m, MUTATE_SKIP_CONTAINER);
+        mctx_skip(m, init ? MUTATE_SKIP_CONTAINER : MUTATE_SKIP_UNKNOWN_CONTAINER);
         return;
     }
     if (!json_object_is_type(app, json_type_object)) return;

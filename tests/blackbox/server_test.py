@@ -349,6 +349,17 @@ def test_happy_paths(srv):
     check_allowed_unpatched("missing Instrumentation", rv, srv.admit(rv), [
         "otel-webhook: inject-java: Instrumentation default/missing not found; Java not injected"])
 
+    # A container list naming a container the pod lacks: the rest is
+    # injected, the name is said (skips_total{reason="unknown_container"}).
+    rv = make_review(small_pod("p-gone", {"instrumentation.opentelemetry.io/inject-sdk": "sdk-inst",
+                                          "instrumentation.opentelemetry.io/container-names": "app,gone"}),
+                     uid="uid-gone")
+    resp = srv.admit(rv)
+    srv.inject("sdk")
+    if apply_response("missing container", rv, resp):
+        check("missing container: warning", resp.json()["response"].get("warnings") ==
+              ["otel-webhook: inject-sdk: no container named gone in the pod"], resp.json()["response"])
+
 
 def check_sidecar(name, pod, native):
     spec = pod["spec"]
@@ -1366,6 +1377,9 @@ def main():
                 # the missing Instrumentation and the long non-ASCII name
                 check("main metrics: skips not_found", m.get('otel_webhook_skips_total{reason="not_found"}') == 2,
                       m.get('otel_webhook_skips_total{reason="not_found"}'))
+                for reason in ("unknown_container",):
+                    got = m.get('otel_webhook_skips_total{reason="%s"}' % reason)
+                    check("main metrics: skips " + reason, got == 1, got)
             main_srv.final_checks()
             check_json_logs(main_srv)
         print("  (main: %.1f s)" % (time.monotonic() - t_start))

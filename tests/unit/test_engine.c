@@ -561,6 +561,40 @@ START_TEST(container_name_validation) {
 }
 END_TEST
 
+/* Every name of a list is looked up, also once the pod's containers are
+ * all targeted (docs/compat.md: a missing one is said, and counted), from
+ * the pod's list or the namespace's. */
+START_TEST(container_list_names_a_missing_container) {
+    char res[1024];
+    snprintf(res, sizeof res,
+             "%s---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: ns2\n"
+             "  annotations: {instrumentation.opentelemetry.io/container-names: 'app,gone'}\n"
+             "---\napiVersion: opentelemetry.io/v1alpha1\nkind: Instrumentation\n"
+             "metadata: {name: inst, namespace: ns2}\nspec: {exporter: {endpoint: 'http://otel:4317'}}\n",
+             INST_PLAIN);
+    fx_resources(res);
+    static const struct {
+        const char *ann, *ns, *warning;
+    } cases[] = {
+        {"{instrumentation.opentelemetry.io/inject-java: 'true', instrumentation.opentelemetry.io/container-names: "
+         "'app,nope'}",
+         "ns1", "inject-java: no container named nope in the pod"},
+        {"{instrumentation.opentelemetry.io/inject-java: 'true'}", "ns2", "inject-java: no container named gone in the pod"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char pod[512];
+        snprintf(pod, sizeof pod, BARE_POD("%s", "  - {name: app, image: 'a:1'}\n"), cases[i].ann);
+        fx_run *r = fx_mutate("missing-container", pod, cases[i].ns);
+        ck_assert_str_eq(r->warnings, cases[i].warning);
+        ck_assert_uint_eq(r->res.skips, 1u << MUTATE_SKIP_UNKNOWN_CONTAINER);
+        ck_assert_uint_eq(r->res.injected, MUTATE_BIT(MUTATE_JAVA));
+        EQ(fx_mounts(fx_container(r, "containers", "app")),
+           "opentelemetry-auto-instrumentation-java:/otel-auto-instrumentation-java-app\n");
+        fx_free(r);
+    }
+}
+END_TEST
+
 START_TEST(non_multi_mode_dedupes) {
     fx_resources(INST_PLAIN);
     fx_options()->multi_instrumentation = false;
@@ -800,6 +834,7 @@ int main(void) {
     tcase_add_test(tc, multi_container_lists_and_order);
     tcase_add_test(tc, init_container_target);
     tcase_add_test(tc, container_name_validation);
+    tcase_add_test(tc, container_list_names_a_missing_container);
     tcase_add_test(tc, non_multi_mode_dedupes);
     tcase_add_test(tc, instrumentation_selection_warnings);
     tcase_add_test(tc, value_from_skips_container);
