@@ -149,16 +149,20 @@ int mutate_pod(const mutate_request *req, mutate_result *res) {
 
     /* Read-only until a pod asks for something: most pods do not, and they
      * must cost nothing whatever their size. Then the bounds, before any
-     * copy is made. */
+     * copy is made; a pod past one gets that one warning and nothing else.
+     * Misspelt keys are looked for in every pod (a bounded, cheap pass):
+     * the pod whose only opt-in is misspelt is one that asks for nothing. */
     m.meta = meta;
     m.spec = spec;
-    if (!asks(&m)) {
-        res->pod = json_object_get(req->pod);
-        return 0;
-    }
-    if (!bounds_check(&m)) {
+    bool asked = asks(&m);
+    if (asked && !bounds_check(&m)) {
         res->pod = json_object_get(req->pod);
         return -1;
+    }
+    ann_check(&m);
+    if (!asked) {
+        res->pod = json_object_get(req->pod);
+        return 0;
     }
 
     m.pod = shallow(req->pod);

@@ -22,7 +22,8 @@
 #define ANN_RESOURCE "resource.opentelemetry.io/"
 
 /* Every annotation key the engine reads besides the per-language ones
- * (ann_lang_key): this list is the only place they are spelled. */
+ * (ann_lang_key): this list is the only place they are spelled, so the
+ * keys read and the keys annotations.c knows cannot drift apart. */
 #define ANN_KEYS(X)                                                                                                    \
     X(SIDECAR_INJECT, ANN_SIDECAR_PREFIX "inject")                                                                     \
     X(CONTAINER_NAMES, ANN_PREFIX "container-names")                                                                   \
@@ -146,11 +147,18 @@ bool already_instrumented(mctx *m);
 void lang_run(lctx *l);
 json_object *lang_volume(lctx *l, const char *name);
 
-/* annotations.c: the keys the engine reads. */
+/* annotations.c: the keys the engine reads, and the warning for keys that
+ * look meant for it but are none of them. */
 #define ANN_KEY_MAX 96 /* longer than any key the engine reads */
 /* ANN_PREFIX "inject-<lang>" (names false) or its container list key
  * "<lang>-container-names" (names true) into buf; returns buf. */
 const char *ann_lang_key(char buf[ANN_KEY_MAX], mutate_lang_id id, bool names);
+/* Edits (insert, delete, change, swap neighbours; ASCII case aside) from a
+ * to b when at most k, else k + 1; strings of at most 128 bytes. */
+unsigned ann_edits(const char *a, size_t la, const char *b, size_t lb, unsigned k);
+/* Warns about each key of the pod's and the namespace's annotations that
+ * is near, but not, one the engine reads (MUTATE_SKIP_UNKNOWN_ANNOTATION). */
+void ann_check(mctx *m);
 
 /* bounds.c: the bounds of mutate.h; false (with the warning) when the pod
  * is past one. */

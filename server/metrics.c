@@ -14,7 +14,7 @@ static const char *const error_names[METRICS_NERRORS] = {"bad_request", "too_lar
                                                          "certificate_reload", "ambiguous_framing", "http2_budget"};
 static const char *const skip_names[MUTATE_NSKIPS] = {"already_instrumented", "not_found", "ambiguous",
                                                       "disabled", "invalid", "container", "lookup", "limit",
-                                                      "unknown_container"};
+                                                      "unknown_container", "unknown_annotation"};
 const char *const metrics_kinds[8] = {"Namespace", "Instrumentation", "OpenTelemetryCollector", "Secret",
                                       "ConfigMap", "ReplicaSet", "Job", "Deployment"};
 
