@@ -15,7 +15,6 @@
 
 #include <ctype.h>
 #include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -113,11 +112,10 @@ static void cow_containers(json_object *parent, const char *key) {
 /* Does an annotation (of the pod or its namespace) ask for a sidecar, its
  * removal, or a language? */
 static bool asks(mctx *m) {
-    if (*resolve_annotation(m, ANN_SIDECAR)) return true;
+    if (*resolve_annotation(m, ANN(SIDECAR_INJECT))) return true;
     for (int id = 0; id < MUTATE_NLANGS; id++) {
-        char key[96];
-        snprintf(key, sizeof key, ANN_PREFIX "inject-%s", mutate_lang_name(id));
-        const char *v = resolve_annotation(m, key);
+        char key[ANN_KEY_MAX];
+        const char *v = resolve_annotation(m, ann_lang_key(key, id, false));
         if (*v && !streq_ci(v, "false")) return true;
     }
     return false;
@@ -151,16 +149,20 @@ int mutate_pod(const mutate_request *req, mutate_result *res) {
 
     /* Read-only until a pod asks for something: most pods do not, and they
      * must cost nothing whatever their size. Then the bounds, before any
-     * copy is made. */
+     * copy is made; a pod past one gets that one warning and nothing else.
+     * Misspelt keys are looked for in every pod (a bounded, cheap pass):
+     * the pod whose only opt-in is misspelt is one that asks for nothing. */
     m.meta = meta;
     m.spec = spec;
-    if (!asks(&m)) {
-        res->pod = json_object_get(req->pod);
-        return 0;
-    }
-    if (!bounds_check(&m)) {
+    bool asked = asks(&m);
+    if (asked && !bounds_check(&m)) {
         res->pod = json_object_get(req->pod);
         return -1;
+    }
+    ann_check(&m);
+    if (!asked) {
+        res->pod = json_object_get(req->pod);
+        return 0;
     }
 
     m.pod = shallow(req->pod);

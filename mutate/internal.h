@@ -16,9 +16,25 @@
 #include <stddef.h>
 
 #define ANN_PREFIX "instrumentation.opentelemetry.io/"
-#define ANN_SIDECAR "sidecar.opentelemetry.io/inject"
-#define LABEL_SIDECAR_INJECTED "sidecar.opentelemetry.io/injected"
+#define ANN_SIDECAR_PREFIX "sidecar.opentelemetry.io/"
+#define LABEL_SIDECAR_INJECTED ANN_SIDECAR_PREFIX "injected"
+/* Free-form: every key under it is a resource attribute (spec 3.7). */
 #define ANN_RESOURCE "resource.opentelemetry.io/"
+
+/* Every annotation key the engine reads besides the per-language ones
+ * (ann_lang_key): this list is the only place they are spelled, so the
+ * keys read and the keys annotations.c knows cannot drift apart. */
+#define ANN_KEYS(X)                                                                                                    \
+    X(SIDECAR_INJECT, ANN_SIDECAR_PREFIX "inject")                                                                     \
+    X(CONTAINER_NAMES, ANN_PREFIX "container-names")                                                                   \
+    X(PYTHON_PLATFORM, ANN_PREFIX "otel-python-platform")                                                              \
+    X(PYTHON_MODE, ANN_PREFIX "python-mode")                                                                           \
+    X(DOTNET_RUNTIME, ANN_PREFIX "otel-dotnet-auto-runtime")                                                           \
+    X(GO_TARGET_EXE, ANN_PREFIX "otel-go-auto-target-exe")
+#define ANN_ENUM_(id, key) ANN_##id,
+typedef enum ann_id { ANN_KEYS(ANN_ENUM_) ANN_NKEYS } ann_id;
+extern const char *const ann_keys[ANN_NKEYS];
+#define ANN(id) (ann_keys[ANN_##id])
 #define SIDECAR_NAME COLLECTOR_CONTAINER_NAME
 
 /* What the owner walk found (spec 3.7); strings point into request objects. */
@@ -130,6 +146,19 @@ bool already_instrumented(mctx *m);
 /* lang.c: the shared flow of spec 2.0. */
 void lang_run(lctx *l);
 json_object *lang_volume(lctx *l, const char *name);
+
+/* annotations.c: the keys the engine reads, and the warning for keys that
+ * look meant for it but are none of them. */
+#define ANN_KEY_MAX 96 /* longer than any key the engine reads */
+/* ANN_PREFIX "inject-<lang>" (names false) or its container list key
+ * "<lang>-container-names" (names true) into buf; returns buf. */
+const char *ann_lang_key(char buf[ANN_KEY_MAX], mutate_lang_id id, bool names);
+/* Edits (insert, delete, change, swap neighbours; ASCII case aside) from a
+ * to b when at most k, else k + 1; strings of at most 128 bytes. */
+unsigned ann_edits(const char *a, size_t la, const char *b, size_t lb, unsigned k);
+/* Warns about each key of the pod's and the namespace's annotations that
+ * is near, but not, one the engine reads (MUTATE_SKIP_UNKNOWN_ANNOTATION). */
+void ann_check(mctx *m);
 
 /* bounds.c: the bounds of mutate.h; false (with the warning) when the pod
  * is past one. */

@@ -30,7 +30,9 @@ typedef struct target {
     bool init;
 } target;
 
-/* Fills out (at most cap) with the containers this language targets. */
+/* Fills out (at most cap) with the containers this language targets.
+ * Every listed name is looked up, also once out is full (one container
+ * list may name the pod's only container and a missing one). */
 static size_t resolve_targets(lctx *l, target *out, size_t cap) {
     mctx *m = l->m;
     json_object *inits = jget(m->spec, "initContainers"), *cs = jget(m->spec, "containers");
@@ -47,12 +49,13 @@ static size_t resolve_targets(lctx *l, target *out, size_t cap) {
         for (size_t k = 0; name && k < l->nnames; k++)
             if (strcmp(name, l->names[k]) == 0) { out[n++] = (target){c, true}; break; }
     }
-    for (size_t k = 0; k < l->nnames && n < cap; k++) {
+    for (size_t k = 0; k < l->nnames; k++) {
         json_object *c = jfind_named(cs, l->names[k], NULL);
-        if (c) out[n++] = (target){c, false};
-        else if (!jfind_named(inits, l->names[k], NULL)) {
+        if (c) {
+            if (n < cap) out[n++] = (target){c, false};
+        } else if (!jfind_named(inits, l->names[k], NULL)) {
             mctx_warn(m, "inject-%s: no container named %s in the pod", l->lang->name, l->names[k]);
-            mctx_skip(m, MUTATE_SKIP_CONTAINER);
+            mctx_skip(m, MUTATE_SKIP_UNKNOWN_CONTAINER);
         }
     }
     return n;

@@ -16,7 +16,6 @@
 #include <string.h>
 
 #define GO_SIDECAR "opentelemetry-auto-instrumentation"
-#define ANN_GO_EXE ANN_PREFIX "otel-go-auto-target-exe"
 
 static json_object *kernel_debug_volume(void) {
     json_object *v = jnew_obj(), *hp = jnew_obj();
@@ -46,7 +45,7 @@ static void go_inject(lctx *l) {
         mctx_warn(m, init ? "inject-go: %s is an init container, which the Go sidecar cannot instrument; Go not injected"
                           : "inject-go: no container named %s in the pod; Go not injected",
                   l->names[0]);
-        mctx_skip(m, MUTATE_SKIP_CONTAINER);
+        mctx_skip(m, init ? MUTATE_SKIP_CONTAINER : MUTATE_SKIP_UNKNOWN_CONTAINER);
         return;
     }
     if (!json_object_is_type(app, json_type_object)) return;
@@ -69,14 +68,14 @@ static void go_inject(lctx *l) {
     if (pp && *pp) jset(sc, "imagePullPolicy", jnew_str(pp));
 
     /* The annotation is a pod annotation only; present-but-empty counts. */
-    const char *exe = jstr(jget(m->meta, "annotations"), ANN_GO_EXE);
+    const char *exe = jstr(jget(m->meta, "annotations"), ANN(GO_TARGET_EXE));
     if (exe) env_append(sc, "OTEL_GO_AUTO_TARGET_EXE", exe);
     env_append_if_not_set(sc, jget(l->lspec, "env"));
     sdk_common_env(l, sc);
     sdk_configure(l, sc, app);
     if (!env_find(sc, "OTEL_GO_AUTO_TARGET_EXE", NULL)) {
-        mctx_warn(m, "inject-go: no OTEL_GO_AUTO_TARGET_EXE (annotation " ANN_GO_EXE " or the Instrumentation's go.env); "
-                     "Go not injected");
+        mctx_warn(m, "inject-go: no OTEL_GO_AUTO_TARGET_EXE (annotation %s or the Instrumentation's go.env); "
+                     "Go not injected", ANN(GO_TARGET_EXE));
         mctx_skip(m, MUTATE_SKIP_INVALID);
         json_object_put(sc);
         return;

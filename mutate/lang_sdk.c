@@ -29,7 +29,7 @@ static void sdk_inject(lctx *l) {
         if (!json_object_is_type(c, json_type_object)) {
             if (l->nnames && !jfind_named(inits, l->names[k], NULL)) {
                 mctx_warn(m, "inject-sdk: no container named %s in the pod", l->names[k]);
-                mctx_skip(m, MUTATE_SKIP_CONTAINER);
+                mctx_skip(m, MUTATE_SKIP_UNKNOWN_CONTAINER);
             }
             continue;
         }

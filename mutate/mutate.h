@@ -75,6 +75,8 @@ typedef enum mutate_skip {
     MUTATE_SKIP_CONTAINER,        /* a target container was skipped */
     MUTATE_SKIP_LOOKUP,           /* a lookup could not be answered */
     MUTATE_SKIP_LIMIT,            /* the pod is past a bound (mutate_limit) */
+    MUTATE_SKIP_UNKNOWN_CONTAINER, /* a container list names a container the pod lacks */
+    MUTATE_SKIP_UNKNOWN_ANNOTATION, /* a key like ours is none the engine reads (misspelt) */
     MUTATE_NSKIPS
 } mutate_skip;
 

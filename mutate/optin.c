@@ -177,9 +177,8 @@ void optin_instrumentation(mctx *m) {
 
     bool asked = false;
     for (int id = 0; id < MUTATE_NLANGS; id++) {
-        char key[96];
-        snprintf(key, sizeof key, ANN_PREFIX "inject-%s", mutate_lang_name(id));
-        const char *v = resolve_annotation(m, key);
+        char key[ANN_KEY_MAX];
+        const char *v = resolve_annotation(m, ann_lang_key(key, id, false));
         if (*v && !streq_ci(v, "false")) asked = true;
     }
     if (!asked) return;
@@ -194,9 +193,8 @@ void optin_instrumentation(mctx *m) {
     }
 
     for (int id = 0; id < MUTATE_NLANGS; id++) {
-        char key[96];
-        snprintf(key, sizeof key, ANN_PREFIX "inject-%s", mutate_lang_name(id));
-        const char *v = resolve_annotation(m, key);
+        char key[ANN_KEY_MAX];
+        const char *v = resolve_annotation(m, ann_lang_key(key, id, false));
         if (!*v || streq_ci(v, "false")) continue;
         const mutate_lang *lang = mutate_lang_get(id);
         if (!lang || !(m->opt->implemented & MUTATE_BIT(id))) {
@@ -226,7 +224,7 @@ void optin_instrumentation(mctx *m) {
     /* Container lists (spec 1.6). */
     char **generic = NULL;
     size_t ngeneric = 0;
-    const char *gv = resolve_annotation(m, ANN_PREFIX "container-names");
+    const char *gv = resolve_annotation(m, ANN(CONTAINER_NAMES));
     if (*gv && !split_names(gv, &generic, &ngeneric)) {
         mctx_warn(m, "container-names: invalid characters in \"%s\" (expected names separated by commas); "
                      "nothing instrumented", gv);
@@ -244,10 +242,8 @@ void optin_instrumentation(mctx *m) {
         for (size_t i = 0; i < nsel; i++) {
             lctx *l = &langs[i];
             if (!l->lang) continue;
-            char key[96];
-            snprintf(key, sizeof key, ANN_PREFIX "%s%s-container-names", l->lang->id == MUTATE_NGINX ? "inject-" : "",
-                     mutate_lang_name(l->lang->id));
-            const char *lv = resolve_annotation(m, key);
+            char key[ANN_KEY_MAX];
+            const char *lv = resolve_annotation(m, ann_lang_key(key, l->lang->id, true));
             char **ln = NULL;
             size_t nln = 0;
             if (*lv && !split_names(lv, &ln, &nln)) {
@@ -288,8 +284,8 @@ void optin_instrumentation(mctx *m) {
         lctx *l = &langs[i];
         if (!l->lang) continue;
         if (l->lang->id == MUTATE_PYTHON) {
-            l->platform = resolve_annotation(m, ANN_PREFIX "otel-python-platform");
-            const char *mode = resolve_annotation(m, ANN_PREFIX "python-mode");
+            l->platform = resolve_annotation(m, ANN(PYTHON_PLATFORM));
+            const char *mode = resolve_annotation(m, ANN(PYTHON_MODE));
             if (!*mode) l->entrypoint = m->opt->python_mode == MUTATE_PYTHON_ENTRYPOINT;
             else if (strcmp(mode, "entrypoint") == 0) l->entrypoint = true;
             else if (strcmp(mode, "pythonpath") == 0) l->entrypoint = false;
@@ -298,7 +294,7 @@ void optin_instrumentation(mctx *m) {
                 l->entrypoint = false;
             }
         } else if (l->lang->id == MUTATE_DOTNET) {
-            l->platform = resolve_annotation(m, ANN_PREFIX "otel-dotnet-auto-runtime");
+            l->platform = resolve_annotation(m, ANN(DOTNET_RUNTIME));
         }
         lang_run(l);
     }

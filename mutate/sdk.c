@@ -391,7 +391,11 @@ void sdk_configure(lctx *l, json_object *c, json_object *app) {
         amap_set(&a, "k8s.pod.uid", "$(" POD_UID_VAR ")");
         if (!env_find(c, POD_UID_VAR, NULL)) env_append_field(c, POD_UID_VAR, "metadata.uid");
     }
-    if (!amap_get(&a, "service.version") && !amap_existing(&a, "service.version")) {
+    /* Step 7 overrides step 1: a service.version in spec.resource.resourceAttributes
+     * gives way to the annotation, the label or the image's tag, as in the
+     * reference (its TestSDKInjection "Resource attribute from CRD"); it is
+     * kept only when none of them gives a version. */
+    if (!amap_existing(&a, "service.version")) {
         const char *ver = jstr(ann, ANN_RESOURCE "service.version");
         if ((!ver || !*ver) && use_labels) ver = jstr(labels, "app.kubernetes.io/version");
         char iv[512];

@@ -132,7 +132,7 @@ static void remove_named(json_object *arr, const char *name) {
 }
 
 void sidecar_run(mctx *m) {
-    const char *v = resolve_annotation(m, ANN_SIDECAR);
+    const char *v = resolve_annotation(m, ANN(SIDECAR_INJECT));
     if (!*v) return;
     json_object *cs = jget(m->spec, "containers"), *inits = jget(m->spec, "initContainers");
     if (streq_ci(v, "false")) {

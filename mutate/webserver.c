@@ -263,7 +263,7 @@ void ws_inject(lctx *l, const ws_kind *k) {
             mctx_skip(m, MUTATE_SKIP_CONTAINER);
         } else {
             mctx_warn(m, "inject-%s: no container named %s in the pod", l->lang->name, l->names[i]);
-            mctx_skip(m, MUTATE_SKIP_CONTAINER);
+            mctx_skip(m, MUTATE_SKIP_UNKNOWN_CONTAINER);
         }
     }
     /* Apache, which runs first, keeps the reference's clone name. */

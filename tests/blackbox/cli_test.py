@@ -128,4 +128,31 @@ check("warning rc", rc == 0, err)
 check("warning text", err == "%s:5: warning: inject-java: Instrumentation default/missing not found; Java not injected\n" % two, err)
 check("warning output", len(list(yaml.safe_load_all(out))) == 2, out)
 
+# A misspelt key, in a Deployment's template and in a Namespace of the
+# input: said on stderr at the document's line, the rest goes ahead; the
+# Namespace's list naming a container the pod lacks is said too.
+typo = os.path.join(tmp, "typo.yaml")
+with open(typo, "w") as f:
+    f.write("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n"
+            "  annotations: {sidecar.opentelemetry.io/injectt: 'true', "
+            "instrumentation.opentelemetry.io/container-names: 'app,gone'}\n---\n"
+            "apiVersion: opentelemetry.io/v1alpha1\nkind: Instrumentation\nmetadata: {name: i, namespace: shop}\n"
+            "spec: {exporter: {endpoint: 'http://otel:4317'}}\n---\n"
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\n"
+            "spec:\n  template:\n    metadata:\n"
+            "      annotations: {instrumentation.opentelemetry.io/inject-jaav: 'true', "
+            "instrumentation.opentelemetry.io/inject-sdk: 'true'}\n"
+            "    spec:\n      containers: [{name: app, image: 'app:1'}]\n")
+rc, out, err = run("-f", typo)
+check("typo rc", rc == 0, err)
+check("typo warnings", err ==
+      "%s:12: warning: annotation instrumentation.opentelemetry.io/inject-jaav is not one otel-webhook knows; "
+      "did you mean instrumentation.opentelemetry.io/inject-java?\n"
+      "%s:12: warning: annotation sidecar.opentelemetry.io/injectt of namespace shop is not one otel-webhook knows; "
+      "did you mean sidecar.opentelemetry.io/inject?\n"
+      "%s:12: warning: inject-sdk: no container named gone in the pod\n" % (typo, typo, typo), err)
+docs = list(yaml.safe_load_all(out))
+app = docs[2]["spec"]["template"]["spec"]["containers"][0]
+check("typo: the SDK still injected", any(e["name"] == "OTEL_SERVICE_NAME" for e in app.get("env", [])), app)
+
 sys.exit(check.finish(RESULTS))

@@ -350,6 +350,25 @@ def test_happy_paths(srv):
     check_allowed_unpatched("missing Instrumentation", rv, srv.admit(rv), [
         "otel-webhook: inject-java: Instrumentation default/missing not found; Java not injected"])
 
+    # A misspelt opt-in asks for nothing; the answer says so
+    # (skips_total{reason="unknown_annotation"}, checked in main()).
+    rv = make_review(small_pod("p-typo", {"instrumentation.opentelemetry.io/inject-jaav": "java-inst"}),
+                     uid="uid-typo")
+    check_allowed_unpatched("misspelt annotation", rv, srv.admit(rv), [
+        "otel-webhook: annotation instrumentation.opentelemetry.io/inject-jaav is not one otel-webhook knows; "
+        "did you mean instrumentation.opentelemetry.io/inject-java?"])
+
+    # A container list naming a container the pod lacks: the rest is
+    # injected, the name is said (skips_total{reason="unknown_container"}).
+    rv = make_review(small_pod("p-gone", {"instrumentation.opentelemetry.io/inject-sdk": "sdk-inst",
+                                          "instrumentation.opentelemetry.io/container-names": "app,gone"}),
+                     uid="uid-gone")
+    resp = srv.admit(rv)
+    srv.inject("sdk")
+    if apply_response("missing container", rv, resp):
+        check("missing container: warning", resp.json()["response"].get("warnings") ==
+              ["otel-webhook: inject-sdk: no container named gone in the pod"], resp.json()["response"])
+
 
 def check_sidecar(name, pod, native):
     spec = pod["spec"]
@@ -1390,6 +1409,9 @@ def main():
                 # the missing Instrumentation and the long non-ASCII name
                 check("main metrics: skips not_found", m.get('otel_webhook_skips_total{reason="not_found"}') == 2,
                       m.get('otel_webhook_skips_total{reason="not_found"}'))
+                for reason in ("unknown_annotation", "unknown_container"):
+                    got = m.get('otel_webhook_skips_total{reason="%s"}' % reason)
+                    check("main metrics: skips " + reason, got == 1, got)
             main_srv.final_checks()
             check_json_logs(main_srv)
         print("  (main: %.1f s)" % (time.monotonic() - t_start))

@@ -443,6 +443,90 @@ START_TEST(sdk_only) {
 }
 END_TEST
 
+/* Upstream's TestSDKInjection (internal/instrumentation/sdk_test.go), cases
+ * "SDK env vars not defined" and "Resource attribute from CRD": the same
+ * Instrumentations, ReplicaSet and pods, and upstream's expected env after
+ * the two IP variables its SDK-only flow prepends (injectCommonEnvVar; the
+ * unit test calls the next step alone). In the second, every Kubernetes
+ * attribute of spec.resource.resourceAttributes and its service.version
+ * give way to what the pod says (service.version=latest, from app:latest):
+ * spec 3.7, later steps override earlier ones. */
+START_TEST(upstream_sdk_injection) {
+    fx_resources("apiVersion: apps/v1\nkind: ReplicaSet\n"
+                 "metadata:\n  name: my-replicaset\n  namespace: project1\n  uid: rsuid\n"
+                 "  ownerReferences: [{kind: Deployment, apiVersion: apps/v1, name: my-deployment, uid: depuid}]\n"
+                 "---\napiVersion: opentelemetry.io/v1alpha1\nkind: Instrumentation\n"
+                 "metadata: {name: plain, namespace: project1}\n"
+                 "spec:\n  exporter: {endpoint: 'https://collector:4317'}\n"
+                 "  resource: {addK8sUIDAttributes: true, resourceAttributes: {foo: hidden}}\n"
+                 "  propagators: [b3, jaeger]\n  sampler: {type: parentbased_traceidratio, argument: '0.25'}\n"
+                 "---\napiVersion: opentelemetry.io/v1alpha1\nkind: Instrumentation\n"
+                 "metadata: {name: crd, namespace: project1}\n"
+                 "spec:\n  exporter: {endpoint: 'https://collector:4317'}\n"
+                 "  resource:\n    addK8sUIDAttributes: true\n    resourceAttributes:\n"
+                 "      k8s.container.name: explicit-container\n      k8s.deployment.name: explicit-deployment\n"
+                 "      k8s.deployment.uid: explicit-deployment-uid\n      k8s.namespace.name: explicit-ns\n"
+                 "      k8s.node.name: explicit-node\n      k8s.pod.name: explicit-pod\n"
+                 "      k8s.pod.uid: explicit-pod-uid\n      k8s.replicaset.name: explicit-replicaset\n"
+                 "      k8s.replicaset.uid: explicit-replicaset-uid\n      service.instance.id: explicit-id\n"
+                 "      service.version: explicit-version\n"
+                 "  propagators: [b3, jaeger]\n  sampler: {type: parentbased_traceidratio, argument: '0.25'}\n");
+#define UPSTREAM_POD(labels, annotations, image, node)                                                                 \
+    "apiVersion: v1\nkind: Pod\nmetadata:\n  namespace: project1\n  name: app\n  uid: pod-uid\n"                       \
+    "  ownerReferences: [{kind: ReplicaSet, name: my-replicaset, uid: rsuid, apiVersion: apps/v1}]\n" labels           \
+    "  annotations: {" annotations "}\n"                                                                              \
+    "spec:\n" node "  containers: [{name: application-name, image: '" image "'}]\n"
+    fx_run *r = fx_mutate("upstream-sdk-env-not-defined",
+                          UPSTREAM_POD("  labels: {app.kubernetes.io/name: app-name, app.kubernetes.io/version: v1}\n",
+                                       "instrumentation.opentelemetry.io/inject-sdk: plain, resource.opentelemetry.io/foo: bar",
+                                       "app:v1@sha256:232a180dbcbcfa7250917507f3827d88a9ae89bb1cdd8fe3ac4db7b764ebb25a", ""),
+                          "project1");
+    ck_assert_str_eq(r->warnings, "");
+    EQ(fx_env(fx_container(r, "containers", "application-name")),
+       "OTEL_NODE_IP<status.hostIP\nOTEL_POD_IP<status.podIP\n"
+       "OTEL_SERVICE_NAME=my-deployment\n"
+       "OTEL_EXPORTER_OTLP_ENDPOINT=https://collector:4317\n"
+       "OTEL_RESOURCE_ATTRIBUTES_POD_NAME<metadata.name\n"
+       "OTEL_RESOURCE_ATTRIBUTES_NODE_NAME<spec.nodeName\n"
+       "OTEL_PROPAGATORS=b3,jaeger\n"
+       "OTEL_TRACES_SAMPLER=parentbased_traceidratio\n"
+       "OTEL_TRACES_SAMPLER_ARG=0.25\n"
+       "OTEL_RESOURCE_ATTRIBUTES=foo=bar,k8s.container.name=application-name,k8s.deployment.name=my-deployment,"
+       "k8s.deployment.uid=depuid,k8s.namespace.name=project1,k8s.node.name=$(OTEL_RESOURCE_ATTRIBUTES_NODE_NAME),"
+       "k8s.pod.name=$(OTEL_RESOURCE_ATTRIBUTES_POD_NAME),k8s.pod.uid=pod-uid,k8s.replicaset.name=my-replicaset,"
+       "k8s.replicaset.uid=rsuid,service.instance.id=project1.$(OTEL_RESOURCE_ATTRIBUTES_POD_NAME).application-name,"
+       "service.namespace=project1,"
+       "service.version=v1@sha256:232a180dbcbcfa7250917507f3827d88a9ae89bb1cdd8fe3ac4db7b764ebb25a\n");
+    fx_free(r);
+    r = fx_mutate("upstream-resource-attribute-from-crd", UPSTREAM_POD("", "instrumentation.opentelemetry.io/inject-sdk: crd", "app:latest", "  nodeName: node-name\n"),
+                  "project1");
+    ck_assert_str_eq(r->warnings, "");
+    EQ(fx_env(fx_container(r, "containers", "application-name")),
+       "OTEL_NODE_IP<status.hostIP\nOTEL_POD_IP<status.podIP\n"
+       "OTEL_SERVICE_NAME=my-deployment\n"
+       "OTEL_EXPORTER_OTLP_ENDPOINT=https://collector:4317\n"
+       "OTEL_RESOURCE_ATTRIBUTES_POD_NAME<metadata.name\n"
+       "OTEL_PROPAGATORS=b3,jaeger\n"
+       "OTEL_TRACES_SAMPLER=parentbased_traceidratio\n"
+       "OTEL_TRACES_SAMPLER_ARG=0.25\n"
+       "OTEL_RESOURCE_ATTRIBUTES=k8s.container.name=application-name,k8s.deployment.name=my-deployment,"
+       "k8s.deployment.uid=depuid,k8s.namespace.name=project1,k8s.node.name=node-name,"
+       "k8s.pod.name=$(OTEL_RESOURCE_ATTRIBUTES_POD_NAME),k8s.pod.uid=pod-uid,k8s.replicaset.name=my-replicaset,"
+       "k8s.replicaset.uid=rsuid,service.instance.id=project1.$(OTEL_RESOURCE_ATTRIBUTES_POD_NAME).application-name,"
+       "service.namespace=project1,service.version=latest\n");
+    fx_free(r);
+    /* Without a version from the pod (an image without a tag), the
+     * Instrumentation's stays, as in the reference (it sets only a
+     * non-empty one). */
+    r = fx_mutate("crd-version-kept", UPSTREAM_POD("", "instrumentation.opentelemetry.io/inject-sdk: crd", "app", "  nodeName: node-name\n"), "project1");
+    char *env = fx_env(fx_container(r, "containers", "application-name"));
+    ck_assert_ptr_nonnull(strstr(env, ",service.namespace=project1,service.version=explicit-version\n"));
+    free(env);
+    fx_free(r);
+#undef UPSTREAM_POD
+}
+END_TEST
+
 /* Spec 1.2, through its effect on which Instrumentation is used. */
 START_TEST(namespace_precedence) {
     fx_resources("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ns1\n"
@@ -556,6 +640,40 @@ START_TEST(container_name_validation) {
                  cases[i].ann);
         fx_run *r = fx_mutate("names", pod, "ns1");
         ck_assert_str_eq(r->warnings, cases[i].warning);
+        fx_free(r);
+    }
+}
+END_TEST
+
+/* Every name of a list is looked up, also once the pod's containers are
+ * all targeted (docs/compat.md: a missing one is said, and counted), from
+ * the pod's list or the namespace's. */
+START_TEST(container_list_names_a_missing_container) {
+    char res[1024];
+    snprintf(res, sizeof res,
+             "%s---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: ns2\n"
+             "  annotations: {instrumentation.opentelemetry.io/container-names: 'app,gone'}\n"
+             "---\napiVersion: opentelemetry.io/v1alpha1\nkind: Instrumentation\n"
+             "metadata: {name: inst, namespace: ns2}\nspec: {exporter: {endpoint: 'http://otel:4317'}}\n",
+             INST_PLAIN);
+    fx_resources(res);
+    static const struct {
+        const char *ann, *ns, *warning;
+    } cases[] = {
+        {"{instrumentation.opentelemetry.io/inject-java: 'true', instrumentation.opentelemetry.io/container-names: "
+         "'app,nope'}",
+         "ns1", "inject-java: no container named nope in the pod"},
+        {"{instrumentation.opentelemetry.io/inject-java: 'true'}", "ns2", "inject-java: no container named gone in the pod"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char pod[512];
+        snprintf(pod, sizeof pod, BARE_POD("%s", "  - {name: app, image: 'a:1'}\n"), cases[i].ann);
+        fx_run *r = fx_mutate("missing-container", pod, cases[i].ns);
+        ck_assert_str_eq(r->warnings, cases[i].warning);
+        ck_assert_uint_eq(r->res.skips, 1u << MUTATE_SKIP_UNKNOWN_CONTAINER);
+        ck_assert_uint_eq(r->res.injected, MUTATE_BIT(MUTATE_JAVA));
+        EQ(fx_mounts(fx_container(r, "containers", "app")),
+           "opentelemetry-auto-instrumentation-java:/otel-auto-instrumentation-java-app\n");
         fx_free(r);
     }
 }
@@ -796,10 +914,12 @@ int main(void) {
     tcase_add_test(tc, python_bad_platform);
     tcase_add_test(tc, python_entrypoint_mode);
     tcase_add_test(tc, sdk_only);
+    tcase_add_test(tc, upstream_sdk_injection);
     tcase_add_test(tc, namespace_precedence);
     tcase_add_test(tc, multi_container_lists_and_order);
     tcase_add_test(tc, init_container_target);
     tcase_add_test(tc, container_name_validation);
+    tcase_add_test(tc, container_list_names_a_missing_container);
     tcase_add_test(tc, non_multi_mode_dedupes);
     tcase_add_test(tc, instrumentation_selection_warnings);
     tcase_add_test(tc, value_from_skips_container);
