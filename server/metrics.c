@@ -14,6 +14,8 @@ static const char *const error_names[METRICS_NERRORS] = {"bad_request", "too_lar
                                                          "certificate_reload", "ambiguous_framing", "http2_budget"};
 static const char *const skip_names[MUTATE_NSKIPS] = {"already_instrumented", "not_found", "ambiguous",
                                                       "disabled", "invalid", "container", "lookup", "limit"};
+const char *metrics_skip_name(mutate_skip s) { return s < MUTATE_NSKIPS ? skip_names[s] : "?"; }
+
 const char *const metrics_kinds[8] = {"Namespace", "Instrumentation", "OpenTelemetryCollector", "Secret",
                                       "ConfigMap", "ReplicaSet", "Job", "Deployment"};
 
