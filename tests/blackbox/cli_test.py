@@ -253,6 +253,8 @@ check("list shape kept", lst["kind"] == "List" and lst["metadata"] == {"resource
 check("list deployment injected", [c["name"] for c in lst["items"][0]["spec"]["template"]["spec"]["initContainers"]]
       == ["opentelemetry-auto-instrumentation-java"], lst["items"][0])
 check("list other items as they were", lst["items"][1:] == orig_list["items"][1:], lst["items"][1:])
+check("a List with a changed item is written anew", "    kind: ConfigMap\n    metadata:\n      name: c\n      namespace: shop\n" in out and
+      "metadata:\n  resourceVersion: \"\"\n" in out, out)
 rc, jout, err = run("-f", klist, "--resources", os.path.dirname(res_shop), "-o", "json")
 check("list -o json is the List itself", rc == 0 and json.loads(jout) == lst, jout[:300])
 
@@ -310,16 +312,20 @@ write("folder/notes.txt", "not a manifest")
 write("folder/.hidden.yaml", pod_yaml("hidden"))
 write("folder/sub/d.yaml", pod_yaml("d"))
 write("folder/.git/e.yaml", pod_yaml("e"))
+# A symlinked manifest is read; a symlinked folder is not walked, even with -R.
+os.symlink(write("outside/l.yaml", pod_yaml("l")), os.path.join(folder, "l.yaml"))
+os.symlink(os.path.join(folder, "sub"), os.path.join(folder, "sublink"))
 rc, out, err = run("-f", folder, "--report")
 check("-f DIR: manifests in name order, no subfolders", rc == 0 and
-      [d["metadata"]["name"] for d in yaml.safe_load_all(out)] == ["a", "b", "c"], (rc, out[:300], err))
+      [d["metadata"]["name"] for d in yaml.safe_load_all(out)] == ["a", "b", "c", "l"], (rc, out[:300], err))
 check("-f DIR: report", err == "Pod default/a: unchanged: nothing asked\nPod default/b: unchanged: nothing asked\n"
-      "Pod default/c: unchanged: nothing asked\n3 objects: 0 injected, 0 skipped, 3 unchanged\n", err)
+      "Pod default/c: unchanged: nothing asked\nPod default/l: unchanged: nothing asked\n"
+      "4 objects: 0 injected, 0 skipped, 4 unchanged\n", err)
 rc, out, err = run("-f", folder + "/", "-R")
 check("-f DIR -R: subfolders too, dot-folders not", rc == 0 and
-      [d["metadata"]["name"] for d in yaml.safe_load_all(out)] == ["a", "b", "c", "d"], (rc, out[:300], err))
+      [d["metadata"]["name"] for d in yaml.safe_load_all(out)] == ["a", "b", "c", "l", "d"], (rc, out[:300], err))
 rc, out, err = run("-f", folder, "--recursive", "-o", "json")
-check("--recursive", rc == 0 and len(json.loads(out)["items"]) == 4, (rc, err))
+check("--recursive", rc == 0 and len(json.loads(out)["items"]) == 5, (rc, err))
 write("badfolder/a.yaml", pod_yaml("a"))
 write("badfolder/b.yaml", "kind: Pod\nmetadata:\n  name: [x\n")
 rc, out, err = run("-f", os.path.join(tmp, "badfolder"))
@@ -331,7 +337,7 @@ rc, out, err = run("-f", os.path.join(tmp, "emptyfolder"))
 check("-f DIR without manifests", rc == 1 and out == "" and
       err == "%s: no .yaml, .yml or .json file in the folder\n" % os.path.join(tmp, "emptyfolder"), (rc, err))
 rc, out, err = run("-f", "-", "-f", folder, stdin=pod_yaml("s"))
-check("-f - with others", rc == 0 and [d["metadata"]["name"] for d in yaml.safe_load_all(out)] == ["s", "a", "b", "c"],
+check("-f - with others", rc == 0 and [d["metadata"]["name"] for d in yaml.safe_load_all(out)] == ["s", "a", "b", "c", "l"],
       (rc, out[:200], err))
 # Files are joined without losing a line break or doubling a separator.
 write("join/1.yaml", "kind: A\nmetadata: {name: one}")
@@ -463,6 +469,26 @@ check("changed flow document after ---", rc == 0 and out == "---\nkind: Pod\nmet
 rc, out, err = run("-f", "-", stdin=json.dumps(yaml.safe_load(pod_yaml("j"))))
 check("JSON input, YAML output", rc == 0 and out == "apiVersion: v1\nkind: Pod\nmetadata:\n  name: j\n  annotations: {}\n"
       "spec:\n  containers:\n    - name: app\n      image: a\n", repr(out))
+# CRLF line ends and a BOM are bytes like any others.
+helm_crlf = write("helm-crlf.yaml", "\ufeff" + helm.replace("\n", "\r\n"))
+with open(helm_crlf, "rb") as f:
+    crlf_bytes = f.read()
+p = subprocess.run([BIN, "inject", "-f", helm_crlf], capture_output=True)
+check("CRLF and BOM kept", p.returncode == 0 and p.stdout == crlf_bytes, p.stdout[:200])
+# UTF-16 has no spans to copy: written anew, as UTF-8.
+u16 = os.path.join(tmp, "utf16.yaml")
+with open(u16, "wb") as f:
+    f.write("kind: ConfigMap\nmetadata: {name: u}\n".encode("utf-16"))
+rc, out, err = run("-f", u16)
+check("UTF-16 written anew", rc == 0 and out == "kind: ConfigMap\nmetadata:\n  name: u\n", repr(out))
+# A pod past a bound: skipped (limit), exit 1, the document as it was.
+many = "".join("  - {name: c%d, image: a}\n" % i for i in range(257))
+big_pod = write("big-pod.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: big, annotations: %s}\nspec:\n  containers:\n%s"
+                % (JAVA_ANN, many))
+rc, out, err = run("-f", big_pod, "--resources", "examples/resources", "--report")
+with open(big_pod) as f:
+    check("past a bound", rc == 1 and out == f.read() and err.endswith("Pod default/big: skipped: limit\n"
+          "1 object: 0 injected, 1 skipped, 0 unchanged\n"), (rc, err[-300:]))
 # A write error is bad output, not success.
 with open("/dev/full", "w") as full:
     p = subprocess.run([BIN, "inject", "-f", two_pods, "--resources", "examples/resources"], stdout=full, capture_output=False, stderr=subprocess.PIPE, text=True)
