@@ -46,10 +46,10 @@ static bool has_marker(const char *s, size_t n) {
     return false;
 }
 
-/* Before the first document of a file, or any document written anew
- * (head: the text before it, n bytes): a line break when the output does
- * not end with one, and a separator when documents came before and head
- * brings none. */
+/* Before the first document of a file, and each document of a file
+ * written anew (head: the text before it, n bytes): a line break when the
+ * output does not end with one, and a separator when documents came
+ * before and head brings none. */
 static void separate(out *o, const char *head, size_t n) {
     if (o->last && o->last != '\n') put(o, "\n", 1);
     if (o->docs && !has_marker(head, n)) put(o, "---\n", 4);
@@ -92,10 +92,11 @@ void inject_write_yaml(FILE *f, const inject_input *in) {
             write_anew(&o, in, file);
             continue;
         }
-        size_t pos = 0;
+        /* A byte order mark may open the stream, not a file in its middle. */
+        size_t pos = o.last && file->len >= 3 && !memcmp(file->text, "\xef\xbb\xbf", 3) ? 3 : 0;
         for (size_t i = file->first; i < file->first + file->ndocs; i++) {
             const inject_doc *d = &in->docs[i];
-            if (i == file->first) separate(&o, file->text, d->start);
+            if (i == file->first) separate(&o, file->text + pos, d->start - pos);
             if (d->changed) {
                 put_head(&o, file->text + pos, d->start - pos);
                 put_emitted(&o, d->obj);

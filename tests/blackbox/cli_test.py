@@ -475,6 +475,8 @@ with open(helm_crlf, "rb") as f:
     crlf_bytes = f.read()
 p = subprocess.run([BIN, "inject", "-f", helm_crlf], capture_output=True)
 check("CRLF and BOM kept", p.returncode == 0 and p.stdout == crlf_bytes, p.stdout[:200])
+p = subprocess.run([BIN, "inject", "-f", helm_crlf, "-f", helm_crlf], capture_output=True)
+check("a BOM only where the stream starts", p.returncode == 0 and p.stdout == crlf_bytes + crlf_bytes[3:], p.stdout[:200])
 # UTF-16 has no spans to copy: written anew, as UTF-8.
 u16 = os.path.join(tmp, "utf16.yaml")
 with open(u16, "wb") as f:
