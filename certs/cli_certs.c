@@ -41,10 +41,7 @@ static int usage_error(const char *fmt, const char *arg) {
 }
 
 int tls_cmd_certs(int argc, char **argv) {
-    if (argc < 2) {
-        fputs(usage, stderr);
-        return 2;
-    }
+    if (argc < 2) return usage_error("expected a subcommand: %s", "generate");
     if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
         fputs(usage, stdout);
         return 0;

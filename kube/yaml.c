@@ -345,6 +345,8 @@ typedef struct frame {
     size_t nodes0;     /* node count when this container started */
     size_t bytes0;     /* scalar bytes when this container started */
     size_t cost0;      /* memory estimate when this container started */
+    int flow;          /* flow style: its end event marks the closing bracket */
+    int is_items;      /* the root mapping's items sequence */
 } frame;
 
 typedef struct anchor {
@@ -372,6 +374,14 @@ typedef struct ctx {
     size_t cost, max_cost; /* the memory estimate and its limit */
     json_object *root;
     int have_root, doc_line;
+    /* The current document's span, in libyaml's character indexes (see
+     * byte_at), and the lines of its items. */
+    size_t content_start;
+    yaml_mark_t content_end;
+    int spans;          /* positions can be mapped to bytes (not UTF-16) */
+    size_t at_char, at_byte, bom; /* byte_at's cursor; the UTF-8 BOM's length */
+    int *items;
+    size_t nitems, capitems;
     kube_yaml_doc *docs;
     size_t ndocs, capdocs;
     kube_yaml_error *err;
@@ -388,6 +398,71 @@ static int fail(ctx *c, int line, const char *fmt, ...) {
 }
 
 static int mark_line(yaml_mark_t m) { return (int)(m.line > (size_t)INT32_MAX - 1 ? INT32_MAX : m.line + 1); }
+
+/* libyaml's marks count characters (a CRLF two, the BOM none), and callers
+ * want bytes. Marks are asked for in nearly increasing order, so a cursor
+ * walks the UTF-8 text (libyaml validated it) forward, and back for the
+ * start of a line already passed. */
+static size_t byte_at(ctx *c, size_t ch) {
+    const unsigned char *b = (const unsigned char *)c->buf;
+    while (c->at_char < ch && c->at_byte < c->len) {
+        unsigned lead = b[c->at_byte];
+        size_t w = lead < 0xc0 ? 1 : lead < 0xe0 ? 2 : lead < 0xf0 ? 3 : 4;
+        c->at_byte = w < c->len - c->at_byte ? c->at_byte + w : c->len;
+        c->at_char++;
+    }
+    while (c->at_char > ch) {
+        do c->at_byte--;
+        while (c->at_byte > c->bom && (b[c->at_byte] & 0xc0) == 0x80);
+        c->at_char--;
+    }
+    return c->at_byte;
+}
+
+/* The span of the document just ended, in bytes. Its end is the end of
+ * the last node's line, so that a trailing comment there goes with it; a
+ * block scalar ends at the start of the line after its text, and an end
+ * with nothing but indentation before it on its line is cut back to the
+ * line's start. */
+static void doc_span(ctx *c, kube_yaml_doc *d) {
+    if (!c->spans) return;
+    d->start = byte_at(c, c->content_start);
+    size_t ls = byte_at(c, c->content_end.index - c->content_end.column);
+    size_t end = byte_at(c, c->content_end.index), i = ls;
+    while (i < end && c->buf[i] == ' ') i++;
+    if (i < end || end <= d->start) {
+        const char *nl = memchr(c->buf + end, '\n', c->len - end);
+        end = nl ? (size_t)(nl - c->buf) + 1 : c->len;
+    } else {
+        end = ls;
+    }
+    d->end = end;
+}
+
+/* Notes, before ev is applied, what the document's span and item lines
+ * need: where its root starts, the end of its last node (scalars, aliases
+ * and flow collections end at their last character; the end of a block
+ * collection is where the next token starts, past comments, so it does not
+ * count), and where each element of the root's items starts. */
+static void track(ctx *c, const yaml_event_t *ev) {
+    int node = ev->type == YAML_SCALAR_EVENT || ev->type == YAML_ALIAS_EVENT || ev->type == YAML_SEQUENCE_START_EVENT ||
+               ev->type == YAML_MAPPING_START_EVENT;
+    if (node && c->nst == 0 && !c->have_root) {
+        /* A document's line is where its content starts, not its "---":
+         * messages point people at the object, not the separator. */
+        c->doc_line = mark_line(ev->start_mark);
+        c->content_start = ev->start_mark.index;
+        c->content_end = ev->start_mark;
+    }
+    if (node && c->nst == 2 && c->st[1].is_items) {
+        c->items = xgrow(c->items, &c->capitems, c->nitems + 1, sizeof *c->items);
+        c->items[c->nitems++] = mark_line(ev->start_mark);
+    }
+    int ends = ev->type == YAML_SCALAR_EVENT || ev->type == YAML_ALIAS_EVENT ||
+               ((ev->type == YAML_SEQUENCE_END_EVENT || ev->type == YAML_MAPPING_END_EVENT) && c->nst &&
+                c->st[c->nst - 1].flow);
+    if (ends && ev->end_mark.index > c->content_end.index) c->content_end = ev->end_mark;
+}
 
 static void anchors_reset(ctx *c) {
     for (size_t i = 0; i < c->nan; i++) {
@@ -599,6 +674,12 @@ static int on_start(ctx *c, yaml_event_t *ev, int is_map) {
     f->bytes0 = c->bytes;
     f->cost0 = c->cost - (is_map ? COST_MAP : COST_SEQ);
     f->obj = is_map ? jnew_obj() : jnew_arr();
+    f->flow = is_map ? ev->data.mapping_start.style == YAML_FLOW_MAPPING_STYLE
+                     : ev->data.sequence_start.style == YAML_FLOW_SEQUENCE_STYLE;
+    if (!is_map && c->nst == 1 && c->st[0].is_map && c->st[0].key && !strcmp(c->st[0].key, "items")) {
+        f->is_items = 1;
+        c->nitems = 0; /* a later duplicate items: replaces the earlier one */
+    }
     c->nst++;
     return 0;
 }
@@ -614,12 +695,21 @@ static int on_document_end(ctx *c) {
     anchors_reset(c);
     if (!c->have_root || !c->root) {
         c->have_root = 0;
+        c->nitems = 0;
         return 0; /* empty (or null) documents are skipped */
     }
     c->docs = xgrow(c->docs, &c->capdocs, c->ndocs + 1, sizeof *c->docs);
-    c->docs[c->ndocs].obj = c->root;
-    c->docs[c->ndocs].line = c->doc_line;
-    c->ndocs++;
+    kube_yaml_doc *d = &c->docs[c->ndocs++];
+    memset(d, 0, sizeof *d);
+    d->obj = c->root;
+    d->line = c->doc_line;
+    doc_span(c, d);
+    if (c->nitems) {
+        d->item_lines = xmalloc(c->nitems * sizeof *d->item_lines);
+        memcpy(d->item_lines, c->items, c->nitems * sizeof *d->item_lines);
+        d->nitem_lines = c->nitems;
+        c->nitems = 0;
+    }
     c->root = NULL;
     c->have_root = 0;
     return 0;
@@ -650,12 +740,7 @@ static int run(ctx *c) {
 
     while (!done && rc == 0) {
         if (!yaml_parser_parse(&c->parser, &ev)) return parser_fail(c);
-        /* A document's line is where its content starts, not its "---":
-         * messages point people at the object, not the separator. */
-        if (c->nst == 0 && !c->have_root &&
-            (ev.type == YAML_SCALAR_EVENT || ev.type == YAML_ALIAS_EVENT || ev.type == YAML_SEQUENCE_START_EVENT ||
-             ev.type == YAML_MAPPING_START_EVENT))
-            c->doc_line = mark_line(ev.start_mark);
+        track(c, &ev);
         switch (ev.type) {
         case YAML_STREAM_END_EVENT: done = 1; break;
         case YAML_DOCUMENT_START_EVENT:
@@ -676,7 +761,10 @@ static int run(ctx *c) {
 }
 
 void kube_yaml_docs_free(kube_yaml_doc *docs, size_t ndocs) {
-    for (size_t i = 0; docs && i < ndocs; i++) json_object_put(docs[i].obj);
+    for (size_t i = 0; docs && i < ndocs; i++) {
+        json_object_put(docs[i].obj);
+        free(docs[i].item_lines);
+    }
     free(docs);
 }
 
@@ -699,6 +787,12 @@ int kube_yaml_parse(const char *buf, size_t len, kube_yaml_doc **docs, size_t *n
                  (c.len < SIZE_MAX / 64 ? c.len * KUBE_YAML_MEMORY_PER_BYTE : SIZE_MAX / 2);
     if (!yaml_parser_initialize(&c.parser)) base_oom();
     yaml_parser_set_input_string(&c.parser, (const unsigned char *)c.buf, c.len);
+    /* libyaml reads UTF-16 when a BOM says so; its marks then count
+     * characters of text we do not have as UTF-8. */
+    const unsigned char *u = (const unsigned char *)c.buf;
+    c.spans = !(c.len >= 2 && ((u[0] == 0xfe && u[1] == 0xff) || (u[0] == 0xff && u[1] == 0xfe)));
+    c.bom = c.len >= 3 && u[0] == 0xef && u[1] == 0xbb && u[2] == 0xbf ? 3 : 0;
+    c.at_byte = c.bom;
 
     rc = run(&c);
 
@@ -708,6 +802,7 @@ int kube_yaml_parse(const char *buf, size_t len, kube_yaml_doc **docs, size_t *n
         free(f->key);
     }
     free(c.st);
+    free(c.items);
     anchors_reset(&c);
     free(c.an);
     json_object_put(c.root);

@@ -2,6 +2,8 @@
  *
  * Reading: a multi-document stream becomes one json-c value per document;
  * block and flow styles, anchors/aliases and merge keys (<<) are supported.
+ * Each document also says where it is (its line, its bytes, the lines of
+ * a List's items), so that callers can point at it and copy it unchanged.
  * Quoted scalars always stay strings; plain scalars are typed like
  * sigs.k8s.io/yaml (YAML 1.1 core resolution as go-yaml v2 does it): null/~,
  * true/false (and yes/no/on/off), ints (decimal, 0x, 0o/leading-0 octal),
@@ -25,6 +27,16 @@
 typedef struct kube_yaml_doc {
     json_object *obj; /* owned; NULL for an empty document */
     int line;         /* 1-based line where the document starts */
+    /* Where the document's content is in buf, in bytes: from its first node
+     * (its anchor or tag included) to the end of the line of its last one.
+     * What lies between one document's end and the next one's start is
+     * "---" separators, comments and empty documents. end is 0 when the
+     * positions are unknown (UTF-16 input). */
+    size_t start, end;
+    /* The lines of the elements of the root mapping's items sequence (what
+     * kind: List holds), in order (owned); NULL when there is none. */
+    int *item_lines;
+    size_t nitem_lines;
 } kube_yaml_doc;
 
 typedef struct kube_yaml_error {

@@ -44,6 +44,13 @@ void mctx_warn(mctx *m, const char *fmt, ...) {
 
 void mctx_skip(mctx *m, mutate_skip why) { m->res->skips |= 1u << why; }
 
+void mctx_injected(mctx *m, mutate_lang_id id, json_object *c) {
+    const char *name = jstr(c, "name");
+    mutate_result *r = m->res;
+    r->into[id] = xrealloc(r->into[id], sizeof *r->into[id] * (r->ninto[id] + 1));
+    r->into[id][r->ninto[id]++] = xstrdup(name ? name : "");
+}
+
 bool streq_ci(const char *a, const char *b) { return a && b && strcasecmp(a, b) == 0; }
 
 void split_ref(mctx *m, const char *value, char **ns, char **name) {
@@ -127,6 +134,10 @@ void mutate_result_free(mutate_result *res) {
     json_object_put(res->patch);
     for (size_t i = 0; i < res->nwarnings; i++) free(res->warnings[i]);
     free(res->warnings);
+    for (int l = 0; l < MUTATE_NLANGS; l++) {
+        for (size_t i = 0; i < res->ninto[l]; i++) free(res->into[l][i]);
+        free(res->into[l]);
+    }
     memset(res, 0, sizeof *res);
 }
 
@@ -154,7 +165,7 @@ int mutate_pod(const mutate_request *req, mutate_result *res) {
      * the pod whose only opt-in is misspelt is one that asks for nothing. */
     m.meta = meta;
     m.spec = spec;
-    bool asked = asks(&m);
+    bool asked = res->asked = asks(&m);
     if (asked && !bounds_check(&m)) {
         res->pod = json_object_get(req->pod);
         return -1;

@@ -110,6 +110,8 @@ const mutate_lang *mutate_lang_get(mutate_lang_id id);
 /* engine.c */
 void mctx_warn(mctx *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void mctx_skip(mctx *m, mutate_skip why);
+/* Records that language id went into container c. */
+void mctx_injected(mctx *m, mutate_lang_id id, json_object *c);
 const char *pod_annotation(mctx *m, const char *key);
 /* Pod/namespace precedence of spec 1.2; NULL-safe, returns "" when unset. */
 const char *resolve_annotation(mctx *m, const char *key);

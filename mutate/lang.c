@@ -137,6 +137,7 @@ void lang_run(lctx *l) {
         sdk_common_env(l, c);
         if (l->lang->defaults) l->lang->defaults(l, c);
         sdk_configure(l, c, c);
+        mctx_injected(m, l->lang->id, c);
         done++;
     }
     if (!done) {

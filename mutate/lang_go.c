@@ -86,6 +86,7 @@ static void go_inject(lctx *l) {
     if (!jfind_named(vols, "kernel-debug", NULL)) jpush(vols, kernel_debug_volume());
     sdk_tls_volumes(l);
     m->res->injected |= MUTATE_BIT(MUTATE_GO);
+    mctx_injected(m, MUTATE_GO, app); /* what the Go sidecar instruments */
 }
 
 const mutate_lang mutate_lang_go = {

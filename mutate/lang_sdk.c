@@ -19,6 +19,7 @@ static void sdk_inject(lctx *l) {
                 if (strcmp(name, l->names[k]) == 0) {
                     sdk_common_env(l, c);
                     sdk_configure(l, c, c);
+                    mctx_injected(m, MUTATE_SDK, c);
                     done++;
                     break;
                 }
@@ -35,6 +36,7 @@ static void sdk_inject(lctx *l) {
         }
         sdk_common_env(l, c);
         sdk_configure(l, c, c);
+        mctx_injected(m, MUTATE_SDK, c);
         done++;
     }
     if (!done) return;

@@ -119,6 +119,11 @@ typedef struct mutate_result {
     char **warnings;      /* owned; short human sentences */
     size_t nwarnings;
     unsigned injected;    /* MUTATE_BIT set of languages injected */
+    /* By language, the names of the containers it went into, in the order
+     * injected (owned): for `inject --report`. */
+    char **into[MUTATE_NLANGS];
+    size_t ninto[MUTATE_NLANGS];
+    bool asked;           /* an annotation asked for a language or the sidecar (or its removal) */
     bool sidecar;         /* collector sidecar injected */
     unsigned skips;       /* bit set of 1u << mutate_skip */
     mutate_limit limit;   /* the bound the pod is past, or MUTATE_LIMIT_NONE */

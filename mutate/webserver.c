@@ -284,6 +284,7 @@ void ws_inject(lctx *l, const ws_kind *k) {
         }
         sdk_common_env(l, app);
         sdk_configure(l, app, app);
+        mctx_injected(m, l->lang->id, app);
     }
     if (nt) {
         sdk_tls_volumes(l);

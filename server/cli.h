@@ -1,11 +1,12 @@
 /* server/cli.h - the subcommands of the otel-webhook binary, and what they
  * share. Each command returns the process exit status: 0 done, 1 failure
- * or bad input, 2 usage. */
+ * or bad input, 2 usage (and inject's 3, --fail-on-skip). */
 #ifndef SERVER_CLI_H
 #define SERVER_CLI_H
 
 #include "mutate/settings.h"
 
+#include <getopt.h>
 #include <stddef.h>
 
 int cmd_inject(int argc, char **argv);
@@ -14,5 +15,12 @@ int cmd_serve(int argc, char **argv);
 /* Reads the settings file at path over s. 0, or -1 with "PATH[:LINE]:
  * reason" in err. */
 int cli_load_settings(mutate_settings *s, const char *path, char *err, size_t errlen);
+
+/* A usage error: "otel-webhook CMD: PROBLEM", a blank line and the usage,
+ * on stderr. Returns 2. */
+int cli_usage_error(const char *cmd, const char *usage, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The same for what getopt_long (opterr 0, optstring starting with ':')
+ * answered c for: "--x needs a value", "unknown option --x", ... */
+int cli_bad_option(const char *cmd, const char *usage, int c, char **argv, const struct option *opts);
 
 #endif

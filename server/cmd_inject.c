@@ -1,40 +1,48 @@
 /* server/cmd_inject.c - `otel-webhook inject`: the engine offline over YAML.
  *
  * Every pod template in the input (a Pod, or the template of a Deployment,
- * StatefulSet, DaemonSet, ReplicaSet, Job or CronJob) is mutated exactly as
- * the webhook would mutate the pod created from it. Since no controller has
- * created the pod yet, the workload itself stands in as the pod's owner, so
- * service names and k8s.<kind>.name attributes come out as they will in the
- * cluster (the ReplicaSet's generated name cannot be known in advance).
+ * StatefulSet, DaemonSet, ReplicaSet, Job or CronJob, at the top or among
+ * the items of a kind: List) is mutated exactly as the webhook would mutate
+ * the pod created from it. Since no controller has created the pod yet,
+ * the workload itself stands in as the pod's owner, so service names and
+ * k8s.<kind>.name attributes come out as they will in the cluster (the
+ * ReplicaSet's generated name cannot be known in advance).
  *
- * Instrumentation, OpenTelemetryCollector and Namespace documents in the
- * input are used as resources too, so one file can carry a whole example. */
+ * Instrumentation, OpenTelemetryCollector and Namespace objects in any
+ * input file are used as resources too, so one file can carry a whole
+ * example. This file owns the command line and the walk over the objects;
+ * reading, reporting and writing are inject_*.c (inject.h). */
 #include "server/cli.h"
 
 #include "base/alloc.h"
 #include "base/json.h"
-#include "kube/file.h"
 #include "kube/filesource.h"
 #include "kube/reader.h"
 #include "kube/store.h"
-#include "kube/yaml.h"
 #include "mutate/defaults.h"
 #include "mutate/mutate.h"
+#include "server/inject.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+#include <sys/stat.h>
 
 static const char usage[] =
-    "usage: otel-webhook inject -f FILE|- [--resources DIR]... [--namespace NS]\n"
+    "usage: otel-webhook inject -f FILE|DIR|- [-f ...] [-R] [--resources DIR]... [--namespace NS]\n"
     "                           [--native-sidecars on|off] [--config FILE] [-o yaml|json|patch]\n"
+    "                           [--report] [--fail-on-skip]\n"
     "\n"
-    "Mutates every pod template in FILE (a Pod, Deployment, StatefulSet, DaemonSet,\n"
-    "ReplicaSet, Job or CronJob; multi-document YAML or JSON) as the webhook would.\n"
+    "Mutates every pod template in the input (a Pod, Deployment, StatefulSet, DaemonSet,\n"
+    "ReplicaSet, Job or CronJob, also among the items of a List; multi-document YAML or JSON)\n"
+    "as the webhook would.\n"
     "\n"
-    "  -f, --filename FILE     input manifest, - for standard input\n"
+    "  -f, --filename PATH     input manifest, repeatable and read in order: a file, a folder\n"
+    "                          (its *.yaml, *.yml and *.json files in name order), - for\n"
+    "                          standard input (once)\n"
+    "  -R, --recursive         also read the subfolders of -f folders\n"
     "  --resources DIR         folder of Instrumentation, OpenTelemetryCollector, Namespace\n"
     "                          (and other) manifests; repeatable\n"
     "  -n, --namespace NS      namespace of objects that name none (default: default)\n"
@@ -42,52 +50,90 @@ static const char usage[] =
     "                          off: as a regular container (default: the config's setting,\n"
     "                          and off when that is auto, since there is no cluster to ask)\n"
     "  --config FILE           settings file (default images, enabled languages, ...)\n"
-    "  -o, --output FORMAT     yaml (default): the input with templates mutated;\n"
-    "                          json: the same as JSON (a List for several documents);\n"
-    "                          patch: the RFC 6902 patch, for a single Pod\n"
+    "  -o, --output FORMAT     yaml (default): the input, documents nothing was injected into\n"
+    "                          byte for byte; json: the same as JSON (a List for several\n"
+    "                          documents); patch: the RFC 6902 patch, for a single Pod\n"
+    "  --report                on standard error, one line per Pod or workload\n"
+    "                          (KIND NS/NAME: injected|changed|skipped|unchanged|invalid: ...)\n"
+    "                          and a summary line\n"
+    "  --fail-on-skip          exit 3 when a part asked for was left out of an object\n"
     "\n"
-    "Warnings go to standard error. Exit status: 0 done, 1 bad input, 2 usage.\n";
+    "Warnings go to standard error as FILE:LINE: warning: ... Exit status: 0 done,\n"
+    "1 bad input (FILE:LINE: reason), 2 usage, 3 --fail-on-skip and something was skipped.\n";
 
-typedef struct doc {
-    json_object *obj;
-    int line;
-} doc;
+enum { EXIT_SKIPPED = 3 };
 
-static int read_docs(const char *name, const char *text, size_t len, doc **docs, size_t *ndocs) {
-    const char *p = text;
-    while (p < text + len && (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')) p++;
-    if (p < text + len && (*p == '{' || *p == '[')) {
-        int line;
-        const char *reason;
-        json_object *o = kube_parse_json(text, len, &line, &reason);
-        if (!o) {
-            fprintf(stderr, "%s:%d: %s\n", name, line, reason);
-            return -1;
+typedef struct opts {
+    const char **files, **dirs; /* into argv */
+    size_t nfiles, ndirs;
+    const char *ns, *config, *output, *native;
+    bool recursive, report, fail_on_skip;
+} opts;
+
+/* 0 with *o filled, -1 after --help, or 2 after a usage error. */
+static int parse_args(int argc, char **argv, opts *o) {
+    enum { O_RES = 256, O_NATIVE, O_CONFIG, O_REPORT, O_FAIL };
+    static const struct option longopts[] = {
+        {"filename", required_argument, 0, 'f'},   {"recursive", no_argument, 0, 'R'},
+        {"resources", required_argument, 0, O_RES}, {"namespace", required_argument, 0, 'n'},
+        {"native-sidecars", required_argument, 0, O_NATIVE}, {"config", required_argument, 0, O_CONFIG},
+        {"output", required_argument, 0, 'o'},     {"report", no_argument, 0, O_REPORT},
+        {"fail-on-skip", no_argument, 0, O_FAIL},  {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    *o = (opts){.files = xcalloc((size_t)argc + 1, sizeof *o->files), .dirs = xcalloc((size_t)argc + 1, sizeof *o->dirs),
+                .ns = "default", .output = "yaml"};
+    bool stdin_taken = false;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":f:Rn:o:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'f':
+            if (!strcmp(optarg, "-") && stdin_taken)
+                return cli_usage_error("inject", usage, "-f -: standard input can be read only once");
+            stdin_taken |= !strcmp(optarg, "-");
+            o->files[o->nfiles++] = optarg;
+            break;
+        case 'R': o->recursive = true; break;
+        case O_RES: o->dirs[o->ndirs++] = optarg; break;
+        case 'n': o->ns = optarg; break;
+        case O_NATIVE:
+            if (strcmp(optarg, "on") && strcmp(optarg, "off"))
+                return cli_usage_error("inject", usage, "--native-sidecars %s: expected on or off", optarg);
+            o->native = optarg;
+            break;
+        case O_CONFIG: o->config = optarg; break;
+        case 'o':
+            if (strcmp(optarg, "yaml") && strcmp(optarg, "json") && strcmp(optarg, "patch"))
+                return cli_usage_error("inject", usage, "-o %s: expected yaml, json or patch", optarg);
+            o->output = optarg;
+            break;
+        case O_REPORT: o->report = true; break;
+        case O_FAIL: o->fail_on_skip = true; break;
+        case 'h': fputs(usage, stdout); return -1;
+        default: return cli_bad_option("inject", usage, c, argv, longopts);
         }
-        *docs = xcalloc(1, sizeof **docs);
-        (*docs)[0] = (doc){o, 1};
-        *ndocs = 1;
-        return 0;
     }
-    kube_yaml_doc *yd = NULL;
-    size_t n = 0;
-    kube_yaml_error ye;
-    if (kube_yaml_parse(text, len, &yd, &n, &ye) != 0) {
-        fprintf(stderr, "%s:%d: %s\n", name, ye.line, ye.msg);
-        return -1;
+    if (optind < argc) return cli_usage_error("inject", usage, "unexpected argument \"%s\"", argv[optind]);
+    if (!o->nfiles) return cli_usage_error("inject", usage, "-f is required");
+    /* A path that is not there is a mistake on the command line, found
+     * before anything is read; one that is there but cannot be read is
+     * bad input (exit 1). inject is a one-shot: unlike serve, it does not
+     * wait for a resources folder to appear. */
+    struct stat st;
+    for (size_t i = 0; i < o->nfiles; i++)
+        if (strcmp(o->files[i], "-") && stat(o->files[i], &st) != 0 && (errno == ENOENT || errno == ENOTDIR))
+            return cli_usage_error("inject", usage, "-f %s: %s", o->files[i], strerror(errno));
+    for (size_t i = 0; i < o->ndirs; i++) {
+        int e = stat(o->dirs[i], &st) != 0 ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+        if (e == ENOENT || e == ENOTDIR)
+            return cli_usage_error("inject", usage, "--resources %s: %s", o->dirs[i], strerror(e));
     }
-    *docs = xcalloc(n ? n : 1, sizeof **docs);
-    *ndocs = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (!yd[i].obj) continue;
-        (*docs)[(*ndocs)++] = (doc){yd[i].obj, yd[i].line};
-        yd[i].obj = NULL;
-    }
-    kube_yaml_docs_free(yd, n);
     return 0;
 }
 
-/* Where a document keeps its pod template; NULL for documents without one. */
+/* Where a kind keeps its pod template; NULL for kinds without one. */
 static json_object *template_of(json_object *o, const char *kind) {
     static const char *const with_template[] = {"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", NULL};
     for (int i = 0; with_template[i]; i++)
@@ -101,35 +147,170 @@ static void log_stderr(void *ud, kube_log_level level, const char *msg) {
     if (level >= KUBE_LOG_WARN) fprintf(stderr, "%s%s\n", level == KUBE_LOG_ERROR ? "error: " : "warning: ", msg);
 }
 
-int cmd_inject(int argc, char **argv) {
-    static const struct option opts[] = {
-        {"filename", required_argument, 0, 'f'}, {"resources", required_argument, 0, 'r'},
-        {"namespace", required_argument, 0, 'n'}, {"native-sidecars", required_argument, 0, 's'},
-        {"config", required_argument, 0, 'c'},   {"output", required_argument, 0, 'o'},
-        {"help", no_argument, 0, 'h'},           {0, 0, 0, 0},
-    };
-    const char *file = NULL, *ns_default = "default", *config = NULL, *output = "yaml", *native = NULL;
-    const char **dirs = xcalloc((size_t)argc + 1, sizeof *dirs);
-    size_t ndirs = 0;
-    int c, rc = 1;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "f:n:o:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'f': file = optarg; break;
-        case 'r': dirs[ndirs++] = optarg; break;
-        case 'n': ns_default = optarg; break;
-        case 's': native = optarg; break;
-        case 'c': config = optarg; break;
-        case 'o': output = optarg; break;
-        case 'h': fputs(usage, stdout); free(dirs); return 0;
-        default: fputs(usage, stderr); free(dirs); return 2;
+static bool is_resource_kind(const char *kind) {
+    return kind && (!strcmp(kind, "Instrumentation") || !strcmp(kind, "OpenTelemetryCollector") ||
+                    !strcmp(kind, "Namespace"));
+}
+
+static void take_resource(json_object *o, const char *file, const kube_prepare *prep, const char *ns,
+                          const kube_logger *log, json_object ***objs, size_t *nobjs) {
+    char *one = xstrdup(json_object_to_json_string(o)), err[512];
+    char *label = xasprintf("%s.json", file); /* parse as JSON; messages still name the input */
+    kube_manifest_objects(label, one, strlen(one), prep, ns, log, objs, nobjs, err, sizeof err);
+    free(label);
+    free(one);
+}
+
+/* Resources carried by the input itself, Lists' items included. */
+static void input_resources(const inject_input *in, kube_store *store, const kube_prepare *prep, const char *ns,
+                            const kube_logger *log) {
+    json_object **objs = NULL;
+    size_t nobjs = 0;
+    for (size_t i = 0; i < in->ndocs; i++) {
+        json_object *o = in->docs[i].obj;
+        const char *kind = jstr(o, "kind"), *file = in->files[in->docs[i].file].name;
+        if (is_resource_kind(kind)) take_resource(o, file, prep, ns, log, &objs, &nobjs);
+        if (!kind || strcmp(kind, "List")) continue;
+        json_object *items = jarr(o, "items");
+        for (size_t k = 0; k < jlen(items); k++) {
+            json_object *it = json_object_array_get_idx(items, k);
+            if (is_resource_kind(jstr(it, "kind"))) take_resource(it, file, prep, ns, log, &objs, &nobjs);
         }
     }
-    if (!file || optind != argc || (native && strcmp(native, "on") && strcmp(native, "off")) ||
-        (strcmp(output, "yaml") && strcmp(output, "json") && strcmp(output, "patch"))) {
-        fputs(usage, stderr);
-        free(dirs);
-        return 2;
+    kube_store_set_layer(store, KUBE_LAYER_INPUT, objs, nobjs);
+}
+
+/* The walk over the objects, and what it produced. */
+typedef struct walk {
+    inject_input *in;
+    const opts *o;
+    const kube_reader *src;
+    const kube_snapshot *snap;
+    const mutate_options *mopt;
+    inject_object *objs;
+    size_t nobjs, capobjs;
+    int rc;
+} walk;
+
+/* The pod the webhook would be asked about: the template, with the
+ * workload as its owner. */
+static json_object *stand_in(json_object *o, const char *kind, json_object *tmpl) {
+    json_object *pod = jnew_obj(), *meta = jset_obj(pod, "metadata"), *tmeta = jmap(tmpl, "metadata");
+    if (tmeta) {
+        json_object_object_foreach(tmeta, k, v) jset(meta, k, json_object_get(v));
+    }
+    json_object *ref = jpush(jset_arr(meta, "ownerReferences"), jnew_obj());
+    jset_str(ref, "kind", kind);
+    jset_str(ref, "name", kube_obj_str(o, "metadata.name"));
+    const char *uid = kube_obj_str(o, "metadata.uid");
+    if (uid) jset_str(ref, "uid", uid);
+    jset(pod, "spec", json_object_get(kube_obj_get(tmpl, "spec")));
+    return pod;
+}
+
+/* The mutated stand-in back into the workload's template. */
+static void into_template(json_object *tmpl, json_object *pod) {
+    json_object *nmeta = jnew_obj(), *pmeta = jmap(pod, "metadata");
+    if (pmeta) {
+        json_object_object_foreach(pmeta, k, v) {
+            if (strcmp(k, "ownerReferences")) jset(nmeta, k, json_object_get(v));
+        }
+    }
+    if (jmap(tmpl, "metadata") || json_object_object_length(nmeta)) jset(tmpl, "metadata", nmeta);
+    else json_object_put(nmeta);
+    jset(tmpl, "spec", json_object_get(kube_obj_get(pod, "spec")));
+}
+
+/* One object: docs[di] itself, or item `item` of its List. Pods and
+ * workloads get a record and go to the engine; anything else is left. */
+static void visit(walk *w, size_t di, size_t item, json_object *o) {
+    inject_doc *d = &w->in->docs[di];
+    const char *kind = jstr(o, "kind");
+    json_object *tmpl = NULL;
+    bool is_pod = kind && !strcmp(kind, "Pod");
+    if (!kind || (!is_pod && !(tmpl = template_of(o, kind)))) return;
+
+    w->objs = xgrow(w->objs, &w->capobjs, w->nobjs + 1, sizeof *w->objs);
+    inject_object *rec = &w->objs[w->nobjs++];
+    const char *ons = kube_obj_str(o, "metadata.namespace"), *name = kube_obj_str(o, "metadata.name");
+    if (!name) name = kube_obj_str(o, "metadata.generateName");
+    *rec = (inject_object){.file = w->in->files[d->file].name,
+                           .line = item == INJECT_NO_ITEM ? d->line : inject_item_line(d, item),
+                           .doc = di,
+                           .item = item,
+                           .kind = xstrdup(kind),
+                           .ns = xstrdup(ons && *ons ? ons : w->o->ns),
+                           .name = xstrdup(name ? name : "")};
+    if (!is_pod && !json_object_is_type(tmpl, json_type_object)) {
+        fprintf(stderr, "%s:%d: %s has no pod template\n", rec->file, rec->line, kind);
+        inject_object_invalid(rec, "no pod template");
+        w->rc = 1;
+        return;
+    }
+
+    json_object *pod = is_pod ? json_object_get(o) : stand_in(o, kind, tmpl);
+    mutate_request req = {.pod = pod, .namespace = rec->ns, .src = w->src, .opt = w->mopt};
+    req.ns = kube_snapshot_get(w->snap, "Namespace", NULL, rec->ns);
+    mutate_result res;
+    int mrc = mutate_pod(&req, &res);
+    for (size_t i = 0; i < res.nwarnings; i++) fprintf(stderr, "%s:%d: warning: %s\n", rec->file, rec->line, res.warnings[i]);
+    if (mrc != 0) w->rc = 1;
+    inject_object_judge(rec, mrc, &res);
+    if (!strcmp(w->o->output, "patch")) {
+        printf("%s\n", json_object_to_json_string_ext(res.patch, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+                                                                     JSON_C_TO_STRING_NOSLASHESCAPE));
+    } else if (mrc == 0 && json_object_array_length(res.patch)) {
+        d->changed = true;
+        if (!is_pod) into_template(tmpl, res.pod);
+        else if (item == INJECT_NO_ITEM) {
+            json_object_put(d->obj);
+            d->obj = json_object_get(res.pod);
+        } else {
+            json_object_array_put_idx(jarr(d->obj, "items"), item, json_object_get(res.pod));
+        }
+    }
+    mutate_result_free(&res);
+    json_object_put(pod);
+}
+
+static void walk_all(walk *w) {
+    for (size_t di = 0; di < w->in->ndocs; di++) {
+        json_object *o = w->in->docs[di].obj;
+        const char *kind = jstr(o, "kind");
+        if (!kind || strcmp(kind, "List")) {
+            visit(w, di, INJECT_NO_ITEM, o);
+            continue;
+        }
+        json_object *items = jarr(o, "items");
+        for (size_t i = 0; i < jlen(items); i++) {
+            json_object *it = json_object_array_get_idx(items, i);
+            const char *ikind = jstr(it, "kind");
+            if (ikind && !strcmp(ikind, "List")) {
+                /* Kubernetes has no Lists in Lists; kubectl would flatten
+                 * one, which would hide that this input is not what the
+                 * API server gives. */
+                fprintf(stderr, "%s:%d: a List inside a List is not read; left as it is\n",
+                        w->in->files[w->in->docs[di].file].name, inject_item_line(&w->in->docs[di], i));
+                w->rc = 1;
+                continue;
+            }
+            visit(w, di, i, it);
+        }
+    }
+}
+
+static bool one_pod(const inject_input *in) {
+    const char *kind = in->ndocs == 1 ? jstr(in->docs[0].obj, "kind") : NULL;
+    return kind && !strcmp(kind, "Pod");
+}
+
+int cmd_inject(int argc, char **argv) {
+    opts o;
+    int prc = parse_args(argc, argv, &o);
+    if (prc) {
+        free(o.files);
+        free(o.dirs);
+        return prc < 0 ? 0 : prc;
     }
 
     mutate_settings cfg;
@@ -137,146 +318,58 @@ int cmd_inject(int argc, char **argv) {
     kube_prepare prep = MUTATE_PREPARE(&cfg);
     kube_store *store = kube_store_new();
     kube_filesource *fs = NULL;
-    doc *docs = NULL;
-    size_t ndocs = 0, len = 0;
-    char *text = NULL, err[512];
+    inject_input in = {0};
     kube_logger log = {log_stderr, NULL};
-    json_object *out_list = NULL;
     kube_view view = {0, -1};
+    walk w = {.in = &in, .o = &o, .rc = 1};
+    char err[512];
 
-    if (config && cli_load_settings(&cfg, config, err, sizeof err) != 0) {
+    if (o.config && cli_load_settings(&cfg, o.config, err, sizeof err) != 0) {
         fprintf(stderr, "%s\n", err);
         goto out;
     }
-    cfg.opt.native_sidecars = native ? !strcmp(native, "on") : cfg.native_sidecars == MUTATE_ON;
-    if (ndirs) {
+    cfg.opt.native_sidecars = o.native ? !strcmp(o.native, "on") : cfg.native_sidecars == MUTATE_ON;
+    if (o.ndirs) {
         int failing = 0;
-        fs = kube_filesource_new(store, &prep, dirs, ndirs, ns_default, &log);
+        fs = kube_filesource_new(store, &prep, o.dirs, o.ndirs, o.ns, &log);
         kube_filesource_poll(fs, &failing);
         if (failing) goto out; /* the reason is already on stderr */
     }
-    const char *name = strcmp(file, "-") ? file : "<stdin>";
-    if (!(text = kube_read_file(file, &len))) {
-        fprintf(stderr, "%s: cannot read: %m\n", file);
-        goto out;
-    }
-    if (read_docs(name, text, len, &docs, &ndocs) != 0) goto out;
-
-    /* Resources carried by the input itself. */
-    json_object **objs = NULL;
-    size_t nobjs = 0;
-    for (size_t i = 0; i < ndocs; i++) {
-        const char *kind = kube_obj_str(docs[i].obj, "kind");
-        if (!kind || (strcmp(kind, "Instrumentation") && strcmp(kind, "OpenTelemetryCollector") && strcmp(kind, "Namespace")))
-            continue;
-        char *one = xstrdup(json_object_to_json_string(docs[i].obj));
-        char label[600];
-        snprintf(label, sizeof label, "%s.json", name); /* parse as JSON; messages still name the input */
-        kube_manifest_objects(label, one, strlen(one), &prep, ns_default, &log, &objs, &nobjs, err, sizeof err);
-        free(one);
-    }
-    kube_store_set_layer(store, KUBE_LAYER_INPUT, objs, nobjs);
-
-    if (!strcmp(output, "patch") && (ndocs != 1 || !kube_obj_str(docs[0].obj, "kind") ||
-                                     strcmp(kube_obj_str(docs[0].obj, "kind"), "Pod"))) {
-        fprintf(stderr, "%s: -o patch needs exactly one Pod\n", name);
+    if (inject_input_read(&in, o.files, o.nfiles, o.recursive) != 0) goto out;
+    input_resources(&in, store, &prep, o.ns, &log);
+    if (!strcmp(o.output, "patch") && !one_pod(&in)) {
+        if (in.nfiles == 1) fprintf(stderr, "%s: -o patch needs exactly one Pod\n", in.files[0].name);
+        else fprintf(stderr, "otel-webhook inject: -o patch needs exactly one Pod\n");
         goto out;
     }
 
     view = kube_store_acquire(store);
     kube_reader src;
     kube_reader_snapshot(&src, view.snap);
-    rc = 0;
-    for (size_t i = 0; i < ndocs; i++) {
-        json_object *o = docs[i].obj;
-        const char *kind = kube_obj_str(o, "kind");
-        if (!kind) continue;
-        json_object *tmpl = NULL;
-        bool is_pod = !strcmp(kind, "Pod");
-        if (!is_pod && !(tmpl = template_of(o, kind))) continue;
-        if (!is_pod && !json_object_is_type(tmpl, json_type_object)) {
-            fprintf(stderr, "%s:%d: %s has no pod template\n", name, docs[i].line, kind);
-            rc = 1;
-            continue;
-        }
-        const char *ons = kube_obj_str(o, "metadata.namespace");
-        const char *ns = ons && *ons ? ons : ns_default;
-        json_object *pod = o, *tmeta = NULL;
-        if (!is_pod) {
-            /* A stand-in pod: the template plus the workload as owner. */
-            pod = jnew_obj();
-            tmeta = kube_obj_get(tmpl, "metadata");
-            json_object *meta = jnew_obj();
-            if (json_object_is_type(tmeta, json_type_object)) {
-                json_object_object_foreach(tmeta, k, v) jset(meta, k, json_object_get(v));
-            }
-            json_object *ref = jnew_obj(), *refs = jnew_arr();
-            jset(ref, "kind", jnew_str(kind));
-            jset(ref, "name", jnew_str(kube_obj_str(o, "metadata.name") ? kube_obj_str(o, "metadata.name") : ""));
-            const char *uid = kube_obj_str(o, "metadata.uid");
-            if (uid) jset(ref, "uid", jnew_str(uid));
-            jpush(refs, ref);
-            jset(meta, "ownerReferences", refs);
-            jset(pod, "metadata", meta);
-            json_object *tspec = kube_obj_get(tmpl, "spec");
-            jset(pod, "spec", json_object_get(tspec));
-        }
-        mutate_request req = {.pod = pod, .namespace = ns, .src = &src, .opt = &cfg.opt};
-        req.ns = kube_snapshot_get(view.snap, "Namespace", NULL, ns);
-        mutate_result res;
-        int mrc = mutate_pod(&req, &res);
-        for (size_t w = 0; w < res.nwarnings; w++) fprintf(stderr, "%s:%d: warning: %s\n", name, docs[i].line, res.warnings[w]);
-        if (mrc != 0) rc = 1;
-        if (!strcmp(output, "patch")) {
-            printf("%s\n", json_object_to_json_string_ext(res.patch, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-                                                                         JSON_C_TO_STRING_NOSLASHESCAPE));
-        } else if (mrc == 0 && is_pod) {
-            docs[i].obj = json_object_get(res.pod);
-            json_object_put(o);
-        } else if (mrc == 0) {
-            json_object *rmeta = kube_obj_get(res.pod, "metadata");
-            json_object *nmeta = jnew_obj();
-            json_object_object_foreach(rmeta, k, v) {
-                if (!strcmp(k, "ownerReferences")) continue;
-                jset(nmeta, k, json_object_get(v));
-            }
-            if (tmeta || json_object_object_length(nmeta)) jset(tmpl, "metadata", nmeta);
-            else json_object_put(nmeta);
-            jset(tmpl, "spec", json_object_get(kube_obj_get(res.pod, "spec")));
-        }
-        mutate_result_free(&res);
-        if (!is_pod) json_object_put(pod);
+    w.src = &src;
+    w.snap = view.snap;
+    w.mopt = &cfg.opt;
+    w.rc = 0;
+    walk_all(&w);
+    if (!strcmp(o.output, "yaml")) inject_write_yaml(stdout, &in);
+    else if (!strcmp(o.output, "json")) inject_write_json(stdout, &in);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "otel-webhook inject: writing the output: %s\n", strerror(errno));
+        w.rc = 1;
     }
-    if (!strcmp(output, "yaml")) {
-        for (size_t i = 0; i < ndocs; i++) {
-            char *y = kube_yaml_emit(docs[i].obj);
-            printf("%s%s", i ? "---\n" : "", y ? y : "");
-            free(y);
-        }
-    } else if (!strcmp(output, "json")) {
-        json_object *top = NULL;
-        if (ndocs == 1) top = json_object_get(docs[0].obj);
-        else {
-            top = out_list = jnew_obj();
-            jset(top, "apiVersion", jnew_str("v1"));
-            jset(top, "kind", jnew_str("List"));
-            json_object *items = jnew_arr();
-            for (size_t i = 0; i < ndocs; i++) jpush(items, json_object_get(docs[i].obj));
-            jset(top, "items", items);
-            out_list = NULL;
-        }
-        printf("%s\n", json_object_to_json_string_ext(top, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-                                                                JSON_C_TO_STRING_NOSLASHESCAPE));
-        json_object_put(top);
-    }
+    if (o.report) inject_report(stderr, w.objs, w.nobjs);
+    if (w.rc == 0 && o.fail_on_skip)
+        for (size_t i = 0; i < w.nobjs; i++)
+            if (w.objs[i].outcome == INJECT_SKIPPED) w.rc = EXIT_SKIPPED;
 out:
     if (view.slot >= 0) kube_store_release(store, &view);
-    for (size_t i = 0; i < ndocs; i++) json_object_put(docs[i].obj);
-    free(docs);
-    free(text);
+    for (size_t i = 0; i < w.nobjs; i++) inject_object_free(&w.objs[i]);
+    free(w.objs);
+    inject_input_free(&in);
     kube_filesource_free(fs);
     kube_store_free(store);
     mutate_settings_free(&cfg);
-    free(dirs);
-    return rc;
+    free(o.files);
+    free(o.dirs);
+    return w.rc;
 }

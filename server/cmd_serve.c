@@ -110,9 +110,12 @@ static bool parse_seconds(const char *s, double *out) {
     return true;
 }
 
+/* A usage error, said (cli_usage_error) before parse_args gives up. */
+#define BAD(...) return (cli_usage_error("serve", usage, __VA_ARGS__), PARSED_USAGE)
+
 /* The command line into *o, nothing else. PARSED, PARSED_HELP for --help,
- * or PARSED_USAGE for an unknown flag, a bad value or a missing one. The
- * caller frees o->dirs in every case. */
+ * or PARSED_USAGE, after saying what is wrong, for an unknown flag, a bad
+ * value or a missing one. The caller frees o->dirs in every case. */
 static int parse_args(int argc, char **argv, serve_opts *o) {
     enum { O_LISTEN = 256, O_CERT, O_KEY, O_RES, O_NATIVE, O_CONFIG, O_THREADS, O_NS, O_MAXBODY, O_RTIMEOUT,
            O_SDELAY, O_SGRACE, O_TLSMIN, O_HTTP2, O_LOGFMT, O_LOGLVL, O_HELP, O_KUBECONFIG, O_CONTEXT, O_INCLUSTER,
@@ -140,7 +143,8 @@ static int parse_args(int argc, char **argv, serve_opts *o) {
     };
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
         char *end = NULL;
         switch (c) {
         case O_LISTEN: o->listen = optarg; break;
@@ -152,45 +156,68 @@ static int parse_args(int argc, char **argv, serve_opts *o) {
         case O_NS: o->ns = optarg; break;
         case O_THREADS:
             o->threads = (int)strtol(optarg, &end, 10);
-            if (*end || o->threads < 1 || o->threads > 256) return PARSED_USAGE;
+            if (*end || o->threads < 1 || o->threads > 256) BAD("--threads %s: expected a whole number from 1 to 256", optarg);
             break;
         case O_MAXBODY:
             o->max_body = (size_t)strtoull(optarg, &end, 10);
-            if (*end || o->max_body < 1024) return PARSED_USAGE;
+            if (*end || o->max_body < 1024) BAD("--max-body %s: expected a number of bytes, at least 1024", optarg);
             break;
-        case O_RTIMEOUT: if (!parse_seconds(optarg, &o->rtimeout) || o->rtimeout < 0.1) return PARSED_USAGE; break;
-        case O_SDELAY: if (!parse_seconds(optarg, &o->delay)) return PARSED_USAGE; break;
-        case O_SGRACE: if (!parse_seconds(optarg, &o->grace)) return PARSED_USAGE; break;
+        case O_RTIMEOUT:
+            if (!parse_seconds(optarg, &o->rtimeout) || o->rtimeout < 0.1)
+                BAD("--request-timeout %s: expected seconds from 0.1 to 86400", optarg);
+            break;
+        case O_SDELAY:
+            if (!parse_seconds(optarg, &o->delay)) BAD("--shutdown-delay %s: expected seconds from 0 to 86400", optarg);
+            break;
+        case O_SGRACE:
+            if (!parse_seconds(optarg, &o->grace)) BAD("--shutdown-grace %s: expected seconds from 0 to 86400", optarg);
+            break;
         case O_TLSMIN:
             if (!strcmp(optarg, "1.3")) o->tls13 = true;
-            else if (strcmp(optarg, "1.2")) return PARSED_USAGE;
+            else if (strcmp(optarg, "1.2")) BAD("--tls-min-version %s: expected 1.2 or 1.3", optarg);
             break;
         case O_HTTP2: o->http2 = true; break;
         case O_LOGFMT:
             if (!strcmp(optarg, "text")) o->json_logs = false;
-            else if (strcmp(optarg, "json")) return PARSED_USAGE;
+            else if (strcmp(optarg, "json")) BAD("--log-format %s: expected json or text", optarg);
             break;
         case O_LOGLVL:
-            if ((o->level = log_parse_level(optarg)) < 0) return PARSED_USAGE;
+            if ((o->level = log_parse_level(optarg)) < 0) BAD("--log-level %s: expected debug, info, warn or error", optarg);
             break;
         case O_KUBECONFIG: o->kubeconfig = optarg; break;
         case O_CONTEXT: o->context = optarg; break;
         case O_INCLUSTER: o->incluster = true; break;
         case O_SADIR: o->sadir = optarg; break;
-        case O_BUDGET: if (!parse_seconds(optarg, &o->budget_ms) || o->budget_ms < 1) return PARSED_USAGE; break;
-        case O_WTIMEOUT: if (!parse_seconds(optarg, &o->wtimeout) || o->wtimeout < 1) return PARSED_USAGE; break;
-        case O_WIDLE: if (!parse_seconds(optarg, &o->widle) || o->widle < 1) return PARSED_USAGE; break;
-        case O_RESGRACE: if (!parse_seconds(optarg, &o->res_grace)) return PARSED_USAGE; break;
+        case O_BUDGET:
+            if (!parse_seconds(optarg, &o->budget_ms) || o->budget_ms < 1)
+                BAD("--lookup-budget %s: expected milliseconds from 1 to 86400", optarg);
+            break;
+        case O_WTIMEOUT:
+            if (!parse_seconds(optarg, &o->wtimeout) || o->wtimeout < 1)
+                BAD("--watch-timeout %s: expected seconds from 1 to 86400", optarg);
+            break;
+        case O_WIDLE:
+            if (!parse_seconds(optarg, &o->widle) || o->widle < 1)
+                BAD("--watch-idle-timeout %s: expected seconds from 1 to 86400", optarg);
+            break;
+        case O_RESGRACE:
+            if (!parse_seconds(optarg, &o->res_grace)) BAD("--resources-grace %s: expected seconds from 0 to 86400", optarg);
+            break;
         case O_HELP: return PARSED_HELP;
-        default: return PARSED_USAGE;
+        default: cli_bad_option("serve", usage, c, argv, opts); return PARSED_USAGE;
         }
     }
-    if (optind != argc || !o->listen || !o->cert || !o->key || (o->kubeconfig && o->incluster) ||
-        (o->context && !o->kubeconfig) ||
-        (strcmp(o->native, "auto") && strcmp(o->native, "on") && strcmp(o->native, "off")))
-        return PARSED_USAGE;
+    if (optind != argc) BAD("unexpected argument \"%s\"", argv[optind]);
+    if (!o->listen) BAD("--listen is required");
+    if (!o->cert) BAD("--tls-cert is required");
+    if (!o->key) BAD("--tls-key is required");
+    if (o->kubeconfig && o->incluster) BAD("--kubeconfig and --in-cluster exclude each other");
+    if (o->context && !o->kubeconfig) BAD("--context needs --kubeconfig");
+    if (strcmp(o->native, "auto") && strcmp(o->native, "on") && strcmp(o->native, "off"))
+        BAD("--native-sidecars %s: expected auto, on or off", o->native);
     return PARSED;
 }
+#undef BAD
 
 /* What serve() sets up, and what only this file needs. Static: a loop that
  * could not be disposed stays reachable from here until the process exits. */
@@ -417,7 +444,7 @@ int cmd_serve(int argc, char **argv) {
     int rc;
     switch (parse_args(argc, argv, &o)) {
     case PARSED_HELP: fputs(usage, stdout); rc = 0; break;
-    case PARSED_USAGE: fputs(usage, stderr); rc = 2; break;
+    case PARSED_USAGE: rc = 2; break; /* said by parse_args */
     default: rc = serve(&o); break;
     }
     free(o.dirs);

@@ -21,6 +21,8 @@ static const char *const skip_names[MUTATE_NSKIPS] = {"already_instrumented", "n
                                                       "disabled", "invalid", "container", "lookup", "limit",
                                                       "unknown_container", "unknown_annotation"};
 static const char *const sidecar_modes[2] = {"container", "native"}; /* index: native or not */
+const char *metrics_skip_name(mutate_skip s) { return s < MUTATE_NSKIPS ? skip_names[s] : "?"; }
+
 const char *const metrics_kinds[8] = {"Namespace", "Instrumentation", "OpenTelemetryCollector", "Secret",
                                       "ConfigMap", "ReplicaSet", "Job", "Deployment"};
 

@@ -60,6 +60,9 @@ typedef struct metrics_gauges {
 } metrics_gauges;
 
 extern const char *const metrics_kinds[8];
+/* The reason label of otel_webhook_skips_total ("not_found", ...); also
+ * what `inject --report` says. */
+const char *metrics_skip_name(mutate_skip s);
 
 /* Prometheus text exposition (malloc'ed). */
 char *metrics_render(const metrics_gauges *g, size_t *len);

@@ -18,10 +18,13 @@ from testlib import Checks, scratch_dir  # noqa: E402
 check = Checks("cli")
 
 
-def run(*args, stdin=None):
-    p = subprocess.run([BIN, "inject", *args], input=stdin, capture_output=True, text=True)
+def run(*args, stdin=None, cmd="inject"):
+    p = subprocess.run([BIN, cmd, *args], input=stdin, capture_output=True, text=True)
     return p.returncode, p.stdout, p.stderr
 
+
+# The usage text, from --help (stdout, exit 0); usage errors print it on stderr.
+_rc, USAGE, _err = run("--help")
 
 
 
@@ -89,13 +92,18 @@ rc, out, err = run("-f", "examples/deployment-java.yaml", "--resources", badres)
 check("bad resource rc", rc == 1, rc)
 check("bad resource message", err.startswith("error: " + badres + "/broken.yaml:4:"), err)
 
-# A resources folder that cannot be read is an error, not an empty folder
-# (which would inject nothing and say nothing).
-rc, out, err = run("-f", "examples/deployment-java.yaml", "--resources", os.path.join(tmp, "no-such-folder"))
-check("unreadable resources folder rc", rc == 1, rc)
-check("unreadable resources folder message",
-      err == "error: %s: cannot read the folder: No such file or directory\n" % os.path.join(tmp, "no-such-folder"), err)
-check("unreadable resources folder no output", out == "", out)
+# A resources folder that is not there is a mistake on the command line, not
+# an empty folder (which would inject nothing and say nothing): exit 2, the
+# flag and the reason, the usage, no output.
+nofolder = os.path.join(tmp, "no-such-folder")
+rc, out, err = run("-f", "examples/deployment-java.yaml", "--resources", nofolder)
+check("missing resources folder rc", rc == 2, rc)
+check("missing resources folder message", err == "otel-webhook inject: --resources %s: No such file or directory\n\n%s"
+      % (nofolder, USAGE), err)
+check("missing resources folder no output", out == "", out)
+rc, out, err = run("-f", "examples/deployment-java.yaml", "--resources", "examples/deployment-java.yaml")
+check("resources file, not folder", rc == 2 and out == "" and err.startswith(
+    "otel-webhook inject: --resources examples/deployment-java.yaml: Not a directory\n\nusage: "), (rc, err))
 
 # A resource file over the 1 MiB cap is refused like one that does not parse.
 bigres = os.path.join(tmp, "bigres")
@@ -114,7 +122,8 @@ check("patch needs pod", rc == 1 and "-o patch needs exactly one Pod" in err, er
 rc, out, err = run("--bogus")
 check("usage rc", rc == 2, rc)
 rc, out, err = run("-f", "/nonexistent/x.yaml")
-check("missing file", rc == 1 and err.startswith("/nonexistent/x.yaml: cannot read:"), err)
+check("missing file", rc == 2 and out == "" and
+      err == "otel-webhook inject: -f /nonexistent/x.yaml: No such file or directory\n\n" + USAGE, (rc, err))
 
 # Warnings go to stderr with the document's position, output still complete.
 two = os.path.join(tmp, "two.yaml")
@@ -154,5 +163,375 @@ check("typo warnings", err ==
 docs = list(yaml.safe_load_all(out))
 app = docs[2]["spec"]["template"]["spec"]["containers"][0]
 check("typo: the SDK still injected", any(e["name"] == "OTEL_SERVICE_NAME" for e in app.get("env", [])), app)
+
+
+def write(name, text):
+    path = os.path.join(tmp, name)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def first_line(err):
+    return err.split("\n", 1)[0]
+
+
+JAVA_ANN = "{instrumentation.opentelemetry.io/inject-java: 'true'}"
+
+
+def pod_yaml(name, ann="{}", ns=None):
+    meta = "{name: %s, annotations: %s%s}" % (name, ann, ", namespace: %s" % ns if ns else "")
+    return "apiVersion: v1\nkind: Pod\nmetadata: %s\nspec:\n  containers: [{name: app, image: a}]\n" % meta
+
+
+# ---- --help and usage errors: the flag and the problem on one line, a blank
+# line, the usage; exit 2, nothing on stdout.
+check("help rc", _rc == 0 and _err == "", (_rc, _err))
+check("help usage line", USAGE.startswith(
+    "usage: otel-webhook inject -f FILE|DIR|- [-f ...] [-R] [--resources DIR]... [--namespace NS]\n"), USAGE[:200])
+check("help exit statuses", "Exit status: 0 done,\n1 bad input (FILE:LINE: reason), 2 usage, 3 --fail-on-skip and "
+      "something was skipped.\n" in USAGE, USAGE[-300:])
+for args, line in [
+        ((), "-f is required"),
+        (("-f", "examples/deployment-java.yaml", "-o", "yml"), "-o yml: expected yaml, json or patch"),
+        (("-f", "examples/deployment-java.yaml", "--output=yml"), "-o yml: expected yaml, json or patch"),
+        (("-f", "examples/deployment-java.yaml", "--native-sidecars", "maybe"), "--native-sidecars maybe: expected on or off"),
+        (("-f", "examples/deployment-java.yaml", "--bogus"), "unknown option --bogus"),
+        (("-f", "examples/deployment-java.yaml", "--bogus=1"), "unknown option --bogus"),
+        (("-f", "examples/deployment-java.yaml", "-z"), "unknown option -z"),
+        (("-f", "examples/deployment-java.yaml", "--n", "x"), "ambiguous option --n"),
+        (("-f", "examples/deployment-java.yaml", "--report=yes"), "--report takes no value"),
+        (("-f", "examples/deployment-java.yaml", "stray"), 'unexpected argument "stray"'),
+        (("-f",), "-f needs a value"),
+        (("-f", "examples/deployment-java.yaml", "--resources"), "--resources needs a value"),
+        (("-f", "-", "-f", "-"), "-f -: standard input can be read only once"),
+]:
+    rc, out, err = run(*args, stdin="")
+    check("usage error %s: rc" % (args,), rc == 2 and out == "", (rc, out))
+    check("usage error %s: message" % (args,), err == "otel-webhook inject: %s\n\n%s" % (line, USAGE), err[:300])
+
+# serve and certs say what is wrong too.
+for args, line in [
+        (("--tls-cert", "c", "--tls-key", "k"), "--listen is required"),
+        (("--listen", ":1", "--tls-cert", "c", "--tls-key", "k", "--threads", "0"),
+         "--threads 0: expected a whole number from 1 to 256"),
+        (("--listen", ":1", "--tls-cert", "c", "--tls-key", "k", "--native-sidecars", "maybe"),
+         "--native-sidecars maybe: expected auto, on or off"),
+        (("--listen", ":1", "--tls-cert", "c", "--tls-key", "k", "--log-format", "xml"),
+         "--log-format xml: expected json or text"),
+        (("--listen", ":1", "--tls-cert", "c", "--tls-key", "k", "--request-timeout", "0"),
+         "--request-timeout 0: expected seconds from 0.1 to 86400"),
+        (("--listen", ":1", "--tls-cert", "c", "--tls-key", "k", "--kubeconfig", "x", "--in-cluster"),
+         "--kubeconfig and --in-cluster exclude each other"),
+        (("--listen", ":1", "--tls-cert", "c", "--tls-key", "k", "--context", "x"), "--context needs --kubeconfig"),
+        (("--bogus",), "unknown option --bogus"),
+        (("--listen",), "--listen needs a value"),
+        (("--listen", ":1", "--tls-cert", "c", "--tls-key", "k", "x"), 'unexpected argument "x"'),
+]:
+    rc, out, err = run(*args, cmd="serve")
+    check("serve usage %s" % (args,), rc == 2 and out == "" and
+          err.startswith("otel-webhook serve: %s\n\nusage: otel-webhook serve --listen" % line), (rc, err[:300]))
+rc, out, err = run(cmd="certs")
+check("certs without a subcommand", rc == 2 and err.startswith(
+    "otel-webhook certs: expected a subcommand: generate\n\nusage: otel-webhook certs generate"), (rc, err[:200]))
+p = subprocess.run([BIN], capture_output=True, text=True)
+check("no command", p.returncode == 2 and p.stderr.startswith(
+    "otel-webhook: expected a command\n\nusage: otel-webhook COMMAND"), (p.returncode, p.stderr[:200]))
+
+# ---- kind: List (kubectl get -o yaml): every item is injected, the List
+# stays a List; items with no kind pass through; a List in a List is refused.
+klist = write("list.yaml", """apiVersion: v1
+items:
+- apiVersion: apps/v1
+  kind: Deployment
+  metadata:
+    name: web
+    namespace: shop
+  spec:
+    template:
+      metadata:
+        annotations:
+          instrumentation.opentelemetry.io/inject-java: "true"
+      spec:
+        containers:
+        - name: app
+          image: a
+- apiVersion: v1
+  kind: ConfigMap
+  metadata: {name: c, namespace: shop}
+- metadata: {name: no-kind}
+  spec: {containers: [{name: app}]}
+- apiVersion: v1
+  kind: Pod
+  metadata:
+    name: p
+    namespace: shop
+    annotations: {instrumentation.opentelemetry.io/inject-java: missing}
+  spec:
+    containers: [{name: app, image: a}]
+kind: List
+metadata:
+  resourceVersion: ""
+""")
+res_shop = write("res-shop/inst.yaml", "apiVersion: opentelemetry.io/v1alpha1\nkind: Instrumentation\n"
+                 "metadata: {name: java, namespace: shop}\nspec: {exporter: {endpoint: 'http://c:4318'}}\n")
+rc, out, err = run("-f", klist, "--resources", os.path.dirname(res_shop), "--report")
+check("list rc", rc == 0, err)
+check("list report", err == "%s:22: warning: inject-java: Instrumentation shop/missing not found; Java not injected\n"
+      "Deployment shop/web: injected: java into app\n"
+      "Pod shop/p: skipped: not_found\n"
+      "2 objects: 1 injected, 1 skipped, 0 unchanged\n" % klist, err)
+lst = yaml.safe_load(out)
+with open(klist) as f:
+    orig_list = yaml.safe_load(f)
+check("list shape kept", lst["kind"] == "List" and lst["metadata"] == {"resourceVersion": ""} and
+      len(lst["items"]) == 4, out[:300])
+check("list deployment injected", [c["name"] for c in lst["items"][0]["spec"]["template"]["spec"]["initContainers"]]
+      == ["opentelemetry-auto-instrumentation-java"], lst["items"][0])
+check("list other items as they were", lst["items"][1:] == orig_list["items"][1:], lst["items"][1:])
+check("a List with a changed item is written anew", "    kind: ConfigMap\n    metadata:\n      name: c\n      namespace: shop\n" in out and
+      "metadata:\n  resourceVersion: \"\"\n" in out, out)
+rc, jout, err = run("-f", klist, "--resources", os.path.dirname(res_shop), "-o", "json")
+check("list -o json is the List itself", rc == 0 and json.loads(jout) == lst, jout[:300])
+
+# The List -o json gives for several documents reads back: what was
+# injected is now already instrumented.
+two_pods = write("two-pods.yaml", pod_yaml("a", JAVA_ANN) + "---\n" + pod_yaml("b"))
+rc, jout, err = run("-f", two_pods, "--resources", "examples/resources", "-o", "json")
+jl = json.loads(jout)
+check("-o json of two documents: a List", rc == 0 and jl["kind"] == "List" and len(jl["items"]) == 2, jout[:300])
+rc, out, err = run("-f", "-", "--resources", "examples/resources", "--report", "-o", "json", stdin=jout)
+check("the List read back", rc == 0 and json.loads(out) == jl and err ==
+      "Pod default/a: unchanged: already instrumented\nPod default/b: unchanged: nothing asked\n"
+      "2 objects: 0 injected, 0 skipped, 2 unchanged\n", (rc, err))
+# Several documents, one of them a List: one List of all the items.
+rc, out, err = run("-f", two_pods, "-f", klist, "-o", "json")
+check("-o json flattens Lists", rc == 0 and [i.get("metadata", {}).get("name") for i in json.loads(out)["items"]]
+      == ["a", "b", "web", "c", "no-kind", "p"], out[:300])
+
+# Resources in a List (kubectl get instrumentation -o yaml) count too.
+res_list = write("res-list.yaml", "apiVersion: v1\nkind: List\nitems:\n"
+                 "- apiVersion: opentelemetry.io/v1alpha1\n  kind: Instrumentation\n"
+                 "  metadata: {name: java, namespace: default}\n  spec: {exporter: {endpoint: 'http://c:4318'}}\n")
+rc, out, err = run("-f", res_list, "-f", two_pods, "--report")
+check("Instrumentation from a List", rc == 0 and "Pod default/a: injected: java into app\n" in err, err)
+
+nested = write("nested.yaml", "apiVersion: v1\nkind: List\nitems:\n- " + pod_yaml("a", JAVA_ANN).replace("\n", "\n  ") +
+               "\n- apiVersion: v1\n  kind: List\n  items: []\n")
+rc, out, err = run("-f", nested, "--resources", "examples/resources", "--report")
+check("nested List rc", rc == 1, rc)
+check("nested List message", err == "%s:10: a List inside a List is not read; left as it is\n"
+      "Pod default/a: injected: java into app\n1 object: 1 injected, 0 skipped, 0 unchanged\n" % nested, err)
+check("nested List left as it is", yaml.safe_load(out)["items"][1] == {"apiVersion": "v1", "kind": "List", "items": []},
+      out[-200:])
+
+# ---- several -f, folders, -R
+a_yaml = write("multi/a.yaml", pod_yaml("a", JAVA_ANN) + "---\n" + pod_yaml("a2", "{instrumentation.opentelemetry.io/inject-java: nope}"))
+b_yaml = write("multi/b.yaml", "apiVersion: opentelemetry.io/v1alpha1\nkind: Instrumentation\n"
+               "metadata: {name: java}\nspec: {exporter: {endpoint: 'http://c:4318'}}\n")
+rc, out, err = run("-f", a_yaml, "-f", b_yaml, "--report")
+check("-f -f rc", rc == 0, err)
+check("-f -f: resources of a later file, messages name the file",
+      err == "%s:7: warning: inject-java: Instrumentation default/nope not found; Java not injected\n"
+      "Pod default/a: injected: java into app\nPod default/a2: skipped: not_found\n"
+      "2 objects: 1 injected, 1 skipped, 0 unchanged\n" % a_yaml, err)
+docs = list(yaml.safe_load_all(out))
+check("-f -f: every document, in order", [d["metadata"]["name"] for d in docs] == ["a", "a2", "java"], out[:300])
+with open(b_yaml) as f:
+    check("-f -f: the second file byte for byte after a separator", out.endswith("\n---\n" + f.read()), out[-300:])
+
+folder = os.path.join(tmp, "folder")
+write("folder/b.yml", pod_yaml("b"))
+write("folder/a.json", json.dumps(json.loads(json.dumps(yaml.safe_load(pod_yaml("a"))))))
+write("folder/c.yaml", pod_yaml("c"))
+write("folder/notes.txt", "not a manifest")
+write("folder/.hidden.yaml", pod_yaml("hidden"))
+write("folder/sub/d.yaml", pod_yaml("d"))
+write("folder/.git/e.yaml", pod_yaml("e"))
+# A symlinked manifest is read; a symlinked folder is not walked, even with -R.
+os.symlink(write("outside/l.yaml", pod_yaml("l")), os.path.join(folder, "l.yaml"))
+os.symlink(os.path.join(folder, "sub"), os.path.join(folder, "sublink"))
+rc, out, err = run("-f", folder, "--report")
+check("-f DIR: manifests in name order, no subfolders", rc == 0 and
+      [d["metadata"]["name"] for d in yaml.safe_load_all(out)] == ["a", "b", "c", "l"], (rc, out[:300], err))
+check("-f DIR: report", err == "Pod default/a: unchanged: nothing asked\nPod default/b: unchanged: nothing asked\n"
+      "Pod default/c: unchanged: nothing asked\nPod default/l: unchanged: nothing asked\n"
+      "4 objects: 0 injected, 0 skipped, 4 unchanged\n", err)
+rc, out, err = run("-f", folder + "/", "-R")
+check("-f DIR -R: subfolders too, dot-folders not", rc == 0 and
+      [d["metadata"]["name"] for d in yaml.safe_load_all(out)] == ["a", "b", "c", "l", "d"], (rc, out[:300], err))
+rc, out, err = run("-f", folder, "--recursive", "-o", "json")
+check("--recursive", rc == 0 and len(json.loads(out)["items"]) == 5, (rc, err))
+write("badfolder/a.yaml", pod_yaml("a"))
+write("badfolder/b.yaml", "kind: Pod\nmetadata:\n  name: [x\n")
+rc, out, err = run("-f", os.path.join(tmp, "badfolder"))
+check("-f DIR: a file that does not parse", rc == 1 and out == "" and
+      err.startswith(os.path.join(tmp, "badfolder", "b.yaml") + ":4: "), (rc, err))
+os.makedirs(os.path.join(tmp, "emptyfolder"))
+write("emptyfolder/readme.md", "no manifests")
+rc, out, err = run("-f", os.path.join(tmp, "emptyfolder"))
+check("-f DIR without manifests", rc == 1 and out == "" and
+      err == "%s: no .yaml, .yml or .json file in the folder\n" % os.path.join(tmp, "emptyfolder"), (rc, err))
+rc, out, err = run("-f", "-", "-f", folder, stdin=pod_yaml("s"))
+check("-f - with others", rc == 0 and [d["metadata"]["name"] for d in yaml.safe_load_all(out)] == ["s", "a", "b", "c", "l"],
+      (rc, out[:200], err))
+# Files are joined without losing a line break or doubling a separator.
+write("join/1.yaml", "kind: A\nmetadata: {name: one}")
+write("join/2.yaml", "---\nkind: B\n")
+write("join/3.yaml", "# only a comment")
+write("join/4.yaml", "kind: C\n")
+rc, out, err = run("-f", os.path.join(tmp, "join"))
+check("files joined", rc == 0 and out == "kind: A\nmetadata: {name: one}\n---\nkind: B\n# only a comment\n---\nkind: C\n",
+      repr(out))
+
+# ---- --report and --fail-on-skip
+report_in = write("report.yaml", "\n---\n".join([
+    pod_yaml("ok", JAVA_ANN, ns="default"),
+    pod_yaml("partial", "{instrumentation.opentelemetry.io/inject-java: 'true', sidecar.opentelemetry.io/inject: nope}"),
+    pod_yaml("plain"),
+    "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}",
+    "apiVersion: v1\nkind: Pod\nmetadata:\n  name: drop\n  annotations: {sidecar.opentelemetry.io/inject: 'false'}\n"
+    "spec:\n  containers: [{name: app, image: a}, {name: otc-container, image: c}]",
+    "apiVersion: v1\nkind: Pod\nmetadata:\n  name: nothing-to-drop\n  annotations: {sidecar.opentelemetry.io/inject: 'false'}\n"
+    "spec:\n  containers: [{name: app, image: a}]",
+    "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db, namespace: data}\nspec:\n  template:\n"
+    "    metadata:\n      annotations: {instrumentation.opentelemetry.io/inject-java: default/java, "
+    "instrumentation.opentelemetry.io/container-names: 'app,side', sidecar.opentelemetry.io/inject: default/sidecar-for-my-app}\n"
+    "    spec:\n      containers: [{name: app, image: a}, {name: side, image: b}]",
+    "apiVersion: v1\nkind: Pod\nmetadata: {generateName: gen-}\nspec: {containers: [{name: app, image: a}]}",
+]) + "\n")
+rc, out, err = run("-f", report_in, "--resources", "examples/resources", "--report")
+check("report rc", rc == 0, err)
+check("report lines", err ==
+      "%s:8: warning: sidecar: OpenTelemetryCollector default/nope not found; sidecar not injected\n"
+      "Pod default/ok: injected: java into app\n"
+      "Pod default/partial: skipped: not_found; injected: java into app\n"
+      "Pod default/plain: unchanged: nothing asked\n"
+      "Pod default/drop: changed: sidecar removed\n"
+      "Pod default/nothing-to-drop: unchanged: nothing to do\n"
+      "StatefulSet data/db: injected: java into app,side, sidecar otc-container\n"
+      "Pod default/gen-: unchanged: nothing asked\n"
+      "7 objects: 2 injected, 1 skipped, 3 unchanged, 1 changed\n" % report_in, err)
+rc, out2, err = run("-f", report_in, "--resources", "examples/resources", "--fail-on-skip")
+check("--fail-on-skip: exit 3, output complete", rc == 3 and out2 == out, rc)
+check("--fail-on-skip alone prints no report", err.endswith("sidecar not injected\n"), err)
+rc, out, err = run("-f", two_pods, "--resources", "examples/resources", "--fail-on-skip")
+check("--fail-on-skip, nothing skipped: 0", rc == 0, (rc, err))
+bad_tmpl = write("bad-template.yaml", pod_yaml("p", "{instrumentation.opentelemetry.io/inject-java: nope}") +
+                 "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec: {template: 5}\n")
+rc, out, err = run("-f", bad_tmpl, "--report", "--fail-on-skip")
+check("bad input wins over --fail-on-skip", rc == 1, rc)
+check("invalid in the report", err.endswith("Pod default/p: skipped: not_found\nDeployment default/d: invalid: no pod template\n"
+                                            "2 objects: 0 injected, 1 skipped, 0 unchanged, 1 invalid\n")
+      and "%s:7: Deployment has no pod template\n" % bad_tmpl in err, err)
+rc, out, err = run("-f", "-", "--resources", "examples/resources", "-o", "patch", "--report", stdin=pod_json)
+check("report with -o patch", rc == 0 and out == patch_out and err == "Pod default/p: injected: java into app\n"
+      "1 object: 1 injected, 0 skipped, 0 unchanged\n", (rc, err))
+
+# ---- byte for byte: documents nothing was injected into are their bytes.
+with open("tests/data/inject/helm.yaml") as f:
+    helm = f.read()
+rc, out, err = run("-f", "tests/data/inject/helm.yaml", "--report")
+check("helm: nothing injected, output is the input", rc == 0 and out == helm, out)
+check("helm: report", err == "tests/data/inject/helm.yaml:40: warning: inject-java: no Instrumentation in namespace "
+      "default; Java not injected\nDeployment default/release-mychart: skipped: ambiguous\n"
+      "Job default/release-migrate: unchanged: nothing asked\n2 objects: 0 injected, 1 skipped, 1 unchanged\n", err)
+rc, out, err = run("-f", "-", stdin=helm)
+check("helm from standard input", rc == 0 and out == helm)
+# The Deployment injected: everything before its first line and after its
+# last is kept; its own text is written anew and is what -o json says.
+rc, out, err = run("-f", "tests/data/inject/helm.yaml", "--resources", "examples/resources")
+start = helm.index("apiVersion: apps/v1")
+end = helm.index("---\n# Source: mychart/templates/job.yaml")
+check("helm injected: before kept", rc == 0 and out.startswith(helm[:start]), out[:start + 100])
+check("helm injected: after kept", out.endswith(helm[end:]), out[-400:])
+rc, jout, err = run("-f", "tests/data/inject/helm.yaml", "--resources", "examples/resources", "-o", "json")
+middle = out[start:len(out) - (len(helm) - end)]
+check("helm injected: the document anew", yaml.safe_load(middle) == json.loads(jout)["items"][3], middle[:300])
+check("helm injected: separators neither lost nor doubled",
+      [l for l in out.split("\n") if l.startswith("---")] == [l for l in helm.split("\n") if l.startswith("---")])
+check("helm injected: block style, no comments", "# a comment on a label" not in middle and "{app: web}" not in middle
+      and "args:\n            - \"--port\"\n            - \"8080\"\n" in middle, middle[:600])
+
+# A document written anew: exactly what is kept and what is not (key order
+# kept; comments inside dropped; flow style and quoting made uniform; the
+# lines before it and the comments after it kept).
+changed = write("changed.yaml", """# before
+kind: Pod
+apiVersion: v1
+metadata:
+  name: p   # the name
+  annotations: {sidecar.opentelemetry.io/inject: 'false', note: 'single quoted', n: '08'}
+spec:
+  containers: [{name: app, image: "app:1", args: ['--a', "b"]}, {name: otc-container, image: c}]
+  # inside
+  hostname: |
+    literal
+    text
+status: {}
+# trailing
+--- {kind: ConfigMap}   # untouched
+""")
+rc, out, err = run("-f", changed)
+check("changed document exactly", rc == 0 and out == """# before
+kind: Pod
+apiVersion: v1
+metadata:
+  name: p
+  annotations:
+    sidecar.opentelemetry.io/inject: "false"
+    note: single quoted
+    "n": "08"
+spec:
+  containers:
+    - name: app
+      image: app:1
+      args:
+        - "--a"
+        - b
+  hostname: |
+    literal
+    text
+status: {}
+# trailing
+--- {kind: ConfigMap}   # untouched
+""", out)
+flow = write("flow.yaml", "--- {kind: Pod, metadata: {name: p, annotations: {sidecar.opentelemetry.io/inject: 'false'}}, "
+             "spec: {containers: [{name: otc-container}]}}\n")
+rc, out, err = run("-f", flow)
+check("changed flow document after ---", rc == 0 and out == "---\nkind: Pod\nmetadata:\n  name: p\n  annotations:\n"
+      "    sidecar.opentelemetry.io/inject: \"false\"\nspec:\n  containers: []\n", repr(out))
+# JSON input is written anew as YAML.
+rc, out, err = run("-f", "-", stdin=json.dumps(yaml.safe_load(pod_yaml("j"))))
+check("JSON input, YAML output", rc == 0 and out == "apiVersion: v1\nkind: Pod\nmetadata:\n  name: j\n  annotations: {}\n"
+      "spec:\n  containers:\n    - name: app\n      image: a\n", repr(out))
+# CRLF line ends and a BOM are bytes like any others.
+helm_crlf = write("helm-crlf.yaml", "\ufeff" + helm.replace("\n", "\r\n"))
+with open(helm_crlf, "rb") as f:
+    crlf_bytes = f.read()
+p = subprocess.run([BIN, "inject", "-f", helm_crlf], capture_output=True)
+check("CRLF and BOM kept", p.returncode == 0 and p.stdout == crlf_bytes, p.stdout[:200])
+p = subprocess.run([BIN, "inject", "-f", helm_crlf, "-f", helm_crlf], capture_output=True)
+check("a BOM only where the stream starts", p.returncode == 0 and p.stdout == crlf_bytes + crlf_bytes[3:], p.stdout[:200])
+# UTF-16 has no spans to copy: written anew, as UTF-8.
+u16 = os.path.join(tmp, "utf16.yaml")
+with open(u16, "wb") as f:
+    f.write("kind: ConfigMap\nmetadata: {name: u}\n".encode("utf-16"))
+rc, out, err = run("-f", u16)
+check("UTF-16 written anew", rc == 0 and out == "kind: ConfigMap\nmetadata:\n  name: u\n", repr(out))
+# A pod past a bound: skipped (limit), exit 1, the document as it was.
+many = "".join("  - {name: c%d, image: a}\n" % i for i in range(257))
+big_pod = write("big-pod.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: big, annotations: %s}\nspec:\n  containers:\n%s"
+                % (JAVA_ANN, many))
+rc, out, err = run("-f", big_pod, "--resources", "examples/resources", "--report")
+with open(big_pod) as f:
+    check("past a bound", rc == 1 and out == f.read() and err.endswith("Pod default/big: skipped: limit\n"
+          "1 object: 0 injected, 1 skipped, 0 unchanged\n"), (rc, err[-300:]))
+# A write error is bad output, not success.
+with open("/dev/full", "w") as full:
+    p = subprocess.run([BIN, "inject", "-f", two_pods, "--resources", "examples/resources"], stdout=full, capture_output=False, stderr=subprocess.PIPE, text=True)
+check("write error", p.returncode == 1 and p.stderr == "otel-webhook inject: writing the output: No space left on device\n",
+      (p.returncode, p.stderr))
 
 sys.exit(check.finish(RESULTS))

@@ -977,8 +977,13 @@ static void mode_yaml(const uint8_t *data, size_t size, uint8_t sel) {
     size_t n = 0;
     kube_yaml_error err;
     if (kube_yaml_parse(buf, size, &docs, &n, &err) == 0) {
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < n; i++) {
+            /* Spans are in the input, in order, never overlapping. */
+            if (docs[i].end && (docs[i].start >= docs[i].end || docs[i].end > size ||
+                                (i && docs[i - 1].end && docs[i].start < docs[i - 1].end)))
+                abort();
             if (docs[i].obj) run_pod(docs[i].obj, sel);
+        }
         kube_yaml_docs_free(docs, n);
     }
     free(buf);

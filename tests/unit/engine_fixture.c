@@ -145,6 +145,21 @@ char *fx_names(fx_run *r, const char *list) {
     return buf;
 }
 
+char *fx_into(fx_run *r) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    const char *sep = "";
+    for (int l = 0; l < MUTATE_NLANGS; l++) {
+        if (!r->res.ninto[l]) continue;
+        fprintf(f, "%s%s:", sep, mutate_lang_name(l));
+        for (size_t i = 0; i < r->res.ninto[l]; i++) fprintf(f, "%s%s", i ? "," : "", r->res.into[l][i]);
+        sep = " ";
+    }
+    fclose(f);
+    return buf;
+}
+
 char *fx_mounts(json_object *c) {
     char *buf = NULL;
     size_t len = 0;

@@ -31,6 +31,7 @@ json_object *fx_container(fx_run *r, const char *list, const char *name); /* lis
 char *fx_env(json_object *c);     /* one line per entry: NAME=value, NAME<fieldPath, NAME<<resource */
 char *fx_names(fx_run *r, const char *list); /* container/volume names joined by "," */
 char *fx_mounts(json_object *c);  /* name:path lines */
+char *fx_into(fx_run *r);         /* res.into: "lang:c1,c2 lang:c3", languages in id order */
 char *fx_json(json_object *o);
 
 /* Compares a malloc'ed string with the expectation and frees it. */

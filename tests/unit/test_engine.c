@@ -181,6 +181,8 @@ START_TEST(appendix_a2_sidecar_legacy) {
                                       "sidecar.opentelemetry.io/injected")),
        "\"ns1.sidecar-for-my-app\"");
     ck_assert(r->res.sidecar);
+    ck_assert(r->res.asked);
+    EQ(fx_into(r), "");
     fx_free(r);
 }
 END_TEST
@@ -236,6 +238,7 @@ START_TEST(sidecar_false_removes) {
                           "ns1");
     EQ(fx_names(r, "containers"), "app");
     EQ(fx_json(r->res.patch), "[{\"op\":\"remove\",\"path\":\"/spec/containers/1\"}]");
+    ck_assert(r->res.asked && !r->res.sidecar && !r->res.injected);
     fx_free(r);
 }
 END_TEST
@@ -439,6 +442,7 @@ START_TEST(sdk_only) {
        "service.version=sha256:abcd,team=checkout\n");
     ck_assert_ptr_null(json_object_object_get(json_object_object_get(r->res.pod, "spec"), "initContainers"));
     ck_assert_ptr_null(json_object_object_get(json_object_object_get(r->res.pod, "spec"), "volumes"));
+    EQ(fx_into(r), "sdk:app");
     fx_free(r);
 }
 END_TEST
@@ -592,6 +596,8 @@ START_TEST(multi_container_lists_and_order) {
     EQ(fx_mounts(fx_container(r, "containers", "b")), "opentelemetry-auto-instrumentation-java:/otel-auto-instrumentation-java-b\n");
     EQ(fx_mounts(fx_container(r, "containers", "c")), "opentelemetry-auto-instrumentation-python:/otel-auto-instrumentation-python\n");
     ck_assert_uint_eq(r->res.injected, MUTATE_BIT(MUTATE_JAVA) | MUTATE_BIT(MUTATE_PYTHON));
+    EQ(fx_into(r), "java:b,a python:c"); /* in the order injected: the list's */
+    ck_assert(r->res.asked);
     fx_free(r);
 }
 END_TEST
@@ -613,6 +619,7 @@ START_TEST(init_container_target) {
        "{\"runAsUser\":1000}");
     EQ(fx_mounts(fx_container(r, "initContainers", "migrate")),
        "opentelemetry-auto-instrumentation-java:/otel-auto-instrumentation-java-migrate\n");
+    EQ(fx_into(r), "java:migrate,app"); /* init containers first */
     fx_free(r);
 }
 END_TEST
@@ -893,6 +900,16 @@ START_TEST(not_a_pod) {
     fx_run *r = fx_mutate("not-a-pod", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n", "ns1");
     ck_assert_str_eq(r->warnings, "the pod has no spec or a malformed metadata; nothing injected");
     ck_assert_uint_eq(json_object_array_length(r->res.patch), 0);
+    fx_free(r);
+    /* A pod asking for nothing, and one asking for no language. */
+    r = fx_mutate("asks-nothing", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: a}]}\n", "ns1");
+    ck_assert(!r->res.asked);
+    fx_free(r);
+    r = fx_mutate("asks-false",
+                  "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations: {instrumentation.opentelemetry.io/inject-java: "
+                  "'false'}\nspec: {containers: [{name: a}]}\n",
+                  "ns1");
+    ck_assert(!r->res.asked);
     fx_free(r);
 }
 END_TEST

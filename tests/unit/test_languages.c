@@ -111,6 +111,7 @@ START_TEST(go_sidecar) {
     ck_assert_ptr_null(get(fx_container(r, "containers", "app"), "env"));
     EQ(fx_json(get(get(r->res.pod, "spec"), "shareProcessNamespace")), "true");
     EQ(fx_json(get(get(r->res.pod, "spec"), "volumes")), "[{\"name\":\"kernel-debug\",\"hostPath\":{\"path\":\"/sys/kernel/debug\"}}]");
+    EQ(fx_into(r), "go:app"); /* the container the Go sidecar instruments */
     fx_free(r);
 
     /* Spec 7.8: a target that does not exist is not replaced by another. */
@@ -121,6 +122,7 @@ START_TEST(go_sidecar) {
                   "ns1");
     ck_assert_str_eq(r->warnings, "inject-go: no container named nope in the pod; Go not injected");
     ck_assert_uint_eq(json_object_array_length(r->res.patch), 0);
+    EQ(fx_into(r), "");
     fx_free(r);
     r = fx_mutate("go-no-exe", POD("{instrumentation.opentelemetry.io/inject-go: 'true'}", "  - {name: app, image: 'app:3'}\n"), "ns1");
     ck_assert_str_eq(r->warnings, "inject-go: no OTEL_GO_AUTO_TARGET_EXE (annotation instrumentation.opentelemetry.io/"
@@ -280,6 +282,7 @@ START_TEST(webservers_together_and_several_targets) {
        "otel-apache-agent:/opt/opentelemetry-webserver/agent\notel-apache-conf-dir-b:/usr/local/apache2/conf\n");
     EQ(fx_mounts(fx_container(r, "initContainers", "otel-agent-attach-apache-b")),
        "otel-apache-agent:/opt/opentelemetry-webserver/agent\notel-apache-conf-dir-b:/opt/opentelemetry-webserver/source-conf\n");
+    EQ(fx_into(r), "apache-httpd:a,b nginx:n");
     fx_free(r);
 }
 END_TEST
@@ -323,6 +326,7 @@ START_TEST(seven_languages_one_pod) {
                                            MUTATE_BIT(MUTATE_DOTNET) | MUTATE_BIT(MUTATE_GO) | MUTATE_BIT(MUTATE_APACHE) |
                                            MUTATE_BIT(MUTATE_NGINX));
     ck_assert(r->res.sidecar);
+    EQ(fx_into(r), "java:j nodejs:n python:p dotnet:d go:g apache-httpd:a nginx:x");
     /* Each app container carries only its own language's hook. */
     char *env = fx_env(fx_container(r, "containers", "j"));
     ck_assert_ptr_nonnull(strstr(env, "JAVA_TOOL_OPTIONS= -javaagent:/otel-auto-instrumentation-java-j/javaagent.jar\n"));

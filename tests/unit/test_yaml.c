@@ -151,6 +151,91 @@ START_TEST(test_multidoc_lines) {
 }
 END_TEST
 
+/* The bytes of document i's span in s, as a string (malloc'ed). */
+static char *span_text(const char *s, const kube_yaml_doc *d) {
+    return strndup(s + d->start, d->end - d->start);
+}
+
+static void ck_spans(const char *s, size_t len, const char *const *want, size_t nwant) {
+    kube_yaml_doc *docs;
+    size_t n;
+    kube_yaml_error err;
+    ck_assert_int_eq(kube_yaml_parse(s, len, &docs, &n, &err), 0);
+    ck_assert_uint_eq(n, nwant);
+    for (size_t i = 0; i < n; i++) {
+        char *got = span_text(s, &docs[i]);
+        ck_assert_msg(!strcmp(got, want[i]), "document %zu of %s: span \"%s\", want \"%s\"", i, s, got, want[i]);
+        free(got);
+        ck_assert(i == 0 || docs[i].start >= docs[i - 1].end);
+    }
+    kube_yaml_docs_free(docs, n);
+}
+
+START_TEST(test_spans) {
+    /* Helm's shape: comments before the first "---", "# Source:" lines,
+     * an empty document, a trailing comment; flow style, a literal block. */
+    const char *helm = "# lead\n---\n# Source: a\napiVersion: v1\nkind: A  # same line\n# trailing\n"
+                       "---\n# Source: empty\n---\nb: [1, 2]\nc: |\n  x\n\n# after\nd:\n---\n- \n-\n";
+    const char *helm_want[] = {"apiVersion: v1\nkind: A  # same line\n", "b: [1, 2]\nc: |\n  x\n\n# after\nd:\n",
+                               "- \n-\n"};
+    ck_spans(helm, strlen(helm), helm_want, 3);
+
+    /* A block scalar is the last node: its text ends the span, and the
+     * comment after it is not part of it. */
+    const char *lit = "a: |\n  hello\n\n# c\n---\nb: |+\n  keep\n\n# d\n";
+    const char *lit_want[] = {"a: |\n  hello\n\n", "b: |+\n  keep\n\n"};
+    ck_spans(lit, strlen(lit), lit_want, 2);
+
+    /* Content on the "---" line, an indented root, no final newline, a tag. */
+    const char *odd = "--- {a: 1} # c\n---\n  b: 1\n  c: 2\n--- !!map\nd: |\n  e";
+    const char *odd_want[] = {"{a: 1} # c\n", "b: 1\n  c: 2\n", "!!map\nd: |\n  e"};
+    ck_spans(odd, strlen(odd), odd_want, 3);
+
+    /* Bytes, not characters: a BOM, multi-byte UTF-8, CRLF. */
+    const char *utf = "\xef\xbb\xbf" "a: \"h\xc3\xa9llo w\xc3\xb6rld \xe2\x82\xac\"\r\n---\r\nb: \xf0\x9f\x98\x80\r\n";
+    const char *utf_want[] = {"a: \"h\xc3\xa9llo w\xc3\xb6rld \xe2\x82\xac\"\r\n", "b: \xf0\x9f\x98\x80\r\n"};
+    ck_spans(utf, strlen(utf), utf_want, 2);
+
+    /* UTF-16: libyaml decodes it, its positions are not ours. */
+    static const char u16[] = {'\xff', '\xfe', 'a', 0, ':', 0, ' ', 0, '1', 0, '\n', 0};
+    kube_yaml_doc *docs;
+    size_t n;
+    kube_yaml_error err;
+    ck_assert_int_eq(kube_yaml_parse(u16, sizeof u16, &docs, &n, &err), 0);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_uint_eq(docs[0].end, 0);
+    kube_yaml_docs_free(docs, n);
+}
+END_TEST
+
+START_TEST(test_item_lines) {
+    const char *s = "apiVersion: v1\nkind: List\nitems:\n- kind: Pod\n  metadata: {name: a}\n  items: [x]\n"
+                    "- {kind: Pod}\n-\n  - nested\n- &x y\n- *x\nmetadata: {items: [z]}\n"
+                    "---\nitems: [a,\n  b]\n---\nkind: Pod\n---\n- items:\n  - 1\n";
+    kube_yaml_doc *docs;
+    size_t n;
+    kube_yaml_error err;
+    ck_assert_int_eq(kube_yaml_parse(s, strlen(s), &docs, &n, &err), 0);
+    ck_assert_uint_eq(n, 4);
+    static const int want[] = {4, 7, 9, 10, 11}; /* a node starts where its content does */
+    ck_assert_uint_eq(docs[0].nitem_lines, 5);
+    for (size_t i = 0; i < 5; i++) ck_assert_int_eq(docs[0].item_lines[i], want[i]);
+    ck_assert_uint_eq(docs[1].nitem_lines, 2);
+    ck_assert_int_eq(docs[1].item_lines[0], 14);
+    ck_assert_int_eq(docs[1].item_lines[1], 15);
+    ck_assert_ptr_null(docs[2].item_lines); /* no items */
+    ck_assert_ptr_null(docs[3].item_lines); /* the root is not a mapping */
+    kube_yaml_docs_free(docs, n);
+
+    /* A later duplicate items: replaces the earlier one, lines included. */
+    const char *dup = "items: [a, b]\nitems:\n- c\n";
+    ck_assert_int_eq(kube_yaml_parse(dup, strlen(dup), &docs, &n, &err), 0);
+    ck_assert_uint_eq(docs[0].nitem_lines, 1);
+    ck_assert_int_eq(docs[0].item_lines[0], 3);
+    kube_yaml_docs_free(docs, n);
+}
+END_TEST
+
 START_TEST(test_empty_and_one) {
     kube_yaml_doc *docs = (kube_yaml_doc *)1;
     kube_yaml_error err;
@@ -779,6 +864,8 @@ static Suite *yaml_suite(void) {
     tcase_add_test(tc, test_typing_in_flow_and_sequences);
     tcase_add_test(tc, test_keys);
     tcase_add_test(tc, test_multidoc_lines);
+    tcase_add_test(tc, test_spans);
+    tcase_add_test(tc, test_item_lines);
     tcase_add_test(tc, test_empty_and_one);
     tcase_add_test(tc, test_flow_style);
     tcase_add_test(tc, test_block_scalars);

@@ -1,0 +1,95 @@
+/* server/inject.h - what the files of `otel-webhook inject` share.
+ *
+ * The input is files (each -f FILE, every manifest of a -f DIR, standard
+ * input) cut into documents that remember where they came from; the
+ * command walks the objects in them (each document, and each item of a
+ * kind: List) and keeps one record per Pod or workload it gave the engine;
+ * the output writes the documents back, unchanged ones as their original
+ * bytes.
+ *
+ *   inject_input.c   reading files and folders into documents
+ *   inject_report.c  what happened to each object, and --report's lines
+ *   inject_output.c  -o yaml and -o json
+ *   cmd_inject.c     the command line and the walk over the objects */
+#ifndef SERVER_INJECT_H
+#define SERVER_INJECT_H
+
+#include "mutate/mutate.h"
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+typedef struct inject_file {
+    char *name;  /* in messages: the path as given, joined under its folder; <stdin> */
+    char *text;  /* the whole file */
+    size_t len;
+    bool json;   /* one JSON value, read by json-c: no byte spans */
+    size_t first, ndocs; /* its documents, in inject_input.docs */
+} inject_file;
+
+typedef struct inject_doc {
+    json_object *obj;
+    size_t file;        /* index in inject_input.files */
+    int line;           /* where its content starts */
+    size_t start, end;  /* its content's bytes in the file's text; end 0 when unknown */
+    int *item_lines;    /* of a List's items (kube_yaml_doc); NULL when unknown */
+    size_t nitem_lines;
+    bool changed;       /* the engine changed an object in it: it is written anew */
+} inject_doc;
+
+typedef struct inject_input {
+    inject_file *files;
+    size_t nfiles;
+    inject_doc *docs;
+    size_t ndocs;
+} inject_input;
+
+/* Reads every path in order (- for standard input; a folder: its *.yaml,
+ * *.yml and *.json files in name order, dot-files skipped, subfolders too
+ * when recursive). Returns 0, or -1 after printing "FILE:LINE: reason" or
+ * "FILE: reason" for each file that could not be read or parsed. */
+int inject_input_read(inject_input *in, const char *const *paths, size_t npaths, bool recursive);
+void inject_input_free(inject_input *in);
+/* The line of item i of document d's List (the document's line when the
+ * parser could not say). */
+int inject_item_line(const inject_doc *d, size_t i);
+
+/* What became of one object. */
+typedef enum inject_outcome {
+    INJECT_INJECTED,  /* everything asked for went in */
+    INJECT_CHANGED,   /* changed without injecting: a sidecar removed */
+    INJECT_SKIPPED,   /* a part asked for was left out (or the pod is past a bound) */
+    INJECT_UNCHANGED, /* nothing asked, already instrumented, nothing to do */
+    INJECT_INVALID,   /* not a usable object: the reason was printed */
+    INJECT_NOUTCOMES
+} inject_outcome;
+
+#define INJECT_NO_ITEM ((size_t)-1)
+
+/* One Pod or workload the command looked at. */
+typedef struct inject_object {
+    const char *file; /* the inject_file's name */
+    int line;
+    size_t doc, item; /* docs[doc], or item `item` of its List (INJECT_NO_ITEM: the document itself) */
+    char *kind, *ns, *name; /* owned: the object itself may be replaced */
+    inject_outcome outcome;
+    char *detail;     /* owned: the report's text after the outcome */
+} inject_object;
+
+/* Sets o->outcome and o->detail from mutate_pod's return and result. */
+void inject_object_judge(inject_object *o, int mrc, const mutate_result *res);
+/* Sets an INJECT_INVALID outcome with its reason. */
+void inject_object_invalid(inject_object *o, const char *why);
+void inject_object_free(inject_object *o);
+/* --report: one line per object, then the counts. */
+void inject_report(FILE *f, const inject_object *objs, size_t n);
+
+/* -o yaml: documents the engine did not change as the bytes they were,
+ * the others written anew; see the README for what is kept. */
+void inject_write_yaml(FILE *f, const inject_input *in);
+/* -o json: one document as itself, several as the items of one List. */
+void inject_write_json(FILE *f, const inject_input *in);
+
+#endif
