@@ -13,7 +13,8 @@ static const char *const error_names[METRICS_NERRORS] = {"bad_request", "too_lar
                                                          "not_found", "internal", "resource_file",
                                                          "certificate_reload", "ambiguous_framing", "http2_budget"};
 static const char *const skip_names[MUTATE_NSKIPS] = {"already_instrumented", "not_found", "ambiguous",
-                                                      "disabled", "invalid", "container", "lookup", "limit"};
+                                                      "disabled", "invalid", "container", "lookup", "limit",
+                                                      "malformed"};
 const char *const metrics_kinds[8] = {"Namespace", "Instrumentation", "OpenTelemetryCollector", "Secret",
                                       "ConfigMap", "ReplicaSet", "Job", "Deployment"};
 
