@@ -8,7 +8,13 @@
  * cluster (the ReplicaSet's generated name cannot be known in advance).
  *
  * Instrumentation, OpenTelemetryCollector and Namespace documents in the
- * input are used as resources too, so one file can carry a whole example. */
+ * input are used as resources too, so one file can carry a whole example.
+ *
+ * A template the engine refuses as malformed (a field of a type the API
+ * server would refuse, mutate.h invalid_path) is reported on one line with
+ * the field's own line, known from the YAML parse, and left out of the
+ * output: printing it back unchanged would pass a manifest that cannot be
+ * applied down a pipeline as if it had been processed. */
 #include "server/cli.h"
 
 #include "base/alloc.h"
@@ -46,14 +52,17 @@ static const char usage[] =
     "                          json: the same as JSON (a List for several documents);\n"
     "                          patch: the RFC 6902 patch, for a single Pod\n"
     "\n"
-    "Warnings go to standard error. Exit status: 0 done, 1 bad input, 2 usage.\n";
+    "Warnings go to standard error. A template the API server would refuse (a field\n"
+    "of the wrong type) is left out of the output: FILE:LINE: Kind ns/name: field:\n"
+    "reason. Exit status: 0 done, 1 bad input, 2 usage.\n";
 
 typedef struct doc {
     json_object *obj;
     int line;
 } doc;
 
-static int read_docs(const char *name, const char *text, size_t len, doc **docs, size_t *ndocs) {
+static int read_docs(const char *name, const char *text, size_t len, doc **docs, size_t *ndocs,
+                     kube_yaml_lines **lines) {
     const char *p = text;
     while (p < text + len && (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')) p++;
     if (p < text + len && (*p == '{' || *p == '[')) {
@@ -72,7 +81,7 @@ static int read_docs(const char *name, const char *text, size_t len, doc **docs,
     kube_yaml_doc *yd = NULL;
     size_t n = 0;
     kube_yaml_error ye;
-    if (kube_yaml_parse(text, len, &yd, &n, &ye) != 0) {
+    if (kube_yaml_parse_lines(text, len, &yd, &n, &ye, lines) != 0) {
         fprintf(stderr, "%s:%d: %s\n", name, ye.line, ye.msg);
         return -1;
     }
@@ -94,6 +103,25 @@ static json_object *template_of(json_object *o, const char *kind) {
         if (!strcmp(kind, with_template[i])) return kube_obj_get(o, "spec.template");
     if (!strcmp(kind, "CronJob")) return kube_obj_get(o, "spec.jobTemplate.spec.template");
     return NULL;
+}
+
+/* FILE:LINE: Kind ns/name: PATH: REASON for a template the engine refused
+ * as malformed. PATH is the pod's, under the workload's template; LINE the
+ * offending field's (or of what holds it, when it is missing or null) when
+ * the YAML parse knows it, else the document's (JSON input). The stand-in
+ * pod and its metadata are this file's, not the input's: the template and
+ * its metadata stand for them. */
+static void report_malformed(const char *name, int doc_line, const kube_yaml_lines *lines, json_object *o,
+                             const char *kind, const char *ns, json_object *pod, json_object *tmpl,
+                             const mutate_result *res) {
+    json_object *at = res->invalid_at, *tmeta = kube_obj_get(tmpl, "metadata");
+    if (tmpl && at == pod) at = tmpl;
+    else if (tmpl && at == kube_obj_get(pod, "metadata") && at != tmeta) at = tmeta ? tmeta : tmpl;
+    int line = kube_yaml_line_of(lines, at);
+    const char *oname = kube_obj_str(o, "metadata.name"), *prefix = "";
+    if (tmpl) prefix = !strcmp(kind, "CronJob") ? "spec.jobTemplate.spec.template." : "spec.template.";
+    fprintf(stderr, "%s:%d: %s %s/%s: %s%s: %s\n", name, line ? line : doc_line, kind, ns, oname ? oname : "", prefix,
+            res->invalid_path, res->invalid_reason);
 }
 
 static void log_stderr(void *ud, kube_log_level level, const char *msg) {
@@ -143,6 +171,7 @@ int cmd_inject(int argc, char **argv) {
     kube_logger log = {log_stderr, NULL};
     json_object *out_list = NULL;
     kube_view view = {0, -1};
+    kube_yaml_lines *lines = NULL;
 
     if (config && cli_load_settings(&cfg, config, err, sizeof err) != 0) {
         fprintf(stderr, "%s\n", err);
@@ -160,7 +189,7 @@ int cmd_inject(int argc, char **argv) {
         fprintf(stderr, "%s: cannot read: %m\n", file);
         goto out;
     }
-    if (read_docs(name, text, len, &docs, &ndocs) != 0) goto out;
+    if (read_docs(name, text, len, &docs, &ndocs, &lines) != 0) goto out;
 
     /* Resources carried by the input itself. */
     json_object **objs = NULL;
@@ -207,6 +236,11 @@ int cmd_inject(int argc, char **argv) {
             pod = jnew_obj();
             tmeta = kube_obj_get(tmpl, "metadata");
             json_object *meta = jnew_obj();
+            /* Not an object: handed over as it is, for the engine to refuse. */
+            if (tmeta && !json_object_is_type(tmeta, json_type_object)) {
+                json_object_put(meta);
+                meta = json_object_get(tmeta);
+            }
             if (json_object_is_type(tmeta, json_type_object)) {
                 json_object_object_foreach(tmeta, k, v) jset(meta, k, json_object_get(v));
             }
@@ -216,7 +250,8 @@ int cmd_inject(int argc, char **argv) {
             const char *uid = kube_obj_str(o, "metadata.uid");
             if (uid) jset(ref, "uid", jnew_str(uid));
             jpush(refs, ref);
-            jset(meta, "ownerReferences", refs);
+            if (json_object_is_type(meta, json_type_object)) jset(meta, "ownerReferences", refs);
+            else json_object_put(refs);
             jset(pod, "metadata", meta);
             json_object *tspec = kube_obj_get(tmpl, "spec");
             jset(pod, "spec", json_object_get(tspec));
@@ -225,6 +260,15 @@ int cmd_inject(int argc, char **argv) {
         req.ns = kube_snapshot_get(view.snap, "Namespace", NULL, ns);
         mutate_result res;
         int mrc = mutate_pod(&req, &res);
+        if (res.invalid_path) {
+            report_malformed(name, docs[i].line, lines, o, kind, ns, pod, tmpl, &res);
+            rc = 1;
+            mutate_result_free(&res);
+            if (!is_pod) json_object_put(pod);
+            json_object_put(docs[i].obj);
+            docs[i].obj = NULL; /* left out of the output */
+            continue;
+        }
         for (size_t w = 0; w < res.nwarnings; w++) fprintf(stderr, "%s:%d: warning: %s\n", name, docs[i].line, res.warnings[w]);
         if (mrc != 0) rc = 1;
         if (!strcmp(output, "patch")) {
@@ -248,12 +292,15 @@ int cmd_inject(int argc, char **argv) {
         if (!is_pod) json_object_put(pod);
     }
     if (!strcmp(output, "yaml")) {
+        bool first = true;
         for (size_t i = 0; i < ndocs; i++) {
+            if (!docs[i].obj) continue;
             char *y = kube_yaml_emit(docs[i].obj);
-            printf("%s%s", i ? "---\n" : "", y ? y : "");
+            printf("%s%s", first ? "" : "---\n", y ? y : "");
+            first = false;
             free(y);
         }
-    } else if (!strcmp(output, "json")) {
+    } else if (!strcmp(output, "json") && (ndocs != 1 || docs[0].obj)) {
         json_object *top = NULL;
         if (ndocs == 1) top = json_object_get(docs[0].obj);
         else {
@@ -261,7 +308,8 @@ int cmd_inject(int argc, char **argv) {
             jset(top, "apiVersion", jnew_str("v1"));
             jset(top, "kind", jnew_str("List"));
             json_object *items = jnew_arr();
-            for (size_t i = 0; i < ndocs; i++) jpush(items, json_object_get(docs[i].obj));
+            for (size_t i = 0; i < ndocs; i++)
+                if (docs[i].obj) jpush(items, json_object_get(docs[i].obj));
             jset(top, "items", items);
             out_list = NULL;
         }
@@ -273,6 +321,7 @@ out:
     if (view.slot >= 0) kube_store_release(store, &view);
     for (size_t i = 0; i < ndocs; i++) json_object_put(docs[i].obj);
     free(docs);
+    kube_yaml_lines_free(lines);
     free(text);
     kube_filesource_free(fs);
     kube_store_free(store);

@@ -107,6 +107,58 @@ check("usage rc", rc == 2, rc)
 rc, out, err = run("-f", "/nonexistent/x.yaml")
 check("missing file", rc == 1 and err.startswith("/nonexistent/x.yaml: cannot read:"), err)
 
+# Templates the API server would refuse (a field of the wrong type): one line
+# FILE:LINE: Kind ns/name: path: reason per object, with the offending field's
+# line, the object left out of the output, the others still out, exit 1.
+malformed = os.path.join(tmp, "malformed.yaml")
+with open(malformed, "w") as f:
+    f.write("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"                                       # 1-3
+            "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: shop\n"     # 4-9
+            "spec:\n  template:\n    metadata:\n      annotations:\n"                                      # 10-13
+            "        instrumentation.opentelemetry.io/inject-java: \"true\"\n"                               # 14
+            "        sidecar.opentelemetry.io/inject: \"true\"\n"                                            # 15
+            "    spec:\n      containers:\n        name: app\n        image: example.com/app:1\n"            # 16-19
+            "---\napiVersion: batch/v1\nkind: CronJob\nmetadata: {name: nightly}\n"                        # 20-23
+            "spec:\n  jobTemplate:\n    spec:\n      template:\n        metadata:\n"                       # 24-28
+            "          annotations: {instrumentation.opentelemetry.io/inject-java: true}\n"                  # 29
+            "        spec: {containers: [{name: app, image: a}]}\n"                                          # 30
+            "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n"                                      # 31-35
+            "  annotations: {instrumentation.opentelemetry.io/inject-java: \"true\"}\n"                      # 36
+            "spec:\n  containers:\n  - name: app\n    env:\n    - name: PORT\n      value: 8080\n"         # 37-42
+            "---\napiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db}\n"                          # 43-46
+            "spec:\n  template:\n    metadata: [app]\n    spec: {containers: [{name: db, image: d}]}\n"     # 47-50
+            "---\napiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: agent}\n"                         # 51-54
+            "spec:\n  template:\n    metadata: {annotations: {instrumentation.opentelemetry.io/inject-java: "
+            "\"true\"}}\n"                                                                                    # 55-57
+            "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: good\n"                                   # 58-62
+            "  annotations: {instrumentation.opentelemetry.io/inject-java: \"true\"}\n"                      # 63
+            "spec:\n  containers: [{name: app, image: a}]\n")                                             # 64-65
+rc, out, err = run("-f", malformed, "--resources", "examples/resources")
+check("malformed rc", rc == 1, rc)
+want = ("%s:17: Deployment shop/web: spec.template.spec.containers: expected a list, got an object\n"
+        "%s:29: CronJob default/nightly: spec.jobTemplate.spec.template.metadata.annotations."
+        "instrumentation.opentelemetry.io/inject-java: expected a string, got a boolean (quote it: \"true\")\n"
+        "%s:42: Pod default/p: spec.containers[0].env[0].value: expected a string, got a number (quote it: \"8080\")\n"
+        "%s:49: StatefulSet default/db: spec.template.metadata: expected an object, got a list\n"
+        "%s:56: DaemonSet default/agent: spec.template.spec: required, not set\n") % ((malformed,) * 5)
+check("malformed messages", err == want, err)
+objs = list(yaml.safe_load_all(out))
+check("malformed objects left out", [o["kind"] + "/" + o["metadata"]["name"] for o in objs] == ["ConfigMap/c", "Pod/good"],
+      out)
+check("malformed: the others still injected", [c["name"] for c in objs[1]["spec"]["initContainers"]] ==
+      ["opentelemetry-auto-instrumentation-java"], objs[1])
+# JSON input has no lines of its fields: the document's line.
+bad_pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {
+    "name": "p", "annotations": {"instrumentation.opentelemetry.io/inject-java": "true"}},
+    "spec": {"containers": {"name": "app"}}}
+for fmt in ("yaml", "json", "patch"):
+    rc, out, err = run("-f", "-", "--resources", "examples/resources", "-o", fmt, stdin=json.dumps(bad_pod))
+    check("malformed JSON -o %s" % fmt, (rc, out, err) == (
+        1, "", "<stdin>:1: Pod default/p: spec.containers: expected a list, got an object\n"), (rc, out, err))
+# -o json of several documents: a List without the malformed ones.
+rc, out, err = run("-f", malformed, "--resources", "examples/resources", "-o", "json")
+check("malformed -o json", rc == 1 and [i["metadata"]["name"] for i in json.loads(out)["items"]] == ["c", "good"], out)
+
 # Warnings go to stderr with the document's position, output still complete.
 two = os.path.join(tmp, "two.yaml")
 with open(two, "w") as f:
