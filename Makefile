@@ -222,7 +222,7 @@ FUZZ_LIB     := $(call mods,base kube collector mutate)
 FUZZ_HDRS     = $(wildcard base/*.h kube/*.h collector/*.h mutate/*.h server/*.h)
 $(B)/fuzz/fuzz_engine: tests/fuzz/fuzz_engine.c $(FUZZ_LIB) $(FUZZ_HDRS)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_FLAGS) $(shell pkg-config --cflags $(PKGS_RECONCILE)) -o $@ tests/fuzz/fuzz_engine.c \
+	$(FUZZ_CC) $(FUZZ_FLAGS) -DBASE_JSON_TRAP $(shell pkg-config --cflags $(PKGS_RECONCILE)) -o $@ tests/fuzz/fuzz_engine.c \
 	  $(FUZZ_LIB) $(LIBS_RECONCILE)
 
 $(B)/fuzz/fuzz_review: tests/fuzz/fuzz_review.c server/review.c server/log.c server/metrics.c $(FUZZ_LIB) $(FUZZ_HDRS)

@@ -7,29 +7,45 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef BASE_JSON_TRAP
+void (*base_json_trap)(json_object *holder, const char *key, json_object *value);
+/* v (read from o[key]) is there but is not of type t. */
+#define TRAP_UNLESS(o, key, v, t)                                                                                      \
+    do {                                                                                                               \
+        if (base_json_trap && (v) && !json_object_is_type((v), (t))) base_json_trap((o), (key), (v));                  \
+    } while (0)
+#else
+#define TRAP_UNLESS(o, key, v, t) ((void)0)
+#endif
+
 json_object *jget(json_object *o, const char *key) {
     json_object *v = NULL;
+    TRAP_UNLESS(o, key, o, json_type_object);
     if (!json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, key, &v)) return NULL;
     return v;
 }
 
 json_object *jmap(json_object *o, const char *key) {
     json_object *v = jget(o, key);
+    TRAP_UNLESS(o, key, v, json_type_object);
     return json_object_is_type(v, json_type_object) ? v : NULL;
 }
 
 json_object *jarr(json_object *o, const char *key) {
     json_object *v = jget(o, key);
+    TRAP_UNLESS(o, key, v, json_type_array);
     return json_object_is_type(v, json_type_array) ? v : NULL;
 }
 
 const char *jstr(json_object *o, const char *key) {
     json_object *v = jget(o, key);
+    TRAP_UNLESS(o, key, v, json_type_string);
     return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
 }
 
 bool jbool(json_object *o, const char *key) {
     json_object *v = jget(o, key);
+    TRAP_UNLESS(o, key, v, json_type_boolean);
     return json_object_is_type(v, json_type_boolean) && json_object_get_boolean(v);
 }
 
@@ -50,7 +66,10 @@ bool jint(json_object *o, const char *key, int64_t *out) {
     return false;
 }
 
-size_t jlen(json_object *a) { return json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0; }
+size_t jlen(json_object *a) {
+    TRAP_UNLESS(a, NULL, a, json_type_array);
+    return json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
+}
 
 bool jnonempty(json_object *v) {
     switch (json_object_get_type(v)) {

@@ -38,6 +38,15 @@ bool jnonempty(json_object *v);
  * (its index in *idx when idx is not NULL), or NULL. */
 json_object *jfind_named(json_object *arr, const char *name, size_t *idx);
 
+#ifdef BASE_JSON_TRAP
+/* Fuzz builds only (-DBASE_JSON_TRAP): called whenever a reader above meets
+ * a value that is there but of the wrong type (holder is what was read from,
+ * key NULL for jlen), so a fuzz target can tell "read as absent" from
+ * "absent" and prove which inputs the engine never misreads. A global,
+ * unlike anything in a release build: it exists in none. */
+extern void (*base_json_trap)(json_object *holder, const char *key, json_object *value);
+#endif
+
 /* ---- building (abort on allocation failure) ----------------------------- */
 
 json_object *jnew_obj(void);

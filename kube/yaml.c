@@ -68,7 +68,16 @@
  * written plain only when it cannot be misread; single-line strings that
  * need quoting use double quotes; multi-line text becomes a literal block.
  * Strings must be valid UTF-8 to round trip: invalid bytes are written as
- * U+FFFD since YAML streams cannot carry them. */
+ * U+FFFD since YAML streams cannot carry them.
+ *
+ * Lines of values (kube_yaml_parse_lines, for messages about a value found
+ * after the parse): a table from value pointer to line, filled as values are
+ * attached, so it costs nothing unless asked for. A map member gets its
+ * key's line (where people look for "containers:"), a list item or a root
+ * its own. Alias copies get the lines of the anchored original, node for
+ * node. Every value of the finished documents is recorded after it was
+ * allocated, so its entry is its own even where a value freed during the
+ * parse (a replaced duplicate key, a merge source) had the same address. */
 #include "kube/yaml.h"
 
 #include "base/alloc.h"
@@ -340,6 +349,7 @@ typedef struct frame {
     int is_map;
     int key_merge;     /* the pending key is "<<" */
     int key_line;
+    int line;          /* where the container starts */
     int anchor;        /* index into ctx.anchors, or -1 */
     int height;        /* 1 + tallest child container */
     size_t nodes0;     /* node count when this container started */
@@ -385,7 +395,82 @@ typedef struct ctx {
     kube_yaml_doc *docs;
     size_t ndocs, capdocs;
     kube_yaml_error *err;
+    kube_yaml_lines *lines; /* NULL unless the caller asked for lines */
 } ctx;
+
+/* ------------------------------------------------------------------------
+ * Lines of values: open addressing, pointer keys, grown at half full.
+ * ---------------------------------------------------------------------- */
+
+struct kube_yaml_lines {
+    const void **keys;
+    int *vals;
+    size_t cap, n; /* cap is a power of two */
+};
+
+static size_t slot_of(const kube_yaml_lines *t, const void *k) {
+    uint64_t h = (uint64_t)(uintptr_t)k * 0x9E3779B97F4A7C15ull;
+    return (size_t)(h >> 20) & (t->cap - 1);
+}
+
+static void lines_put(kube_yaml_lines *t, const void *k, int line) {
+    if (2 * (t->n + 1) > t->cap) {
+        kube_yaml_lines old = *t;
+        t->cap = old.cap ? old.cap * 2 : 256;
+        t->keys = xcalloc(t->cap, sizeof *t->keys);
+        t->vals = xcalloc(t->cap, sizeof *t->vals);
+        t->n = 0;
+        for (size_t i = 0; i < old.cap; i++)
+            if (old.keys[i]) lines_put(t, old.keys[i], old.vals[i]);
+        free(old.keys);
+        free(old.vals);
+    }
+    size_t i = slot_of(t, k);
+    while (t->keys[i] && t->keys[i] != k) i = (i + 1) & (t->cap - 1);
+    if (!t->keys[i]) t->n++;
+    t->keys[i] = k;
+    t->vals[i] = line;
+}
+
+int kube_yaml_line_of(const kube_yaml_lines *t, const json_object *v) {
+    if (!t || !v || !t->cap) return 0;
+    size_t i = slot_of(t, v);
+    while (t->keys[i]) {
+        if (t->keys[i] == v) return t->vals[i];
+        i = (i + 1) & (t->cap - 1);
+    }
+    return 0;
+}
+
+void kube_yaml_lines_free(kube_yaml_lines *t) {
+    if (!t) return;
+    free(t->keys);
+    free(t->vals);
+    free(t);
+}
+
+/* An alias copy takes the lines of the original it copies, node for node
+ * (json-c copies keep keys and items in order). */
+static void lines_copy(kube_yaml_lines *t, json_object *orig, json_object *copy) {
+    if (json_object_is_type(copy, json_type_object)) {
+        json_object_object_foreach(copy, k, v) {
+            json_object *o = NULL;
+            json_object_object_get_ex(orig, k, &o);
+            if (!v) continue;
+            int line = kube_yaml_line_of(t, o);
+            if (line) lines_put(t, v, line);
+            lines_copy(t, o, v);
+        }
+    } else if (json_object_is_type(copy, json_type_array)) {
+        for (size_t i = 0, n = json_object_array_length(copy); i < n; i++) {
+            json_object *v = json_object_array_get_idx(copy, i), *o = json_object_array_get_idx(orig, i);
+            if (!v) continue;
+            int line = kube_yaml_line_of(t, o);
+            if (line) lines_put(t, v, line);
+            lines_copy(t, o, v);
+        }
+    }
+}
 
 static int fail(ctx *c, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int fail(ctx *c, int line, const char *fmt, ...) {
@@ -549,12 +634,13 @@ static int merge(ctx *c, json_object *dst, json_object *src, int line) {
 }
 
 /* Hands v (owned) to the open container or makes it the document root.
- * height is v's container height (0 for scalars). */
-static int add_value(ctx *c, json_object *v, int height) {
+ * height is v's container height (0 for scalars), line where v starts. */
+static int add_value(ctx *c, json_object *v, int height, int line) {
     frame *f;
     int rc = 0;
 
     if (c->nst == 0) {
+        if (c->lines && v) lines_put(c->lines, v, line);
         c->root = v;
         c->have_root = 1;
         return 0;
@@ -562,6 +648,7 @@ static int add_value(ctx *c, json_object *v, int height) {
     f = &c->st[c->nst - 1];
     if (f->height < height + 1) f->height = height + 1;
     if (!f->is_map) {
+        if (c->lines && v) lines_put(c->lines, v, line);
         jpush(f->obj, v);
         return 0;
     }
@@ -569,6 +656,7 @@ static int add_value(ctx *c, json_object *v, int height) {
         rc = merge(c, f->obj, v, f->key_line);
         json_object_put(v);
     } else {
+        if (c->lines && v) lines_put(c->lines, v, f->key_line);
         jset(f->obj, f->key, v);
     }
     free(f->key);
@@ -627,7 +715,7 @@ static int on_scalar(ctx *c, yaml_event_t *ev) {
         json_object_put(v); /* the anchor keeps its own reference */
         return set_key(c, text, n, merge_key, line);
     }
-    return add_value(c, v, 0);
+    return add_value(c, v, 0, line);
 }
 
 static int on_alias(ctx *c, yaml_event_t *ev) {
@@ -649,7 +737,8 @@ static int on_alias(ctx *c, yaml_event_t *ev) {
         return fail(c, line, "nesting deeper than %d levels", KUBE_YAML_MAX_DEPTH);
     if (charge(c, a->nodes, line, 1) || charge_bytes(c, a->bytes, line) || charge_memory(c, a->cost, line)) return -1;
     copy = jcopy(a->val);
-    return add_value(c, copy, a->height);
+    if (c->lines) lines_copy(c->lines, a->val, copy);
+    return add_value(c, copy, a->height, line);
 }
 
 static int on_start(ctx *c, yaml_event_t *ev, int is_map) {
@@ -668,6 +757,7 @@ static int on_start(ctx *c, yaml_event_t *ev, int is_map) {
     f = &c->st[c->nst];
     memset(f, 0, sizeof *f);
     f->is_map = is_map;
+    f->line = line;
     f->anchor = idx;
     f->height = 1;
     f->nodes0 = c->nodes - 1;
@@ -688,7 +778,7 @@ static int on_end(ctx *c) {
     frame f = c->st[--c->nst];
     anchor_end(c, f.anchor, f.obj, c->nodes - f.nodes0, c->bytes - f.bytes0, c->cost - f.cost0, f.height);
     free(f.key); /* libyaml always supplies a value; defensive */
-    return add_value(c, f.obj, f.height);
+    return add_value(c, f.obj, f.height, f.line);
 }
 
 static int on_document_end(ctx *c) {
@@ -770,11 +860,17 @@ void kube_yaml_docs_free(kube_yaml_doc *docs, size_t ndocs) {
 
 int kube_yaml_parse(const char *buf, size_t len, kube_yaml_doc **docs, size_t *ndocs,
                     kube_yaml_error *err) {
+    return kube_yaml_parse_lines(buf, len, docs, ndocs, err, NULL);
+}
+
+int kube_yaml_parse_lines(const char *buf, size_t len, kube_yaml_doc **docs, size_t *ndocs,
+                          kube_yaml_error *err, kube_yaml_lines **lines) {
     kube_yaml_error scratch;
     ctx c;
     int rc;
 
     memset(&c, 0, sizeof c);
+    if (lines) *lines = c.lines = xcalloc(1, sizeof *c.lines);
     c.err = err ? err : &scratch;
     c.err->line = 0;
     c.err->msg[0] = 0;
@@ -809,6 +905,10 @@ int kube_yaml_parse(const char *buf, size_t len, kube_yaml_doc **docs, size_t *n
     yaml_parser_delete(&c.parser);
     if (rc) {
         kube_yaml_docs_free(c.docs, c.ndocs);
+        if (lines) {
+            kube_yaml_lines_free(c.lines);
+            *lines = NULL;
+        }
         return -1;
     }
     *docs = c.docs;

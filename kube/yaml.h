@@ -50,6 +50,20 @@ int kube_yaml_parse(const char *buf, size_t len, kube_yaml_doc **docs, size_t *n
                     kube_yaml_error *err);
 void kube_yaml_docs_free(kube_yaml_doc *docs, size_t ndocs);
 
+/* Where each value of a parse was written: the line of its key for a map
+ * member, of its start for a list item or a document. For messages about a
+ * value found after the parse (inject's malformed fields). Answers for the
+ * values of the parsed documents while they live and are not replaced; 0
+ * for NULL, JSON null (no object to look up) and values made later. */
+typedef struct kube_yaml_lines kube_yaml_lines;
+
+/* kube_yaml_parse, recording every value's line in *lines (free it with
+ * kube_yaml_lines_free; NULL on failure). */
+int kube_yaml_parse_lines(const char *buf, size_t len, kube_yaml_doc **docs, size_t *ndocs,
+                          kube_yaml_error *err, kube_yaml_lines **lines);
+int kube_yaml_line_of(const kube_yaml_lines *lines, const json_object *v);
+void kube_yaml_lines_free(kube_yaml_lines *lines);
+
 /* Parses exactly one document; convenience for config files and tests. */
 json_object *kube_yaml_parse_one(const char *buf, size_t len, kube_yaml_error *err);
 

@@ -117,13 +117,18 @@ static void cow_containers(json_object *parent, const char *key) {
 }
 
 /* Does an annotation (of the pod or its namespace) ask for a sidecar, its
- * removal, or a language? */
+ * removal, or a language? An opt-in annotation of the pod that is not a
+ * string (YAML's unquoted true) counts as asking: it was meant to, and
+ * podcheck then says what to write instead of the pod going by silently. */
 static bool asks(mctx *m) {
+    json_object *ann = jget(m->meta, "annotations");
     if (*resolve_annotation(m, ANN(SIDECAR_INJECT))) return true;
+    if (jget(ann, ANN(SIDECAR_INJECT)) && !jstr(ann, ANN(SIDECAR_INJECT))) return true;
     for (int id = 0; id < MUTATE_NLANGS; id++) {
         char key[ANN_KEY_MAX];
         const char *v = resolve_annotation(m, ann_lang_key(key, id, false));
         if (*v && !streq_ci(v, "false")) return true;
+        if (jget(ann, key) && !jstr(ann, key)) return true;
     }
     return false;
 }
@@ -138,6 +143,8 @@ void mutate_result_free(mutate_result *res) {
         for (size_t i = 0; i < res->ninto[l]; i++) free(res->into[l][i]);
         free(res->into[l]);
     }
+    free(res->invalid_path);
+    free(res->invalid_reason);
     memset(res, 0, sizeof *res);
 }
 
@@ -147,26 +154,25 @@ int mutate_pod(const mutate_request *req, mutate_result *res) {
     mctx m = {.req = req, .opt = req->opt, .ns = req->namespace ? req->namespace : "", .in = req->pod, .res = res};
     if (!json_object_is_type(req->pod, json_type_object)) {
         mctx_warn(&m, "the object is not a pod");
-        mctx_skip(&m, MUTATE_SKIP_INVALID);
+        mctx_skip(&m, MUTATE_SKIP_MALFORMED);
         return -1;
     }
-    json_object *meta = jget(req->pod, "metadata"), *spec = jget(req->pod, "spec");
-    if ((meta && !json_object_is_type(meta, json_type_object)) || !json_object_is_type(spec, json_type_object)) {
-        mctx_warn(&m, "the pod has no spec or a malformed metadata; nothing injected");
-        mctx_skip(&m, MUTATE_SKIP_INVALID);
+    if (!podcheck_shape(&m)) {
         res->pod = json_object_get(req->pod);
         return -1;
     }
+    json_object *meta = jget(req->pod, "metadata"), *spec = jget(req->pod, "spec");
 
     /* Read-only until a pod asks for something: most pods do not, and they
-     * must cost nothing whatever their size. Then the bounds, before any
-     * copy is made; a pod past one gets that one warning and nothing else.
-     * Misspelt keys are looked for in every pod (a bounded, cheap pass):
-     * the pod whose only opt-in is misspelt is one that asks for nothing. */
+     * must cost nothing whatever their size. Then the bounds and the types
+     * of what the engine touches, before any copy is made; a pod past a
+     * bound or malformed gets that one warning and nothing else. Misspelt
+     * keys are looked for in every pod (a bounded, cheap pass): the pod
+     * whose only opt-in is misspelt is one that asks for nothing. */
     m.meta = meta;
     m.spec = spec;
     bool asked = res->asked = asks(&m);
-    if (asked && !bounds_check(&m)) {
+    if (asked && (!bounds_check(&m) || !podcheck(&m))) {
         res->pod = json_object_get(req->pod);
         return -1;
     }

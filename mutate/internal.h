@@ -166,6 +166,13 @@ void ann_check(mctx *m);
  * is past one. */
 bool bounds_check(mctx *m);
 
+/* podcheck.c: the types core/v1 requires of what the engine touches; false
+ * (with the warning and res->invalid_*) when the pod is malformed. The
+ * shape step (metadata, annotations, spec) runs before the opt-in test,
+ * the rest after bounds_check. */
+bool podcheck_shape(mctx *m);
+bool podcheck(mctx *m);
+
 /* sidecar.c: spec 4. */
 void sidecar_run(mctx *m);
 

@@ -77,6 +77,7 @@ typedef enum mutate_skip {
     MUTATE_SKIP_LIMIT,            /* the pod is past a bound (mutate_limit) */
     MUTATE_SKIP_UNKNOWN_CONTAINER, /* a container list names a container the pod lacks */
     MUTATE_SKIP_UNKNOWN_ANNOTATION, /* a key like ours is none the engine reads (misspelt) */
+    MUTATE_SKIP_MALFORMED,        /* the pod is not what core/v1 allows (invalid_path) */
     MUTATE_NSKIPS
 } mutate_skip;
 
@@ -127,11 +128,22 @@ typedef struct mutate_result {
     bool sidecar;         /* collector sidecar injected */
     unsigned skips;       /* bit set of 1u << mutate_skip */
     mutate_limit limit;   /* the bound the pod is past, or MUTATE_LIMIT_NONE */
+    /* A field the engine reads or writes holds what core/v1 does not allow
+     * (containers as a map, an env value that is a number): the field's
+     * path from the pod ("spec.containers[0].env[2].value") and the reason
+     * ("expected a string, got a number (quote it: \"8080\")"), both owned;
+     * and the offending value, or the object holding it when it is missing
+     * or null, borrowed from req->pod (for callers that map it back to a
+     * line). All NULL otherwise. The warning is "PATH: REASON; nothing
+     * injected". */
+    char *invalid_path;
+    char *invalid_reason;
+    json_object *invalid_at;
 } mutate_result;
 
-/* Returns 0 with res filled, or -1 when the input is not a pod object or is
- * past a bound (res->warnings then holds the reason; nothing is injected).
- * res is always safe to free. */
+/* Returns 0 with res filled, or -1 when the input is not a pod object, is
+ * malformed (invalid_path) or is past a bound (limit); res->warnings then
+ * holds the one reason and nothing is injected. res is always safe to free. */
 int mutate_pod(const mutate_request *req, mutate_result *res);
 void mutate_result_free(mutate_result *res);
 

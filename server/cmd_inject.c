@@ -11,7 +11,13 @@
  * Instrumentation, OpenTelemetryCollector and Namespace objects in any
  * input file are used as resources too, so one file can carry a whole
  * example. This file owns the command line and the walk over the objects;
- * reading, reporting and writing are inject_*.c (inject.h). */
+ * reading, reporting and writing are inject_*.c (inject.h).
+ *
+ * A template the engine refuses as malformed (a field of a type the API
+ * server would refuse, mutate.h invalid_path) is reported on one line with
+ * the field's own line, known from the YAML parse, and left out of the
+ * output: printing it back unchanged would pass a manifest that cannot be
+ * applied down a pipeline as if it had been processed. */
 #include "server/cli.h"
 
 #include "base/alloc.h"
@@ -58,8 +64,10 @@ static const char usage[] =
     "                          and a summary line\n"
     "  --fail-on-skip          exit 3 when a part asked for was left out of an object\n"
     "\n"
-    "Warnings go to standard error as FILE:LINE: warning: ... Exit status: 0 done,\n"
-    "1 bad input (FILE:LINE: reason), 2 usage, 3 --fail-on-skip and something was skipped.\n";
+    "Warnings go to standard error as FILE:LINE: warning: ... A template the API server\n"
+    "would refuse (a field of the wrong type) is left out of the output, with\n"
+    "FILE:LINE: KIND NS/NAME: FIELD: REASON. Exit status: 0 done, 1 bad input\n"
+    "(FILE:LINE: reason), 2 usage, 3 --fail-on-skip and something was skipped.\n";
 
 enum { EXIT_SKIPPED = 3 };
 
@@ -193,9 +201,16 @@ typedef struct walk {
 } walk;
 
 /* The pod the webhook would be asked about: the template, with the
- * workload as its owner. */
+ * workload as its owner. A template metadata that is not an object goes
+ * over as it is, for the engine to refuse. */
 static json_object *stand_in(json_object *o, const char *kind, json_object *tmpl) {
-    json_object *pod = jnew_obj(), *meta = jset_obj(pod, "metadata"), *tmeta = jmap(tmpl, "metadata");
+    json_object *pod = jnew_obj(), *tmeta = kube_obj_get(tmpl, "metadata");
+    if (tmeta && !json_object_is_type(tmeta, json_type_object)) {
+        jset(pod, "metadata", json_object_get(tmeta));
+        jset(pod, "spec", json_object_get(kube_obj_get(tmpl, "spec")));
+        return pod;
+    }
+    json_object *meta = jset_obj(pod, "metadata");
     if (tmeta) {
         json_object_object_foreach(tmeta, k, v) jset(meta, k, json_object_get(v));
     }
@@ -219,6 +234,25 @@ static void into_template(json_object *tmpl, json_object *pod) {
     if (jmap(tmpl, "metadata") || json_object_object_length(nmeta)) jset(tmpl, "metadata", nmeta);
     else json_object_put(nmeta);
     jset(tmpl, "spec", json_object_get(kube_obj_get(pod, "spec")));
+}
+
+/* FILE:LINE: Kind ns/name: PATH: REASON for a template the engine refused
+ * as malformed, and the record's outcome. PATH is the pod's, under the
+ * workload's template; LINE the offending field's (or of what holds it,
+ * when it is missing or null) when the YAML parse knows it, else the
+ * object's (JSON input). The stand-in pod and its metadata are this file's,
+ * not the input's: the template and its metadata stand for them. */
+static void report_malformed(inject_object *rec, const kube_yaml_lines *lines, json_object *pod, json_object *tmpl,
+                             const mutate_result *res) {
+    json_object *at = res->invalid_at, *tmeta = kube_obj_get(tmpl, "metadata");
+    if (tmpl && at == pod) at = tmpl;
+    else if (tmpl && at == kube_obj_get(pod, "metadata") && at != tmeta) at = tmeta ? tmeta : tmpl;
+    int line = kube_yaml_line_of(lines, at);
+    const char *prefix = !tmpl ? "" : !strcmp(rec->kind, "CronJob") ? "spec.jobTemplate.spec.template." : "spec.template.";
+    char *why = xasprintf("%s%s: %s", prefix, res->invalid_path, res->invalid_reason);
+    fprintf(stderr, "%s:%d: %s %s/%s: %s\n", rec->file, line ? line : rec->line, rec->kind, rec->ns, rec->name, why);
+    inject_object_invalid(rec, why);
+    free(why);
 }
 
 /* One object: docs[di] itself, or item `item` of its List. Pods and
@@ -253,6 +287,18 @@ static void visit(walk *w, size_t di, size_t item, json_object *o) {
     req.ns = kube_snapshot_get(w->snap, "Namespace", NULL, rec->ns);
     mutate_result res;
     int mrc = mutate_pod(&req, &res);
+    if (res.invalid_path) {
+        report_malformed(rec, w->in->files[d->file].lines, pod, tmpl, &res);
+        w->rc = 1;
+        if (item == INJECT_NO_ITEM) d->dropped = true;
+        else { /* taken out of its List once the walk is past it */
+            json_object_array_put_idx(jarr(d->obj, "items"), item, NULL);
+            d->changed = true;
+        }
+        mutate_result_free(&res);
+        json_object_put(pod);
+        return;
+    }
     for (size_t i = 0; i < res.nwarnings; i++) fprintf(stderr, "%s:%d: warning: %s\n", rec->file, rec->line, res.warnings[i]);
     if (mrc != 0) w->rc = 1;
     inject_object_judge(rec, mrc, &res);
@@ -296,6 +342,9 @@ static void walk_all(walk *w) {
             }
             visit(w, di, i, it);
         }
+        /* The items left out as malformed (NULL now), gone from the List. */
+        for (size_t i = jlen(items); i-- > 0;)
+            if (!json_object_array_get_idx(items, i)) json_object_array_del_idx(items, i, 1);
     }
 }
 

@@ -14,6 +14,7 @@
 #ifndef SERVER_INJECT_H
 #define SERVER_INJECT_H
 
+#include "kube/yaml.h"
 #include "mutate/mutate.h"
 
 #include <json-c/json.h>
@@ -26,6 +27,7 @@ typedef struct inject_file {
     char *text;  /* the whole file */
     size_t len;
     bool json;   /* one JSON value, read by json-c: no byte spans */
+    kube_yaml_lines *lines; /* every value's line (YAML input); NULL for JSON */
     size_t first, ndocs; /* its documents, in inject_input.docs */
 } inject_file;
 
@@ -37,6 +39,7 @@ typedef struct inject_doc {
     int *item_lines;    /* of a List's items (kube_yaml_doc); NULL when unknown */
     size_t nitem_lines;
     bool changed;       /* the engine changed an object in it: it is written anew */
+    bool dropped;       /* malformed: left out of the output */
 } inject_doc;
 
 typedef struct inject_input {

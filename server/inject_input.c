@@ -49,7 +49,7 @@ static int parse_file(inject_input *in, size_t fi) {
     kube_yaml_doc *yd = NULL;
     size_t n = 0;
     kube_yaml_error ye;
-    if (kube_yaml_parse(f->text, f->len, &yd, &n, &ye) != 0) {
+    if (kube_yaml_parse_lines(f->text, f->len, &yd, &n, &ye, &f->lines) != 0) {
         fprintf(stderr, "%s:%d: %s\n", f->name, ye.line, ye.msg);
         return -1;
     }
@@ -149,6 +149,7 @@ void inject_input_free(inject_input *in) {
     for (size_t i = 0; i < in->nfiles; i++) {
         free(in->files[i].name);
         free(in->files[i].text);
+        kube_yaml_lines_free(in->files[i].lines);
     }
     free(in->docs);
     free(in->files);

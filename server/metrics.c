@@ -19,7 +19,7 @@ static const char *const error_names[METRICS_NERRORS] = {"bad_request", "too_lar
                                                          "certificate_reload", "ambiguous_framing", "http2_budget"};
 static const char *const skip_names[MUTATE_NSKIPS] = {"already_instrumented", "not_found", "ambiguous",
                                                       "disabled", "invalid", "container", "lookup", "limit",
-                                                      "unknown_container", "unknown_annotation"};
+                                                      "unknown_container", "unknown_annotation", "malformed"};
 static const char *const sidecar_modes[2] = {"container", "native"}; /* index: native or not */
 const char *metrics_skip_name(mutate_skip s) { return s < MUTATE_NSKIPS ? skip_names[s] : "?"; }
 

@@ -62,8 +62,11 @@ static void on_mutate(serve_server *srv, h2o_req_t *req) {
         metrics_mutation(&(mutate_result){.injected = out.injected, .sidecar = out.sidecar, .skips = out.skips,
                                           .limit = out.limit},
                          out.native);
-    /* A pod past a bound is refused on purpose, not an internal error. */
-    if (out.result == RESULT_FAILED_OPEN && out.limit == MUTATE_LIMIT_NONE) metrics_error(ERR_INTERNAL);
+    /* A pod past a bound, or one the API server would refuse (malformed),
+     * is left alone on purpose: not an internal error. */
+    if (out.result == RESULT_FAILED_OPEN && out.limit == MUTATE_LIMIT_NONE &&
+        !(out.skips & (1u << MUTATE_SKIP_MALFORMED)))
+        metrics_error(ERR_INTERNAL);
     log_level lvl = out.result == RESULT_FAILED_OPEN ? LOG_WARN
                     : out.result == RESULT_MUTATED || out.nwarnings ? LOG_INFO
                                                                      : LOG_DEBUG;

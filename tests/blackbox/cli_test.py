@@ -125,6 +125,99 @@ rc, out, err = run("-f", "/nonexistent/x.yaml")
 check("missing file", rc == 2 and out == "" and
       err == "otel-webhook inject: -f /nonexistent/x.yaml: No such file or directory\n\n" + USAGE, (rc, err))
 
+# Templates the API server would refuse (a field of the wrong type): one line
+# FILE:LINE: Kind ns/name: path: reason per object, with the offending field's
+# line, the object left out of the output, the others still out, exit 1.
+malformed = os.path.join(tmp, "malformed.yaml")
+with open(malformed, "w") as f:
+    f.write("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"                                       # 1-3
+            "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: shop\n"     # 4-9
+            "spec:\n  template:\n    metadata:\n      annotations:\n"                                      # 10-13
+            "        instrumentation.opentelemetry.io/inject-java: \"true\"\n"                               # 14
+            "        sidecar.opentelemetry.io/inject: \"true\"\n"                                            # 15
+            "    spec:\n      containers:\n        name: app\n        image: example.com/app:1\n"            # 16-19
+            "---\napiVersion: batch/v1\nkind: CronJob\nmetadata: {name: nightly}\n"                        # 20-23
+            "spec:\n  jobTemplate:\n    spec:\n      template:\n        metadata:\n"                       # 24-28
+            "          annotations: {instrumentation.opentelemetry.io/inject-java: true}\n"                  # 29
+            "        spec: {containers: [{name: app, image: a}]}\n"                                          # 30
+            "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n"                                      # 31-35
+            "  annotations: {instrumentation.opentelemetry.io/inject-java: \"true\"}\n"                      # 36
+            "spec:\n  containers:\n  - name: app\n    env:\n    - name: PORT\n      value: 8080\n"         # 37-42
+            "---\napiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db}\n"                          # 43-46
+            "spec:\n  template:\n    metadata: [app]\n    spec: {containers: [{name: db, image: d}]}\n"     # 47-50
+            "---\napiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: agent}\n"                         # 51-54
+            "spec:\n  template:\n    metadata: {annotations: {instrumentation.opentelemetry.io/inject-java: "
+            "\"true\"}}\n"                                                                                    # 55-57
+            "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: good\n"                                   # 58-62
+            "  annotations: {instrumentation.opentelemetry.io/inject-java: \"true\"}\n"                      # 63
+            "spec:\n  containers: [{name: app, image: a}]\n")                                             # 64-65
+rc, out, err = run("-f", malformed, "--resources", "examples/resources")
+check("malformed rc", rc == 1, rc)
+want = ("%s:17: Deployment shop/web: spec.template.spec.containers: expected a list, got an object\n"
+        "%s:29: CronJob default/nightly: spec.jobTemplate.spec.template.metadata.annotations."
+        "instrumentation.opentelemetry.io/inject-java: expected a string, got a boolean (quote it: \"true\")\n"
+        "%s:42: Pod default/p: spec.containers[0].env[0].value: expected a string, got a number (quote it: \"8080\")\n"
+        "%s:49: StatefulSet default/db: spec.template.metadata: expected an object, got a list\n"
+        "%s:56: DaemonSet default/agent: spec.template.spec: required, not set\n") % ((malformed,) * 5)
+check("malformed messages", err == want, err)
+objs = list(yaml.safe_load_all(out))
+check("malformed objects left out", [o["kind"] + "/" + o["metadata"]["name"] for o in objs] == ["ConfigMap/c", "Pod/good"],
+      out)
+check("malformed: the others still injected", [c["name"] for c in objs[1]["spec"]["initContainers"]] ==
+      ["opentelemetry-auto-instrumentation-java"], objs[1])
+# JSON input has no lines of its fields: the document's line.
+bad_pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {
+    "name": "p", "annotations": {"instrumentation.opentelemetry.io/inject-java": "true"}},
+    "spec": {"containers": {"name": "app"}}}
+for fmt in ("yaml", "json", "patch"):
+    rc, out, err = run("-f", "-", "--resources", "examples/resources", "-o", fmt, stdin=json.dumps(bad_pod))
+    check("malformed JSON -o %s" % fmt, (rc, out, err) == (
+        1, "", "<stdin>:1: Pod default/p: spec.containers: expected a list, got an object\n"), (rc, out, err))
+# -o json of several documents: a List without the malformed ones.
+rc, out, err = run("-f", malformed, "--resources", "examples/resources", "-o", "json")
+check("malformed -o json", rc == 1 and [i["metadata"]["name"] for i in json.loads(out)["items"]] == ["c", "good"], out)
+
+# Left out of a file kept byte for byte: the malformed document goes with
+# the text before it (its separator and "# Source:" line), the others stay
+# as they were, to the byte.
+helmish = os.path.join(tmp, "helmish.yaml")
+with open(helmish, "w") as f:
+    f.write("---\n# Source: chart/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}  # kept\n"
+            "---\n# Source: chart/templates/bad.yaml\napiVersion: v1\nkind: Pod\nmetadata:\n  name: bad\n"
+            "  annotations: {instrumentation.opentelemetry.io/inject-java: 'true'}\nspec: {containers: {name: app}}\n"
+            "---\n# Source: chart/templates/plain.yaml\napiVersion: v1\nkind: Pod\nmetadata: {name: plain}\n"
+            "spec:\n  containers: [ {name: app, image: 'a:1'} ]\n")
+rc, out, err = run("-f", helmish, "--resources", "examples/resources", "--report")
+check("malformed among unchanged: the others byte for byte", (rc, out) == (
+    1, "---\n# Source: chart/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}  # kept\n"
+       "---\n# Source: chart/templates/plain.yaml\napiVersion: v1\nkind: Pod\nmetadata: {name: plain}\n"
+       "spec:\n  containers: [ {name: app, image: 'a:1'} ]\n"), (rc, out))
+check("malformed: --report says invalid with the field", err == (
+    "%s:13: Pod default/bad: spec.containers: expected a list, got an object\n"
+    "Pod default/bad: invalid: spec.containers: expected a list, got an object\n"
+    "Pod default/plain: unchanged: nothing asked\n"
+    "2 objects: 0 injected, 0 skipped, 1 unchanged, 1 invalid\n") % helmish, err)
+
+# A malformed item of a List: taken out of the List, the others injected.
+mlist = os.path.join(tmp, "mlist.yaml")
+with open(mlist, "w") as f:
+    f.write("apiVersion: v1\nkind: List\nitems:\n"
+            "- apiVersion: apps/v1\n  kind: Deployment\n  metadata: {name: bad}\n"
+            "  spec:\n    template:\n      metadata:\n"
+            "        annotations: {instrumentation.opentelemetry.io/inject-java: 'true'}\n"
+            "      spec:\n        containers:\n        - name: app\n          env: {name: A, value: b}\n"
+            "- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: good\n"
+            "    annotations: {instrumentation.opentelemetry.io/inject-java: 'true'}\n"
+            "  spec: {containers: [{name: app, image: a}]}\n")
+rc, out, err = run("-f", mlist, "--resources", "examples/resources")
+check("malformed List item: message", (rc, err) == (
+    1, "%s:14: Deployment default/bad: spec.template.spec.containers[0].env: expected a list, got an object\n"
+    % mlist), (rc, err))
+lst = yaml.safe_load(out)
+check("malformed List item: taken out, the other injected", lst["kind"] == "List" and
+      [i["metadata"]["name"] for i in lst["items"]] == ["good"] and
+      [c["name"] for c in lst["items"][0]["spec"]["initContainers"]] == ["opentelemetry-auto-instrumentation-java"], out)
+
 # Warnings go to stderr with the document's position, output still complete.
 two = os.path.join(tmp, "two.yaml")
 with open(two, "w") as f:
@@ -190,8 +283,10 @@ def pod_yaml(name, ann="{}", ns=None):
 check("help rc", _rc == 0 and _err == "", (_rc, _err))
 check("help usage line", USAGE.startswith(
     "usage: otel-webhook inject -f FILE|DIR|- [-f ...] [-R] [--resources DIR]... [--namespace NS]\n"), USAGE[:200])
-check("help exit statuses", "Exit status: 0 done,\n1 bad input (FILE:LINE: reason), 2 usage, 3 --fail-on-skip and "
+check("help exit statuses", "Exit status: 0 done, 1 bad input\n(FILE:LINE: reason), 2 usage, 3 --fail-on-skip and "
       "something was skipped.\n" in USAGE, USAGE[-300:])
+check("help: malformed templates left out", "is left out of the output, with\nFILE:LINE: KIND NS/NAME: FIELD: REASON."
+      in USAGE, USAGE[-400:])
 for args, line in [
         ((), "-f is required"),
         (("-f", "examples/deployment-java.yaml", "-o", "yml"), "-o yml: expected yaml, json or patch"),

@@ -560,6 +560,26 @@ def test_bad_inputs(srv):
     except (OSError, EOFError, ValueError) as e:
         check("long non-ASCII Instrumentation name", False, repr(e))
 
+    # Pods the API server would refuse (it decodes pods before admission, so
+    # only another client sends these): allowed untouched, the field in the
+    # warning, skips_total{reason="malformed"}, a warn line, not an internal error.
+    for name, uid, field, value, warning in [
+            ("containers as a map", "uid-malformed-1", "containers", {"name": "app", "image": "app:1"},
+             "spec.containers: expected a list, got an object; nothing injected"),
+            ("env value a number", "uid-malformed-2", "containers",
+             [{"name": "app", "image": "app:1", "env": [{"name": "PORT", "value": 8080}]}],
+             'spec.containers[0].env[0].value: expected a string, got a number (quote it: "8080"); nothing injected')]:
+        pod = small_pod("p-malformed", {"sidecar.opentelemetry.io/inject": "true",
+                                        "instrumentation.opentelemetry.io/inject-java": "java-inst"})
+        pod["spec"][field] = value
+        rv = make_review(pod, uid=uid)
+        try:
+            r = srv.call("POST", "/mutate-v1-pod", json.dumps(rv).encode())
+            srv.results["failed_open"] += 1
+            check_allowed_unpatched("malformed pod, " + name, rv, r, ["otel-webhook: " + warning])
+        except (OSError, EOFError, ValueError) as e:
+            check("malformed pod, " + name, False, repr(e))
+
 
 def test_http_details(srv):
     # A long uid with quotes and non-ASCII is echoed exactly.
@@ -960,6 +980,10 @@ def check_json_logs(srv):
         mutated[:1])
     check("JSON logs: threads is a JSON number", any(o.get("msg") == "serving" and type(o.get("threads")) is int and
                                                      o["threads"] == 2 for o in recs))
+    check("JSON logs: malformed pod logged", any(
+        o.get("msg") == "failed open" and o.get("level") == "warn" and o.get("uid") == "uid-malformed-1" and
+        o.get("warning") == "spec.containers: expected a list, got an object; nothing injected" for o in recs),
+        [o for o in recs if o.get("uid") == "uid-malformed-1"])
 
 
 def check_text_logs(srv):
@@ -1412,6 +1436,8 @@ def main():
                 for reason in ("unknown_annotation", "unknown_container"):
                     got = m.get('otel_webhook_skips_total{reason="%s"}' % reason)
                     check("main metrics: skips " + reason, got == 1, got)
+                check("main metrics: skips malformed", m.get('otel_webhook_skips_total{reason="malformed"}') == 2,
+                      m.get('otel_webhook_skips_total{reason="malformed"}'))
             main_srv.final_checks()
             check_json_logs(main_srv)
         print("  (main: %.1f s)" % (time.monotonic() - t_start))

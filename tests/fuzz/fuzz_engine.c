@@ -18,7 +18,19 @@
  *   - jtext(patch) parses back to an object equal to the patch;
  *   - applying the patch to the input pod (an independent RFC 6902 applier
  *     below) yields the result pod;
- *   - mutating the result pod again gives an empty patch (idempotency).
+ *   - mutating the result pod again gives an empty patch (idempotency);
+ *   - malformed pods (mutate/podcheck.c): the engine refuses a pod as
+ *     malformed (invalid_path) exactly when the independent reading of
+ *     core/v1's types below (pod_well_typed) says so: always for a wrong
+ *     metadata, annotations or spec, and for the other fields when the
+ *     pod asks for something and is within the bounds; a refusal is rc -1,
+ *     no patch, one warning "PATH: REASON; nothing injected" and the
+ *     malformed skip alone; a pod that asks and is mutated comes out well
+ *     typed too;
+ *   - a mutation that succeeds never met a value of the wrong type in any
+ *     reader of base/json.h: built with -DBASE_JSON_TRAP, every such read is
+ *     reported to this target, so "podcheck passed, yet the engine took a
+ *     wrong type for absent" is a failure, not a silent skip.
  *
  * Inputs whose pod holds a NaN are skipped: NaN is not JSON, the API server
  * never sends it, and it is unequal to itself, which would fail every
@@ -37,6 +49,7 @@
  *
  * `make test` replays the seeds (tests/fuzz/corpus) and every input that
  * once failed (tests/fuzz/crashes/engine) once. */
+#include "base/json.h"
 #include "base/jtext.h"
 
 #include "kube/filesource.h"
@@ -475,6 +488,142 @@ static void check_patch(json_object *pod_in, const mutate_result *res) {
 
 static const char *const NAMESPACES[] = {"default", "other", "void"};
 
+/* ---- wrong-type reads, reported by base/json.c (-DBASE_JSON_TRAP) -------- */
+
+static size_t trap_hits;
+static char trap_first[256];
+
+static void on_trap(json_object *holder, const char *key, json_object *value) {
+    if (!trap_hits++)
+        snprintf(trap_first, sizeof trap_first, "%.100s of %s read, found %s", key ? key : "(length)",
+                 json_type_to_name(json_object_get_type(holder)), json_type_to_name(json_object_get_type(value)));
+}
+
+static int mutate_trapped(const mutate_request *req, mutate_result *res) {
+    trap_hits = 0;
+    base_json_trap = on_trap;
+    int rc = mutate_pod(req, res);
+    base_json_trap = NULL;
+    return rc;
+}
+
+/* ---- core/v1's types for what the engine touches, read independently ---- */
+
+static bool is(json_object *v, json_type t) { return json_object_get_type(v) == t; }
+/* An optional field: absent, null, or of type t. */
+static bool opt(json_object *o, const char *k, json_type t) { return !get(o, k) || is(get(o, k), t); }
+static bool req_str(json_object *o, const char *k) { return is(get(o, k), json_type_string); }
+
+static bool string_map(json_object *m) {
+    if (!m) return true;
+    if (!is(m, json_type_object)) return false;
+    json_object_object_foreach(m, k, v) {
+        (void)k;
+        if (v && !is(v, json_type_string)) return false;
+    }
+    return true;
+}
+
+static bool strings(json_object *l) {
+    if (!l) return true;
+    if (!is(l, json_type_array)) return false;
+    for (size_t i = 0; i < json_object_array_length(l); i++) {
+        json_object *e = json_object_array_get_idx(l, i);
+        if (e && !is(e, json_type_string)) return false;
+    }
+    return true;
+}
+
+/* Absent, null, or a list of objects each passing item. */
+static bool objects(json_object *l, bool (*item)(json_object *)) {
+    if (!l) return true;
+    if (!is(l, json_type_array)) return false;
+    for (size_t i = 0; i < json_object_array_length(l); i++) {
+        json_object *e = json_object_array_get_idx(l, i);
+        if (!is(e, json_type_object) || (item && !item(e))) return false;
+    }
+    return true;
+}
+
+static bool env_var_ok(json_object *e) {
+    return req_str(e, "name") && opt(e, "value", json_type_string) && opt(e, "valueFrom", json_type_object);
+}
+static bool mount_ok(json_object *m) { return req_str(m, "name") && req_str(m, "mountPath"); }
+static bool named_ok(json_object *v) { return req_str(v, "name"); }
+static bool owner_ok(json_object *r) {
+    return opt(r, "kind", json_type_string) && opt(r, "name", json_type_string) && opt(r, "uid", json_type_string);
+}
+static bool container_ok(json_object *c) {
+    return req_str(c, "name") && opt(c, "image", json_type_string) && opt(c, "imagePullPolicy", json_type_string) &&
+           strings(get(c, "command")) && objects(get(c, "env"), env_var_ok) && objects(get(c, "envFrom"), NULL) &&
+           objects(get(c, "volumeMounts"), mount_ok) && opt(c, "securityContext", json_type_object);
+}
+
+/* What the engine checks before the opt-in test: metadata, its
+ * annotations, spec. */
+static bool pod_shape_ok(json_object *pod) {
+    json_object *meta = get(pod, "metadata");
+    return opt(pod, "metadata", json_type_object) && opt(meta, "annotations", json_type_object) &&
+           is(get(pod, "spec"), json_type_object);
+}
+
+static bool pod_well_typed(json_object *pod) {
+    json_object *meta = get(pod, "metadata"), *spec = get(pod, "spec");
+    return pod_shape_ok(pod) && opt(meta, "name", json_type_string) && opt(meta, "namespace", json_type_string) &&
+           opt(meta, "uid", json_type_string) && string_map(get(meta, "annotations")) &&
+           string_map(get(meta, "labels")) && objects(get(meta, "ownerReferences"), owner_ok) &&
+           objects(get(spec, "containers"), container_ok) && objects(get(spec, "initContainers"), container_ok) &&
+           objects(get(spec, "volumes"), named_ok) && opt(spec, "nodeName", json_type_string) &&
+           opt(spec, "shareProcessNamespace", json_type_boolean);
+}
+
+/* Does the pod ask for anything, by the precedence of spec 1.2 (pod and
+ * namespace values), an opt-in annotation of the pod that is not a string
+ * counting as asking? */
+static const char *resolved(json_object *pod, json_object *ns, const char *key, bool *odd) {
+    json_object *pv = get(get(get(pod, "metadata"), "annotations"), key);
+    json_object *nv = get(get(get(ns, "metadata"), "annotations"), key);
+    const char *p = is(pv, json_type_string) ? json_object_get_string(pv) : "";
+    const char *n = is(nv, json_type_string) ? json_object_get_string(nv) : "";
+    *odd = pv && !is(pv, json_type_string);
+    if (!*n) return p;
+    if (!*p || (!strcasecmp(p, "true") && strcasecmp(n, "false"))) return n;
+    return p;
+}
+
+static bool engine_asks(json_object *pod, json_object *ns) {
+    static const char *const langs[] = {"java", "nodejs", "python", "dotnet", "go", "apache-httpd", "nginx", "sdk"};
+    bool odd;
+    if (*resolved(pod, ns, "sidecar.opentelemetry.io/inject", &odd) || odd) return true;
+    for (size_t i = 0; i < sizeof langs / sizeof *langs; i++) {
+        char key[96];
+        snprintf(key, sizeof key, "instrumentation.opentelemetry.io/inject-%s", langs[i]);
+        const char *v = resolved(pod, ns, key, &odd);
+        if ((*v && strcasecmp(v, "false")) || odd) return true;
+    }
+    return false;
+}
+
+/* The malformed-pod invariants of one mutation (see the top of the file). */
+static void check_malformed(json_object *pod, json_object *ns, int rc, const mutate_result *res) {
+    if (!json_object_is_type(pod, json_type_object)) return; /* "not a pod", without a path */
+    bool asks = engine_asks(pod, ns);
+    bool want = !pod_shape_ok(pod) || (asks && res->limit == MUTATE_LIMIT_NONE && !pod_well_typed(pod));
+    if (want && !res->invalid_path) violation("a malformed pod is not refused as malformed", NULL, NULL);
+    if (!want && res->invalid_path) violation("a well-typed pod is refused as malformed", NULL, res->warnings[0]);
+    if (res->invalid_path) {
+        char *w = NULL;
+        if (asprintf(&w, "%s: %s; nothing injected", res->invalid_path, res->invalid_reason) < 0) abort();
+        if (rc != -1 || res->nwarnings != 1 || strcmp(res->warnings[0], w) || !res->invalid_at ||
+            res->skips != 1u << MUTATE_SKIP_MALFORMED || json_object_array_length(res->patch) ||
+            (strncmp(res->invalid_reason, "expected ", 9) && strcmp(res->invalid_reason, "required, not set")))
+            violation("a malformed refusal is not rc -1, no patch, one warning PATH: REASON", NULL, w);
+        free(w);
+    }
+    if (rc == 0 && trap_hits) violation("the engine read a value of the wrong type", res->patch, trap_first);
+    if (rc == 0 && asks && !pod_well_typed(res->pod)) violation("the mutated pod is not well typed", res->patch, NULL);
+}
+
 /* Set by the scaling mode (see scale_pod): the one bound the pod was grown
  * to, and whether it is past it. */
 static mutate_limit scaled_limit;
@@ -516,7 +665,8 @@ static void run_pod(json_object *pod, uint8_t sel) {
         mutate_request req = {.pod = pod, .namespace = ns, .src = &src, .opt = &opt};
         req.ns = kube_snapshot_get(v.snap, "Namespace", NULL, ns);
         mutate_result res;
-        int rc = mutate_pod(&req, &res);
+        int rc = mutate_trapped(&req, &res);
+        check_malformed(pod, req.ns, rc, &res);
         /* The bounds: a pod grown past one is refused for exactly that one
          * when it asks for something, and never otherwise. */
         if (scaled_limit != MUTATE_LIMIT_NONE) {
@@ -550,7 +700,8 @@ static void run_pod(json_object *pod, uint8_t sel) {
         /* Idempotency: the API server may call the webhook again. */
         mutate_result again;
         req.pod = res.pod;
-        int rc2 = mutate_pod(&req, &again);
+        int rc2 = mutate_trapped(&req, &again);
+        check_malformed(res.pod, req.ns, rc2, &again);
         /* What was added can take a pod just within a bound past it: the
          * second admission then changes nothing and says why. */
         if (rc2 != 0 && again.limit == MUTATE_LIMIT_NONE) violation("the result pod is rejected", NULL, NULL);
@@ -700,7 +851,8 @@ static json_object *env_entry(const char *spec) {
  *   NANN+4      volumes "name[@mountPath],..." (mounted in the first container)
  *   NANN+5      command of the first container, space separated
  *   NANN+6...   env entries "<digit container index><entry>" (see env_entry)
- * A first field "*<b><d>" before these grows the pod to a bound (scale_pod). */
+ * A first field "*<b><d>" before these grows the pod to a bound (scale_pod);
+ * a first field "!<t><v>..." instead corrupts fields of it (corrupt_pod). */
 static json_object *shaped_pod(char **f, size_t nf) {
 #define F(i) ((i) < nf ? f[i] : "")
     json_object *pod = json_object_new_object(), *meta = json_object_new_object(), *spec = json_object_new_object();
@@ -927,6 +1079,63 @@ static void scale_pod(json_object *pod, const char *field) {
     }
 }
 
+/* Corruption: a first field "!<t><v>[<t><v>]..." sets the field CORRUPT[t]
+ * (its parent must exist; '|' separates keys, digits are list indexes) to
+ * CORRUPT_VALUES[v], a byte each taken modulo the table sizes, so random
+ * bytes corrupt random fields; right-typed values are in the table too. */
+static const char *const CORRUPT[] = {
+    "metadata", "metadata|name", "metadata|namespace", "metadata|uid", "metadata|annotations",
+    "metadata|annotations|sidecar.opentelemetry.io/inject", "metadata|annotations|instrumentation.opentelemetry.io/inject-java",
+    "metadata|annotations|instrumentation.opentelemetry.io/container-names", "metadata|labels",
+    "metadata|labels|app.kubernetes.io/version", "metadata|ownerReferences", "metadata|ownerReferences|0",
+    "metadata|ownerReferences|0|kind", "metadata|ownerReferences|0|name", "metadata|ownerReferences|0|uid", "spec",
+    "spec|nodeName", "spec|shareProcessNamespace", "spec|containers", "spec|containers|0", "spec|containers|0|name",
+    "spec|containers|0|image", "spec|containers|0|imagePullPolicy", "spec|containers|0|command",
+    "spec|containers|0|command|0", "spec|containers|0|env", "spec|containers|0|env|0", "spec|containers|0|env|0|name",
+    "spec|containers|0|env|0|value", "spec|containers|0|env|0|valueFrom", "spec|containers|0|envFrom",
+    "spec|containers|0|envFrom|0", "spec|containers|0|volumeMounts", "spec|containers|0|volumeMounts|0",
+    "spec|containers|0|volumeMounts|0|name", "spec|containers|0|volumeMounts|0|mountPath",
+    "spec|containers|0|securityContext", "spec|containers|0|ports", "spec|containers|0|args", "spec|initContainers",
+    "spec|initContainers|0", "spec|initContainers|0|name", "spec|initContainers|0|env", "spec|volumes",
+    "spec|volumes|0", "spec|volumes|0|name",
+};
+static const char *const CORRUPT_VALUES[] = {
+    NULL /* removed */, "null", "true", "false", "0", "8080", "1.5", "\"s\"", "\"\"", "[]", "[\"x\"]", "[1]", "[null]",
+    "{}", "{\"name\":\"x\"}", "[{\"name\":\"a\",\"mountPath\":\"/a\"}]",
+};
+#define NCORRUPT (sizeof CORRUPT / sizeof *CORRUPT)
+#define NCORRUPT_VALUES (sizeof CORRUPT_VALUES / sizeof *CORRUPT_VALUES)
+
+static void corrupt_one(json_object *pod, const char *target, const char *value) {
+    char path[256], *save = NULL, *last = NULL;
+    snprintf(path, sizeof path, "%s", target);
+    json_object *parent = NULL, *cur = pod;
+    for (char *tok = strtok_r(path, "|", &save); tok; tok = strtok_r(NULL, "|", &save)) {
+        if (!cur) return; /* the parent does not exist: nothing to corrupt */
+        parent = cur;
+        last = tok;
+        if (json_object_is_type(cur, json_type_array)) cur = json_object_array_get_idx(cur, (size_t)atoi(tok));
+        else cur = get(cur, tok);
+    }
+    json_object *v = value ? json_tokener_parse(value) : NULL;
+    if (json_object_is_type(parent, json_type_array)) {
+        size_t idx = (size_t)atoi(last);
+        if (idx > json_object_array_length(parent)) idx = json_object_array_length(parent);
+        if (value) json_object_array_put_idx(parent, idx, v);
+        else if (idx < json_object_array_length(parent)) json_object_array_del_idx(parent, idx, 1);
+    } else if (json_object_is_type(parent, json_type_object)) {
+        if (value) json_object_object_add(parent, last, v);
+        else json_object_object_del(parent, last);
+    } else {
+        json_object_put(v);
+    }
+}
+
+static void corrupt_pod(json_object *pod, const char *field) {
+    for (const char *p = field + 1; p[0] && p[1]; p += 2)
+        corrupt_one(pod, CORRUPT[(unsigned char)p[0] % NCORRUPT], CORRUPT_VALUES[(unsigned char)p[1] % NCORRUPT_VALUES]);
+}
+
 static void mode_fields(const uint8_t *data, size_t size, uint8_t sel) {
     char *buf = malloc(size + 1);
     if (!buf) return;
@@ -944,9 +1153,10 @@ static void mode_fields(const uint8_t *data, size_t size, uint8_t sel) {
         }
     /* Embedded NULs end a field early; that is fine. A scaling field comes
      * first and the layout below starts after it. */
-    bool scaled = f[0][0] == '*';
-    json_object *pod = shaped_pod(f + scaled, nf - scaled);
+    bool scaled = f[0][0] == '*', corrupted = f[0][0] == '!';
+    json_object *pod = shaped_pod(f + (scaled || corrupted), nf - (scaled || corrupted));
     if (scaled) scale_pod(pod, f[0]);
+    if (corrupted) corrupt_pod(pod, f[0]);
     run_pod(pod, sel);
     scaled_limit = MUTATE_LIMIT_NONE;
     json_object_put(pod);

@@ -898,7 +898,8 @@ END_TEST
 
 START_TEST(not_a_pod) {
     fx_run *r = fx_mutate("not-a-pod", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n", "ns1");
-    ck_assert_str_eq(r->warnings, "the pod has no spec or a malformed metadata; nothing injected");
+    ck_assert_str_eq(r->warnings, "spec: required, not set; nothing injected");
+    ck_assert_str_eq(r->res.invalid_path, "spec");
     ck_assert_uint_eq(json_object_array_length(r->res.patch), 0);
     fx_free(r);
     /* A pod asking for nothing, and one asking for no language. */

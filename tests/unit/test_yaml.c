@@ -856,6 +856,72 @@ START_TEST(test_roundtrip_parsed) {
 }
 END_TEST
 
+/* kube_yaml_parse_lines: a map member at its key's line, a list item and a
+ * document at their own, alias copies at the original's, nothing for null
+ * or what was not parsed. */
+static json_object *jat(json_object *o, const char *key) {
+    json_object *v = NULL;
+    if (json_object_is_type(o, json_type_array)) return json_object_array_get_idx(o, (size_t)atoi(key));
+    json_object_object_get_ex(o, key, &v);
+    return v;
+}
+
+START_TEST(test_value_lines) {
+    static const char *const text =
+        "kind: Pod\n"                      /* 1 */
+        "metadata:\n"                      /* 2 */
+        "  labels: &l {app: web}\n"        /* 3 */
+        "spec:\n"                          /* 4 */
+        "  containers:\n"                  /* 5 */
+        "    name: app\n"                  /* 6 */
+        "    env:\n"                       /* 7 */
+        "    - name: A\n"                  /* 8 */
+        "      value:\n"                   /* 9 */
+        "    -\n"                          /* 10 */
+        "      {name: B,\n"                /* 11 */
+        "       value: 1}\n"               /* 12 */
+        "  copy: *l\n"                     /* 13 */
+        "  merged: {<<: *l, x: y}\n"       /* 14 */
+        "---\n"                            /* 15 */
+        "[a,\n"                            /* 16 */
+        " b]\n";                           /* 17 */
+    kube_yaml_doc *docs;
+    size_t n;
+    kube_yaml_error err;
+    kube_yaml_lines *lines;
+    ck_assert_int_eq(kube_yaml_parse_lines(text, strlen(text), &docs, &n, &err, &lines), 0);
+    ck_assert_uint_eq(n, 2);
+    json_object *d = docs[0].obj, *spec = jat(d, "spec"), *cs = jat(spec, "containers"), *env = jat(cs, "env");
+    ck_assert_int_eq(kube_yaml_line_of(lines, d), 1);
+    ck_assert_int_eq(kube_yaml_line_of(lines, jat(d, "kind")), 1);
+    ck_assert_int_eq(kube_yaml_line_of(lines, jat(jat(d, "metadata"), "labels")), 3);
+    ck_assert_int_eq(kube_yaml_line_of(lines, jat(jat(jat(d, "metadata"), "labels"), "app")), 3);
+    ck_assert_int_eq(kube_yaml_line_of(lines, cs), 5);
+    ck_assert_int_eq(kube_yaml_line_of(lines, jat(cs, "name")), 6);
+    ck_assert_int_eq(kube_yaml_line_of(lines, env), 7);
+    ck_assert_int_eq(kube_yaml_line_of(lines, jat(env, "0")), 8);
+    ck_assert_ptr_null(jat(jat(env, "0"), "value")); /* null: nothing to look up */
+    ck_assert_int_eq(kube_yaml_line_of(lines, jat(env, "1")), 11);
+    ck_assert_int_eq(kube_yaml_line_of(lines, jat(jat(env, "1"), "value")), 12);
+    /* The copy itself where the alias is; inside, the original's lines. */
+    ck_assert_int_eq(kube_yaml_line_of(lines, jat(spec, "copy")), 13);
+    ck_assert_int_eq(kube_yaml_line_of(lines, jat(jat(spec, "copy"), "app")), 3);
+    ck_assert_int_eq(kube_yaml_line_of(lines, jat(jat(spec, "merged"), "app")), 3);
+    ck_assert_int_eq(kube_yaml_line_of(lines, jat(jat(spec, "merged"), "x")), 14);
+    ck_assert_int_eq(kube_yaml_line_of(lines, docs[1].obj), 16);
+    ck_assert_int_eq(kube_yaml_line_of(lines, jat(docs[1].obj, "1")), 17);
+    json_object *later = json_object_new_object();
+    ck_assert_int_eq(kube_yaml_line_of(lines, later), 0);
+    ck_assert_int_eq(kube_yaml_line_of(lines, NULL), 0);
+    json_object_put(later);
+    kube_yaml_lines_free(lines);
+    kube_yaml_docs_free(docs, n);
+    /* A failed parse gives no table. */
+    ck_assert_int_eq(kube_yaml_parse_lines("a: [", 4, &docs, &n, &err, &lines), -1);
+    ck_assert_ptr_null(lines);
+}
+END_TEST
+
 static Suite *yaml_suite(void) {
     Suite *s = suite_create("yaml");
     TCase *tc = tcase_create("core");
@@ -871,6 +937,7 @@ static Suite *yaml_suite(void) {
     tcase_add_test(tc, test_block_scalars);
     tcase_add_test(tc, test_anchors_and_merge);
     tcase_add_test(tc, test_alias_is_deep_copy);
+    tcase_add_test(tc, test_value_lines);
     tcase_add_loop_test(tc, test_errors, 0, (int)(sizeof errors / sizeof errors[0]));
     tcase_add_test(tc, test_error_discards_earlier_docs);
     tcase_add_test(tc, test_alias_bomb);
