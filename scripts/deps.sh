@@ -45,6 +45,8 @@ if [ "$mode" = bench ]; then
     [ -x /usr/bin/time ] || missing="$missing time"
     command -v pgrep >/dev/null 2>&1 || missing="$missing procps"
     command -v openssl >/dev/null 2>&1 || missing="$missing openssl"
+    # Instructions per request (tests/bench/callgrind_bench.py).
+    command -v valgrind >/dev/null 2>&1 || missing="$missing valgrind"
 fi
 [ -z "$missing" ] && exit 0
 

@@ -1,0 +1,96 @@
+#!/usr/bin/python3
+"""Instructions per request (make bench): valgrind's callgrind counts the
+user-space instructions a server executes, which stays steady on a shared,
+noisy machine where wall-clock figures do not.
+
+Each server (otel-webhook serve --threads 1, and the nginx floor as one
+process answering our own answer's bytes) runs twice under callgrind: once
+for FEW requests, once for FEW + MANY, each over one HTTPS/1.1 keep-alive
+connection (TLS 1.3). The difference of the two totals divided by MANY is
+the cost of one request, with start-up, the handshake and shutdown taken
+out. Usage: callgrind_bench.py BINARY [--profile] (--profile also prints
+the functions that cost the most per request, inclusive, for the 4 KB
+review)."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib  # noqa: E402
+
+BIN = sys.argv[1]
+PROFILE = "--profile" in sys.argv
+FEW, MANY = 10, int(os.environ.get("CALLGRIND_REQUESTS", "100"))
+
+
+def total(out):
+    with open(out) as f:
+        for line in f:
+            if line.startswith("summary:") or line.startswith("totals:"):
+                return int(line.split()[1])
+    sys.exit("no totals in " + out)
+
+
+def inclusive(out):
+    text = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", out],
+                          capture_output=True, text=True).stdout
+    costs = {}
+    for line in text.splitlines():
+        m = re.match(r"\s*([\d,]+) .*?\s+(\S+?):(\S+?)(?: \[.*\])?$", line)
+        if m:
+            fn = m.group(3)
+            costs[fn] = costs.get(fn, 0) + int(m.group(1).replace(",", ""))
+    return costs
+
+
+def run(start, body, n, out):
+    wrap = ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out]
+    proc, port = start(wrap)
+    try:
+        c = benchlib.Client(port)
+        answer = None
+        for _ in range(n):
+            status, answer = c.post("/mutate-v1-pod", body)
+            if status != 200:
+                sys.exit("answer %d" % status)
+        c.close()
+    finally:
+        benchlib.stop(proc)
+    return answer
+
+
+def per_request(start, body, label):
+    outs = [os.path.join(tmp, "%s-%d.out" % (label, n)) for n in (FEW, FEW + MANY)]
+    answer = run(start, body, FEW, outs[0])
+    run(start, body, FEW + MANY, outs[1])
+    return (total(outs[1]) - total(outs[0])) / MANY, answer, outs
+
+
+tmp = tempfile.mkdtemp(prefix="otel-callgrind-")
+try:
+    benchlib.certs(BIN, tmp)
+    print("instructions per request (callgrind, user space; serve --threads 1 and one nginx process; "
+          "%d requests over one keep-alive TLS 1.3 connection, start-up taken out)" % MANY)
+    print("%-14s %14s %14s %14s %8s" % ("review", "otel-webhook", "nginx, ours", "nginx, 200 B", "ratio"))
+    for label, path in benchlib.REVIEWS:
+        body = open(path, "rb").read()
+        ours, answer, outs = per_request(lambda w: benchlib.start_ours(BIN, tmp, wrap=w), body,
+                                         "ours-" + label.replace(" ", ""))
+        fair, _, _ = per_request(lambda w: benchlib.start_nginx(tmp, answer.decode(), wrap=w, name="ng-fair"),
+                                 body, "nginx-fair-" + label.replace(" ", ""))
+        small, _, _ = per_request(lambda w: benchlib.start_nginx(tmp, '{"response":{"allowed":true}}', wrap=w,
+                                                                 name="ng-small"),
+                                  body, "nginx-small-" + label.replace(" ", ""))
+        print("%-14s %13.0fK %13.0fK %13.0fK %8.1f" % ("%s (%d B)" % (label, len(body)), ours / 1000, fair / 1000,
+                                                     small / 1000, ours / fair))
+        if PROFILE and label == "4 KB":
+            a, b = inclusive(outs[0]), inclusive(outs[1])
+            rows = sorted(((b[k] - a.get(k, 0)) / MANY, k) for k in b)
+            rows = [r for r in rows if r[0] >= 2000][::-1][:60]
+            for cost, fn in rows:
+                print("    %9.1fK  %s" % (cost / 1000, fn))
+finally:
+    shutil.rmtree(tmp, ignore_errors=True)
