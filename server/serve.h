@@ -58,6 +58,8 @@ typedef struct serve_server {
     pthread_mutex_t mu;
     pthread_cond_t cond;
     pthread_barrier_t started; /* the loops registered their wake-up receivers */
+    struct serve_acceptor **acceptors; /* every loop's, for the hand-offs of serve_accept.c */
+    pthread_mutex_t accept_mu;  /* the acceptors' ready and closed, and every hand-off */
     pthread_t watcher, sigthr;
 } serve_server;
 
@@ -96,20 +98,30 @@ const char *serve_framing_check(h2o_req_t *req);
 
 /* serve_accept.c: one per loop. Accepts from the loop's listening socket,
  * pauses for 100 ms when the process runs out of file descriptors (the
- * loop would spin on the listener otherwise), does the TLS handshake and
- * starts HTTP/1.1 or, when ALPN picked it, HTTP/2 under serve_h2.c's
- * budget. open_conns counts sockets accepted and not closed yet. */
+ * loop would spin on the listener otherwise), hands each connection to
+ * the loop serving the fewest (itself on a tie), does the TLS handshake
+ * and starts HTTP/1.1 or, when ALPN picked it, HTTP/2 under serve_h2.c's
+ * budget. open_conns counts sockets this loop serves and has not closed
+ * yet; load (any thread) adds the connections handed to it and not taken
+ * yet, pending counts those alone. */
 typedef struct serve_acceptor {
     h2o_accept_ctx_t accept_ctx;
     h2o_socket_t *listener;
     h2o_timeout_entry_t backoff; /* linked while accepting is paused */
+    h2o_multithread_receiver_t handoff; /* connections another loop accepted for this one */
     size_t open_conns;
+    atomic_size_t load, pending;
+    bool ready, closed;          /* under srv->accept_mu: hand-offs are taken, no more are */
     serve_server *srv;
 } serve_acceptor;
 
 void serve_accept_start(serve_acceptor *a, serve_server *srv, h2o_context_t *ctx, int fd);
-/* Stops accepting for good and closes the listening socket. */
+/* Stops accepting for good, from this listener and from other loops, and
+ * closes the listening socket; hand-offs already sent are still taken
+ * (and closed) while the loop runs: pending says how many are left. */
 void serve_accept_stop(serve_acceptor *a);
+/* After serve_accept_stop, once pending is 0: the hand-off receiver goes. */
+void serve_accept_dispose(serve_acceptor *a);
 
 /* What serve_accept.c keeps for each accepted socket (its on_close.data),
  * from accept to close. */

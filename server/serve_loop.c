@@ -3,8 +3,8 @@
  *
  * One h2o event loop per thread, all accepting from one listening socket
  * (each thread polls a dup() of it: the kernel wakes them all and the losers
- * see EAGAIN, which spreads connections better than SO_REUSEPORT hashing
- * with few clients); serve_accept.c takes the connections.
+ * see EAGAIN); serve_accept.c takes the connections and gives each to the
+ * loop serving the fewest, which SO_REUSEPORT's hashing would not.
  *
  * Everything that may block runs on one watcher thread, once a second:
  * re-reading changed resource files (published to the loops through the
@@ -82,16 +82,18 @@ static void *loop_main(void *arg) {
      * second; one already being answered finishes with Connection: close. */
     if (w->ctx.http1.req_timeout.timeout > 1000) w->ctx.http1.req_timeout.timeout = 1000;
     double deadline = serve_now_mono() + srv->grace;
-    while (w->acc.open_conns > 0 && serve_now_mono() < deadline) h2o_evloop_run(w->ctx.loop, 50);
+    while ((w->acc.open_conns > 0 || atomic_load(&w->acc.pending) > 0) && serve_now_mono() < deadline)
+        h2o_evloop_run(w->ctx.loop, 50);
     /* request_shutdown links a timer that dispose asserts on (h2o 2.2.5). */
     if (h2o_timeout_is_linked(&w->ctx.http2._graceful_shutdown_timeout))
         h2o_timeout_unlink(&w->ctx.http2._graceful_shutdown_timeout);
-    size_t left = w->acc.open_conns;
+    size_t left = w->acc.open_conns + atomic_load(&w->acc.pending);
     h2o_multithread_unregister_receiver(w->ctx.queue, &w->wakeup);
     json_tokener_free(w->tok);
     /* Connections still open keep timers linked, and h2o cannot dispose a
      * context with live timers: the process exits without disposing then. */
     if (left == 0) {
+        serve_accept_dispose(&w->acc);
         h2o_evloop_t *loop = w->ctx.loop;
         h2o_context_dispose(&w->ctx);
         h2o_evloop_destroy(loop);
@@ -196,6 +198,9 @@ void serve_loops_start(serve_server *srv, int fd, int n) {
     srv->nloops = n;
     srv->loops = xcalloc((size_t)n, sizeof *srv->loops);
     pthread_barrier_init(&srv->started, NULL, (unsigned)n + 1);
+    pthread_mutex_init(&srv->accept_mu, NULL);
+    srv->acceptors = xcalloc((size_t)n, sizeof *srv->acceptors);
+    for (int i = 0; i < n; i++) srv->acceptors[i] = &srv->loops[i].acc;
     for (int i = 0; i < n; i++) {
         serve_loop *w = &srv->loops[i];
         w->srv = srv;
@@ -215,10 +220,14 @@ void serve_loops_join(serve_server *srv) {
     pthread_cond_destroy(&srv->cond);
     pthread_mutex_destroy(&srv->mu);
     bool disposed = true;
-    for (int i = 0; i < srv->nloops; i++) disposed = disposed && srv->loops[i].acc.open_conns == 0;
+    for (int i = 0; i < srv->nloops; i++)
+        disposed = disposed && srv->loops[i].acc.open_conns == 0 && atomic_load(&srv->loops[i].acc.pending) == 0;
     /* A loop that hit the grace deadline could not dispose its context; its
      * loop stays reachable from srv until exit. */
     if (disposed) {
+        pthread_mutex_destroy(&srv->accept_mu);
+        free(srv->acceptors);
+        srv->acceptors = NULL;
         free(srv->loops);
         srv->loops = NULL;
         srv->nloops = 0;
