@@ -305,7 +305,7 @@ static int setup_listener(const char *hostport, char *err, size_t errlen) {
 static int setup_store(const serve_opts *o) {
     S.srv.store = kube_store_new();
     pthread_mutex_init(&S.srv.store_mu, NULL);
-    S.srv.env = (review_env){S.srv.store, &S.cfg.opt, NULL, NULL};
+    S.srv.env = (review_env){.store = S.srv.store, .opt = &S.cfg.opt};
     S.srv.files_grace = o->res_grace;
     if (o->ndirs) {
         kube_logger lg = log_kube_sink("files");

@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib  # noqa: E402
@@ -27,10 +28,12 @@ FEW, MANY = 10, int(os.environ.get("CALLGRIND_REQUESTS", "100"))
 
 
 def total(out):
-    with open(out) as f:
-        for line in f:
-            if line.startswith("summary:") or line.startswith("totals:"):
-                return int(line.split()[1])
+    for _ in range(20):  # the file may still be being written as the process ends
+        with open(out) as f:
+            for line in f:
+                if line.startswith("summary:") or line.startswith("totals:"):
+                    return int(line.split()[1])
+        time.sleep(0.5)
     sys.exit("no totals in " + out)
 
 
@@ -93,4 +96,5 @@ try:
             for cost, fn in rows:
                 print("    %9.1fK  %s" % (cost / 1000, fn))
 finally:
-    shutil.rmtree(tmp, ignore_errors=True)
+    if not os.environ.get("BENCH_KEEP"):
+        shutil.rmtree(tmp, ignore_errors=True)
