@@ -12,6 +12,10 @@ PKGS_WEBHOOK   := $(PKGS_RECONCILE) libh2o-evloop
 CFLAGS_ALL = -std=gnu11 $(WARN) $(DEFS) $(OPT) -I. $(shell pkg-config --cflags $(PKGS_WEBHOOK) 2>/dev/null) $(CFLAGS)
 libs = $(shell pkg-config --libs $(1) 2>/dev/null) -lpthread -lm
 LIBS_WEBHOOK   = $(call libs,$(PKGS_WEBHOOK))
+# The release webhook allocates through mimalloc (README "Performance": a
+# third fewer instructions per admission than glibc's malloc). Sanitizer and
+# valgrind builds keep glibc's, which their tools replace.
+MIMALLOC := -lmimalloc
 LIBS_RECONCILE = $(call libs,$(PKGS_RECONCILE))
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)
 SAN     := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
@@ -74,7 +78,7 @@ $(B)/vg/%.o: %.c
 	$(CC) $(CFLAGS_ALL) $(VG_OPT) -MMD -MP -c $< -o $@
 
 $(B)/otel-webhook: $(call obj,$(B)/obj,$(WEBHOOK_SRC))
-	$(CC) $(OPT) -o $@ $^ $(LIBS_WEBHOOK)
+	$(CC) $(OPT) -o $@ $^ $(MIMALLOC) $(LIBS_WEBHOOK)
 
 $(B)/asan/otel-webhook: $(call obj,$(B)/asan,$(WEBHOOK_SRC))
 	$(CC) $(SAN) -o $@ $^ $(LIBS_WEBHOOK)
@@ -198,7 +202,7 @@ $(B)/bench/%.o: %.c
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
 $(B)/bench/bench_engine: $(B)/bench/tests/bench/bench_engine.o $(call obj,$(B)/obj,$(BENCH_SRC))
-	$(CC) $(OPT) -o $@ $^ $(LIBS_WEBHOOK)
+	$(CC) $(OPT) -o $@ $^ $(MIMALLOC) $(LIBS_WEBHOOK)
 
 bench: deps $(B)/bench/bench_engine $(B)/otel-webhook $(B)/otel-reconcile
 	@sh scripts/deps.sh bench

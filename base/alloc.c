@@ -1,6 +1,10 @@
 /* base/alloc.c - allocation that cannot fail; see alloc.h for why. */
 #include "base/alloc.h"
 
+#include <malloc.h>
+#include <mimalloc.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +17,48 @@ _Noreturn void base_oom(void) {
     ssize_t w = write(2, msg, sizeof msg - 1);
     (void)w;
     abort();
+}
+
+/* Weak: only binaries linked with -lmimalloc have it, and base/ must not
+ * depend on which allocator a binary chose. */
+#pragma weak mi_collect
+#pragma weak mi_option_get
+#pragma weak mi_option_set
+
+/* mimalloc gives a freed page back to the system only some time after
+ * the free (the decommit delays), and then only when its thread touches
+ * that segment again: a collection afterwards does not reach segments that
+ * still hold live objects. So the delays are zero while the frees happen,
+ * not just during the collection. Nested and concurrent windows (the file
+ * and the live source) share one count. */
+static const mi_option_t delays[] = {mi_option_decommit_delay, mi_option_segment_decommit_delay,
+                                     mi_option_decommit_extend_delay};
+static long saved[3];
+static int windows;
+static pthread_mutex_t window_mu = PTHREAD_MUTEX_INITIALIZER;
+
+void base_release_begin(void) {
+    if (!mi_option_set) return;
+    pthread_mutex_lock(&window_mu);
+    if (windows++ == 0)
+        for (int i = 0; i < 3; i++) saved[i] = mi_option_get(delays[i]), mi_option_set(delays[i], 0);
+    pthread_mutex_unlock(&window_mu);
+}
+
+void base_release_end(bool trim) {
+    if (trim) base_trim();
+    if (!mi_option_set) return;
+    pthread_mutex_lock(&window_mu);
+    if (--windows == 0)
+        for (int i = 0; i < 3; i++) mi_option_set(delays[i], saved[i]);
+    pthread_mutex_unlock(&window_mu);
+}
+
+void base_trim(void) {
+    if (mi_collect) mi_collect(true);
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
 }
 
 void *xmalloc(size_t n) {

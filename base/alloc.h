@@ -17,6 +17,7 @@
 #define BASE_ALLOC_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Writes "out of memory" to stderr and aborts. */
@@ -29,6 +30,21 @@ char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 char *xvasprintf(const char *fmt, va_list ap);
+
+/* Gives the heap freed so far back to the system: glibc's malloc_trim,
+ * and mimalloc's collection when the binary allocates through mimalloc
+ * (the release webhook); both keep freed memory otherwise, and one large
+ * resource file read once would stay in the RSS for good. Any thread. */
+void base_trim(void);
+/* A window in which large parts of the heap are freed (a resource file
+ * replaced, a live snapshot published), closed by base_release_end, which
+ * trims when told to. With mimalloc, memory freed inside the window goes
+ * back to the system at once; outside, only after a delay and when its
+ * thread touches it again, which a long-lived store's thread may never
+ * do. The windows are short and rare: other threads freeing meanwhile
+ * give their pages back at once too, which costs them a little. */
+void base_release_begin(void);
+void base_release_end(bool trim);
 
 /* Grows the array p of *cap elements of elem bytes so that it holds at
  * least need elements (capacity doubling from 8), and returns it. The usual

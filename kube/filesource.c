@@ -18,8 +18,8 @@
  *
  * What a replaced or refused file cost is given back: parsed documents are
  * freed as they are trimmed, retired snapshots are reclaimed on every poll
- * (a reader may pin one past the update), and glibc is asked to return the
- * freed heap (malloc_trim) after a poll that freed content; otherwise one
+ * (a reader may pin one past the update), and the allocator is asked to return the
+ * freed heap (base_release_end) after a poll that freed content; otherwise one
  * large file read once stays in the process's RSS for good. */
 #include "kube/filesource.h"
 
@@ -30,9 +30,6 @@
 
 #include <dirent.h>
 #include <errno.h>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -353,15 +350,9 @@ static void folder_read(kube_filesource *fs, size_t d, pass *p) {
     else folder_ok(fs, d);
 }
 
-/* Returns the freed heap to the system; glibc keeps it otherwise. */
-static void give_back(void) {
-#ifdef __GLIBC__
-    malloc_trim(0);
-#endif
-}
-
 int kube_filesource_poll(kube_filesource *fs, int *failing) {
     pass p = {.changed = !fs->published};
+    base_release_begin();
     fs->status.new_failures = 0;
     for (size_t i = 0; i < fs->nfiles; i++) fs->files[i].seen = false;
     for (size_t d = 0; d < fs->ndirs; d++) folder_read(fs, d, &p);
@@ -400,6 +391,7 @@ int kube_filesource_poll(kube_filesource *fs, int *failing) {
         fs->published = true;
         rc = 1;
     }
-    if (kube_store_reclaim(fs->store) > 0 || p.released) give_back();
+    /* The freed heap goes back to the system; the allocator keeps it otherwise. */
+    base_release_end(kube_store_reclaim(fs->store) > 0 || p.released);
     return rc;
 }

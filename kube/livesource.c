@@ -19,7 +19,6 @@
 #include "kube/trim.h"
 
 #include <ctype.h>
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,13 +153,14 @@ static void publish(kube_livesource *ls) {
     size_t n = 0, cap = 0;
     /* Read before collecting: what we publish then holds every list. */
     bool synced = all_synced(ls);
+    base_release_begin();
     pthread_mutex_lock(ls->wmu);
     for (int i = 0; i < KUBE_LIVE_NRES; i++) kube_informer_collect(ls->inf[i], &objs, &n, &cap);
     kube_store_set_layer(ls->store, KUBE_LAYER_LIVE, objs, n);
     pthread_mutex_unlock(ls->wmu);
+    base_release_end(true);
     atomic_fetch_add(&ls->publishes, 1);
     if (synced) atomic_store(&ls->ready, true);
-    malloc_trim(0);
 }
 
 static void *publisher(void *arg) {

@@ -3,7 +3,7 @@
 # build needs is found through pkg-config; missing ones are installed from
 # Debian when we are root, otherwise we print the exact command and stop.
 set -u
-PKGS="libh2o-evloop-dev libssl-dev libjson-c-dev libyaml-dev check libcurl4-openssl-dev pkg-config"
+PKGS="libh2o-evloop-dev libssl-dev libjson-c-dev libyaml-dev check libcurl4-openssl-dev libmimalloc-dev pkg-config"
 # Tools the test suite drives (patch round trip, YAML checks); `bench` mode
 # adds wrk and nginx (the floor the server is compared with) and GNU time
 # (the peak RSS of a run-to-completion child, see tests/bench/reconcile_bench.py).
@@ -20,6 +20,8 @@ else
         pkg-config --exists "$pc" || missing="$missing $deb"
     done
 fi
+# mimalloc ships no pkg-config file: its header says it is there.
+[ -f /usr/include/mimalloc.h ] || missing="$missing libmimalloc-dev"
 # The compiler: make is needed to get here at all, cc is not.
 command -v "${CC:-cc}" >/dev/null 2>&1 || missing="$missing gcc"
 if [ "$mode" = test ]; then
