@@ -37,13 +37,13 @@ def total(out):
     sys.exit("no totals in " + out)
 
 
-def inclusive(out):
-    text = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", out],
+def inclusive(out, incl="yes"):
+    text = subprocess.run(["callgrind_annotate", "--inclusive=" + incl, "--threshold=100", "--auto=no", out],
                           capture_output=True, text=True).stdout
     costs = {}
     for line in text.splitlines():
         m = re.match(r"\s*([\d,]+) .*?\s+(\S+?):(\S+?)(?: \[.*\])?$", line)
-        if m:
+        if m and "'" not in m.group(3):  # fn'2 (recursion) is inside fn already
             fn = m.group(3)
             costs[fn] = costs.get(fn, 0) + int(m.group(1).replace(",", ""))
     return costs
