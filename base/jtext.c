@@ -4,8 +4,22 @@
 #include "base/utf8.h"
 
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+
+/* Eight bytes at a time: a word none of whose bytes is a control
+ * character, a quote, a backslash or non-ASCII is copied as it is, which
+ * is nearly every word of a patch (long strings of plain text). Classic
+ * "has a zero byte" tricks; the < 0x20 test is exact because bytes >= 0x80
+ * are caught by the high-bit test first. */
+#define ONES 0x0101010101010101ull
+#define HIGHS 0x8080808080808080ull
+static inline int word_plain(uint64_t x) {
+    uint64_t q = x ^ (ONES * '"'), b = x ^ (ONES * '\\');
+    uint64_t special = (x | ((x - ONES * 0x20) & ~x) | ((q - ONES) & ~q) | ((b - ONES) & ~b)) & HIGHS;
+    return special == 0;
+}
 
 void jtext_string(sbuf *o, const char *s, size_t n) {
     static const char hex[] = "0123456789abcdef";
@@ -13,6 +27,13 @@ void jtext_string(sbuf *o, const char *s, size_t n) {
     o->s[o->len++] = '"';
     size_t run = 0;
     for (size_t i = 0; i < n; i++) {
+        while (i + 8 <= n) {
+            uint64_t w;
+            memcpy(&w, s + i, 8);
+            if (!word_plain(w)) break;
+            i += 8;
+        }
+        if (i >= n) break;
         unsigned char c = (unsigned char)s[i];
         if (c >= 0x80) {
             size_t ul = utf8_len((const unsigned char *)s + i, n - i);
