@@ -14,6 +14,7 @@
 #include "server/review.h"
 
 #include "base/alloc.h"
+#include "base/base64.h"
 #include "base/json.h"
 #include "base/jtext.h"
 #include "kube/livesource.h"
@@ -21,7 +22,6 @@
 #include "server/log.h"
 
 #include <ctype.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,8 +85,9 @@ static void respond(review_out *out, const char *api_version, review_uid uid, co
 }
 
 static char *base64(const char *in, size_t len) {
-    char *out = xmalloc(4 * ((len + 2) / 3) + 1);
-    EVP_EncodeBlock((unsigned char *)out, (const unsigned char *)in, (int)len);
+    char *out = xmalloc(base64_len(len) + 1);
+    base64_encode(out, in, len);
+    out[base64_len(len)] = 0;
     return out;
 }
 
