@@ -27,8 +27,9 @@ typedef struct review_env {
 
 typedef struct review_out {
     int status;          /* 200, or 400 for a body that is not an AdmissionReview */
-    char *body;          /* malloc'ed response body */
+    char *body;          /* the response body, NUL-terminated (len bytes before it) */
     size_t len;
+    bool owned;          /* body is malloc'ed (review_out_free frees it) */
     metrics_result result;
     unsigned injected, skips;
     mutate_limit limit;  /* the bound a pod was past (failed open), or none */
@@ -41,5 +42,11 @@ typedef struct review_out {
 
 /* tok is the caller's (one per thread, reused). */
 void review_handle(const review_env *env, json_tokener *tok, const char *body, size_t len, review_out *out);
+/* The same, with the 200 answer's body (len + 1 bytes) taken from
+ * alloc(ud, n), which cannot fail, instead of malloc: the server passes
+ * its request's memory pool, so the body is never copied again. */
+typedef void *(*review_alloc)(void *ud, size_t n);
+void review_handle_into(const review_env *env, json_tokener *tok, const char *body, size_t len, review_out *out,
+                        review_alloc alloc, void *ud);
 void review_out_free(review_out *out);
 #endif
