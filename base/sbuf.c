@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void sbuf_reserve(sbuf *b, size_t extra) {
+void sbuf_grow(sbuf *b, size_t extra) {
     if (extra > SIZE_MAX - b->len - 1) base_oom();
     size_t need = b->len + extra + 1;
     if (need <= b->cap) return;

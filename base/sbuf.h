@@ -16,8 +16,13 @@ typedef struct sbuf {
 
 #define SBUF_INIT {NULL, 0, 0}
 
-/* Room for extra more bytes and the NUL. */
-void sbuf_reserve(sbuf *b, size_t extra);
+/* Room for extra more bytes and the NUL. The check is inline: writers of
+ * JSON text call it for every string they append. */
+void sbuf_grow(sbuf *b, size_t extra);
+static inline void sbuf_reserve(sbuf *b, size_t extra) {
+    if (extra < b->cap - b->len) return; /* need = len + extra + 1 <= cap */
+    sbuf_grow(b, extra);
+}
 void sbuf_add(sbuf *b, const void *p, size_t n);
 void sbuf_puts(sbuf *b, const char *s);
 void sbuf_putc(sbuf *b, char c);

@@ -75,7 +75,9 @@ const char *resolve_annotation(mctx *m, const char *key) {
 /* Shallow object copy: same children (new references), new container. */
 static json_object *shallow(json_object *o) {
     json_object *c = jnew_obj();
-    json_object_object_foreach(o, k, v) jset(c, k, json_object_get(v));
+    /* The keys of o are distinct: no lookup before each insert. */
+    json_object_object_foreach(o, k, v)
+        if (json_object_object_add_ex(c, k, json_object_get(v), JSON_C_OBJECT_ADD_KEY_IS_NEW) != 0) base_oom();
     return c;
 }
 
@@ -96,7 +98,9 @@ static void cow_list(json_object *parent, const char *key) {
 
 /* Containers: the engine edits env, volumeMounts and command of a container
  * and nothing else, so only those are copied; probes, ports, resources and
- * the rest stay shared and the diff skips them by pointer. */
+ * the rest stay shared and the diff skips them by pointer. The env list is
+ * new but its entries are the request's: the few whose value changes are
+ * copied then (env_set_value), the others are skipped by pointer too. */
 static void cow_containers(json_object *parent, const char *key) {
     json_object *v = jget(parent, key);
     if (!json_object_is_type(v, json_type_array)) return;
@@ -108,7 +112,7 @@ static void cow_containers(json_object *parent, const char *key) {
             continue;
         }
         json_object *ce = shallow(e);
-        cow_deep(ce, "env");
+        cow_list(ce, "env");
         cow_deep(ce, "volumeMounts");
         cow_deep(ce, "command");
         jpush(c, ce);

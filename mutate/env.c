@@ -27,6 +27,21 @@ json_object *env_new_value(const char *name, const char *value) {
     return e;
 }
 
+/* The engine's copy of a container shares its env entries with the request
+ * (engine.c): an entry is copied before its value changes. */
+void env_set_value(json_object *c, json_object *e, const char *value) {
+    json_object *env = jget(c, "env");
+    size_t n = jlen(env);
+    for (size_t i = 0; i < n; i++) {
+        if (json_object_array_get_idx(env, i) != e) continue;
+        json_object *copy = jcopy(e);
+        jset(copy, "value", jnew_str(value));
+        json_object_array_put_idx(env, i, copy); /* releases e */
+        return;
+    }
+    jset(e, "value", jnew_str(value));
+}
+
 void env_append(json_object *c, const char *name, const char *value) {
     jpush(jarr_at(c, "env"), env_new_value(name, value));
 }

@@ -126,6 +126,9 @@ json_object *env_new_value(const char *name, const char *value);
 json_object *env_new_field(const char *name, const char *field_path); /* downward API fieldRef */
 bool env_has_value_from(json_object *c, const char *name);
 void env_append(json_object *c, const char *name, const char *value);
+/* Sets the value of e, an entry of c's env (which may be shared with the
+ * request: e is replaced by a copy, so e must not be used afterwards). */
+void env_set_value(json_object *c, json_object *e, const char *value);
 void env_append_field(json_object *c, const char *name, const char *field_path);
 void env_prepend_field(json_object *c, const char *name, const char *field_path);
 void env_append_if_not_set(json_object *c, json_object *list);

@@ -56,7 +56,7 @@ static void set(json_object *c, const char *name, const char *value, bool concat
     const char *old = jstr(e, "value");
     char *v = NULL;
     v = xasprintf("%s:%s", old ? old : "", value);
-    jset(e, "value", jnew_str(v));
+    env_set_value(c, e, v);
     free(v);
 }
 

@@ -37,7 +37,7 @@ static void java_defaults(lctx *l, json_object *c) {
         const char *old = jstr(e, "value");
         char *v = NULL;
         v = xasprintf("%s%s", old ? old : "", suffix);
-        jset(e, "value", jnew_str(v));
+        env_set_value(c, e, v);
         free(v);
     } else {
         mctx_warn(l->m, "inject-java: JAVA_TOOL_OPTIONS of container %s comes from valueFrom; the agent is not loaded", name);

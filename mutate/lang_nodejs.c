@@ -23,7 +23,7 @@ static void node_defaults(lctx *l, json_object *c) {
         const char *old = jstr(e, "value");
         char *v = NULL;
         v = xasprintf("%s" NODE_REQUIRE, old ? old : "");
-        jset(e, "value", jnew_str(v));
+        env_set_value(c, e, v);
         free(v);
     } else {
         mctx_warn(l->m, "inject-nodejs: NODE_OPTIONS of container %s comes from valueFrom; the SDK is not loaded",

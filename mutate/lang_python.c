@@ -55,7 +55,7 @@ static void set_pythonpath(lctx *l, json_object *c, const char *prefix, const ch
     const char *old = jstr(e, "value");
     char *v = NULL;
     v = xasprintf("%s%s%s:%s", prefix, *prefix ? ":" : "", old ? old : "", suffix);
-    jset(e, "value", jnew_str(v));
+    env_set_value(c, e, v);
     free(v);
 }
 

@@ -447,7 +447,7 @@ void sdk_configure(lctx *l, json_object *c, json_object *app) {
         size_t ol = strlen(old);
         char *v = NULL;
         v = xasprintf("%s%s%s", old, ol && old[ol - 1] != ',' ? "," : "", list);
-        jset(ora, "value", jnew_str(v));
+        env_set_value(c, ora, v);
         free(v);
     }
     if (!ora_from) env_move_to_end(c, ORA);

@@ -226,7 +226,7 @@ static void nginx_ld_path(lctx *l, json_object *app) {
     }
     char *v = NULL;
     v = xasprintf("%s:%s", jstr(e, "value") ? jstr(e, "value") : "", lib);
-    jset(e, "value", jnew_str(v));
+    env_set_value(app, e, v);
     free(v);
 }
 
