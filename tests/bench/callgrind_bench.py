@@ -45,7 +45,9 @@ def inclusive(out, incl="yes"):
         m = re.match(r"\s*([\d,]+) .*?\s+(\S+?):(\S+?)(?: \[.*\])?$", line)
         if m and "'" not in m.group(3):  # fn'2 (recursion) is inside fn already
             fn = m.group(3)
-            costs[fn] = costs.get(fn, 0) + int(m.group(1).replace(",", ""))
+            # callgrind_annotate lists a function once per spelling of its
+            # file (relative and absolute): the same cost, not twice it.
+            costs[fn] = max(costs.get(fn, 0), int(m.group(1).replace(",", "")))
     return costs
 
 
