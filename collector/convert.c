@@ -274,6 +274,23 @@ static json_object *ov_obj(ovnode *n) {
 
 static void keep(ovnode *n, const char *key, json_object *v) { jset(ov_obj(n), key, jcopy(v)); }
 
+/* A deep copy with every object's keys sorted: the annotation's text
+ * depends on what it holds, not on the order fields came in. */
+static json_object *sorted_deep(json_object *v) {
+    if (json_object_is_type(v, json_type_array)) {
+        json_object *a = jnew_arr();
+        for (size_t i = 0; i < json_object_array_length(v); i++) jpush(a, sorted_deep(json_object_array_get_idx(v, i)));
+        return a;
+    }
+    if (!json_object_is_type(v, json_type_object)) return jcopy(v);
+    size_t n;
+    jkv *m = jsorted_members(v, &n);
+    json_object *o = jnew_obj();
+    for (size_t i = 0; i < n; i++) jset(o, m[i].key, sorted_deep(m[i].val));
+    free(m);
+    return o;
+}
+
 /* observability: metrics.{enableMetrics, disablePrometheusAnnotations}
  * map; the rest (extraLabels, ...) is kept aside. */
 static int obs_to_alpha(json_object *v, const char *path, json_object *out, ovnode *up, char *err, size_t errlen) {
@@ -381,6 +398,9 @@ static int config_to_alpha(json_object *cfg, json_object *meta, json_object *out
         json_object_put(shaped);
         return 0;
     }
+    /* Changed since: the text is history, and the v1alpha1 object that is
+     * written back (if one is) has a config that reads. */
+    drop_annotation(meta, COLLECTOR_CONVERT_CONFIG);
     char *yaml = collector_config_yaml(shaped);
     json_object_put(shaped);
     if (!yaml)
@@ -451,10 +471,11 @@ json_object *collector_convert_to_v1alpha1(json_object *beta, char *err, size_t 
     /* A stale copy of ours never survives: this conversion says what is kept. */
     drop_annotation(meta, COLLECTOR_CONVERT_FIELDS);
     if (json_object_object_length(fields) > 0) {
-        size_t n;
-        char *text = jtext(fields, &n);
+        json_object *sorted = sorted_deep(fields);
+        char *text = jtext(sorted, NULL);
         jset_str(annotations_of(meta, true), COLLECTOR_CONVERT_FIELDS, text);
         free(text);
+        json_object_put(sorted);
     }
     json_object_put(fields);
     return out;
