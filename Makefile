@@ -32,7 +32,7 @@ obj = $(patsubst %.c,$(1)/%.o,$(2))
 # Keep test objects between runs (they are intermediates of pattern rules).
 .SECONDARY:
 
-.PHONY: all deps run test unit valgrind roundtrip cli server-test hardening-test cluster-test reconcile-test \
+.PHONY: all deps run test unit valgrind roundtrip cli server-test convert-test hardening-test cluster-test reconcile-test \
         parity-test bounds-test \
         fuzz-replay deploy-test clang-build bench fuzz clean install
 all: deps $(B)/otel-webhook $(B)/otel-reconcile
@@ -110,10 +110,10 @@ CASES   := $(B)/cases
 export ASAN_OPTIONS := detect_leaks=1:abort_on_error=0
 export UBSAN_OPTIONS := print_stacktrace=1:halt_on_error=1
 
-TEST_SUITES := clang-build unit valgrind roundtrip cli server-test hardening-test cluster-test reconcile-test \
-               parity-test bounds-test fuzz-replay deploy-test
+TEST_SUITES := clang-build unit valgrind roundtrip cli server-test convert-test hardening-test cluster-test \
+               reconcile-test parity-test bounds-test fuzz-replay deploy-test
 EXPECTED_RESULTS := $(addprefix unit-,$(UNIT_TESTS)) $(addprefix valgrind-,$(UNIT_TESTS)) roundtrip cli server \
-                    hardening cluster reconcile parity bounds fuzz-replay deploy
+                    convert hardening cluster reconcile parity bounds fuzz-replay deploy
 
 test:
 	@sh scripts/deps.sh test
@@ -147,6 +147,10 @@ cli: $(B)/asan/otel-webhook tests/blackbox/cli_test.py
 # only glibc's allocator shows (memory given back).
 server-test: $(B)/asan/otel-webhook $(B)/otel-webhook tests/blackbox/server_test.py tests/blackbox/serverlib.py
 	@/usr/bin/python3 tests/blackbox/server_test.py $(B)/asan/otel-webhook $(RESULTS)/server $(B)/otel-webhook
+
+# POST /convert, the collector conversion webhook, over real TLS.
+convert-test: $(B)/asan/otel-webhook tests/blackbox/convert_test.py tests/blackbox/serverlib.py
+	@/usr/bin/python3 tests/blackbox/convert_test.py $(B)/asan/otel-webhook $(RESULTS)/convert
 
 # The server against hostile clients and surroundings: HTTP/2, smuggling,
 # uids, FIFO certificates, SIGHUP, the fd limit.

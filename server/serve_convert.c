@@ -5,8 +5,10 @@
  * costs milliseconds (every object is converted, a v1alpha1 config written
  * as YAML), which the loop's other connections wait for; the API server
  * sends one review per read, so that is the price of one listener and one
- * certificate. Its tokener is the handler's own, deeper than the pod
- * path's: stored collectors nest deeper than pods. */
+ * certificate. Its tokener is the request's own, deeper than the pod
+ * path's loop tokener (stored collectors nest deeper than pods); making one
+ * costs microseconds next to a conversion, and conversions are rare (reads
+ * and writes through v1alpha1, storage migration). */
 #include "server/serve.h"
 
 #include "base/alloc.h"
@@ -26,14 +28,6 @@ static void answer(h2o_req_t *req, int status, const char *reason, const char *b
     h2o_send_inline(req, body, len);
 }
 
-/* One tokener per loop thread, made on first use and kept for the
- * thread's life (the loops live as long as the process). */
-static json_tokener *tokener(void) {
-    static __thread json_tokener *tok;
-    if (!tok && !(tok = json_tokener_new_ex(CONVERSION_MAX_DEPTH))) base_oom();
-    return tok;
-}
-
 bool serve_convert_route(serve_server *srv, h2o_req_t *req) {
     (void)srv;
     h2o_iovec_t p = req->path_normalized, m = req->method;
@@ -46,7 +40,10 @@ bool serve_convert_route(serve_server *srv, h2o_req_t *req) {
     }
     double t0 = serve_now_mono();
     conversion_out out;
-    conversion_handle(tokener(), req->entity.base, req->entity.len, &out);
+    json_tokener *tok = json_tokener_new_ex(CONVERSION_MAX_DEPTH);
+    if (!tok) base_oom();
+    conversion_handle(tok, req->entity.base, req->entity.len, &out);
+    json_tokener_free(tok);
     char us[32], nobj[32];
     snprintf(us, sizeof us, "%.0f", (serve_now_mono() - t0) * 1e6);
     snprintf(nobj, sizeof nobj, "%zu", out.nobjects);
