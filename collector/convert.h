@@ -18,7 +18,9 @@
  *   reference, but the text is kept in COLLECTOR_CONVERT_CONFIG (up to
  *   COLLECTOR_CONVERT_CONFIG_MAX bytes) and the reason is handed back, so
  *   it is neither lost from storage nor silent. While the config is still
- *   exactly that empty one, v1beta1 -> v1alpha1 gives the text back.
+ *   exactly that empty one, v1beta1 -> v1alpha1 gives the text back; once it
+ *   changed, the text is left out of the v1alpha1 object (and so of what a
+ *   v1alpha1 write stores).
  * - The output holds what the input held: no empty structures are added
  *   (the reference serialises whole Go structs: targetAllocator, ingress,
  *   observability, ... as {}), except spec.config, which both versions
