@@ -17,8 +17,8 @@
 #include "base/json.h"
 #include "collector/components.h"
 #include "collector/config.h"
+#include "collector/convert.h"
 #include "collector/ports.h"
-#include "kube/yaml.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -189,18 +189,57 @@ static int check_bounds(json_object *spec, json_object *config, char *err, size_
     return 0;
 }
 
+/* dst's members become src's (src is consumed): the in-place conversion of
+ * a v1alpha1 object, done only once everything else succeeded. metadata
+ * stays the same object, only its annotations (all the conversion changes
+ * there) follow src: callers hold pointers into it (render's name). */
+static void replace_members(json_object *dst, json_object *src) {
+    size_t n = 0, i = 0;
+    json_object_object_foreach(dst, k0, v0) {
+        (void)k0, (void)v0;
+        n++;
+    }
+    char **keys = xcalloc(n ? n : 1, sizeof *keys);
+    json_object_object_foreach(dst, k1, v1) {
+        (void)v1;
+        if (strcmp(k1, "metadata") != 0) keys[i++] = xstrdup(k1);
+    }
+    for (size_t j = 0; j < i; j++) {
+        json_object_object_del(dst, keys[j]);
+        free(keys[j]);
+    }
+    free(keys);
+    json_object *dmeta = jmap(dst, "metadata");
+    json_object_object_foreach(src, k, v) {
+        if (strcmp(k, "metadata") != 0 || !dmeta) {
+            jset(dst, k, json_object_get(v));
+            continue;
+        }
+        json_object *a = jget(v, "annotations");
+        if (a) jset(dmeta, "annotations", json_object_get(a));
+        else json_object_object_del(dmeta, "annotations");
+    }
+    json_object_put(src);
+}
+
 int collector_default(json_object *obj, char *err, size_t errlen) {
-    json_object *spec = jmap(obj, "spec"), *config = jget(spec, "config"), *work;
+    json_object *spec = jmap(obj, "spec"), *config = jget(spec, "config"), *work, *conv = NULL;
     if (!spec) return err_printf(err, errlen, "spec is missing");
     if (!config) return err_printf(err, errlen, "spec.config is missing");
-    /* Defaulting works on a copy that replaces spec.config only once it
-     * succeeded: a failed object stays exactly as it came. */
+    /* Defaulting works on copies that replace the object's parts only once
+     * it succeeded: a failed object stays exactly as it came. */
     if (json_object_is_type(config, json_type_string)) {
-        /* v1alpha1 carries the config as a YAML string. */
-        kube_yaml_error ye;
-        const char *text = json_object_get_string(config);
-        if (!(work = kube_yaml_parse_one(text, strlen(text), &ye)))
-            return err_printf(err, errlen, "spec.config line %d: %s", ye.line, ye.msg);
+        /* A v1alpha1 collector (config as a YAML string): the one
+         * conversion, except that a config it cannot read is an error here,
+         * where nothing is stored, instead of the empty config. */
+        collector_convert_notes notes;
+        if (!(conv = collector_convert_to_v1beta1(obj, &notes, err, errlen))) return -1;
+        if (notes.config[0]) {
+            json_object_put(conv);
+            return err_printf(err, errlen, "%s", notes.config);
+        }
+        spec = jmap(conv, "spec");
+        work = jcopy(jget(spec, "config"));
     } else {
         work = jcopy(config);
     }
@@ -210,7 +249,12 @@ int collector_default(json_object *obj, char *err, size_t errlen) {
     }
     if (check_bounds(spec, work, err, errlen) != 0 || collector_default_config(work, err, errlen) != 0) {
         json_object_put(work);
+        json_object_put(conv);
         return -1;
+    }
+    if (conv) {
+        replace_members(obj, conv);
+        spec = jmap(obj, "spec");
     }
     jset(spec, "config", work);
     char perr[256] = "";

@@ -21,8 +21,9 @@ int collector_default_config(json_object *config, char *err, size_t errlen);
 #define COLLECTOR_MAX_PORTS 1024
 #define COLLECTOR_MAX_VOLUMES 1024
 
-/* Converts a v1alpha1 collector (config as a YAML string) to the v1beta1
- * shape, checks the bounds above, defaults its config, and stores under the COLLECTOR_DERIVED_* keys
+/* Converts a v1alpha1 collector (config as a YAML string) to v1beta1
+ * (collector/convert.h; a config string it cannot read is an error here,
+ * not the conversion's empty config), checks the bounds above, defaults its config, and stores under the COLLECTOR_DERIVED_* keys
  * what every admission would otherwise recompute: the config YAML and the
  * container ports (or the reason they cannot be built). In place; returns
  * 0, or -1 with a one-line reason, the object then left as it came. */

@@ -232,14 +232,6 @@ static int default_spec(reconcile_ctx *c) {
                 jset_str(p, "protocol", "TCP");
         }
 
-    /* v1alpha1 kept the autoscaler bounds at the top of spec. */
-    if (is_set(spec, "maxReplicas") || is_set(spec, "minReplicas")) {
-        as = ensure_map(spec, "autoscaler");
-        if (!is_set(as, "maxReplicas")) jset_copy(as, "maxReplicas", jget(spec, "maxReplicas"));
-        if (!is_set(as, "minReplicas")) jset_copy(as, "minReplicas", jget(spec, "minReplicas"));
-        json_object_object_del(spec, "maxReplicas");
-        json_object_object_del(spec, "minReplicas");
-    }
     if ((as = jmap(spec, "autoscaler")) && jint(as, "maxReplicas", &maxr)) {
         if (!jint(as, "minReplicas", &minr)) jset_int(as, "minReplicas", (minr = replicas));
         if (!is_set(as, "targetCPUUtilization") && !is_set(as, "targetMemoryUtilization"))

@@ -2,6 +2,7 @@
  *
  *   cmd_serve.c     the command: flags, set-up in order, one release chain
  *   serve_http.c    the routes and their handlers
+ *   serve_convert.c POST /convert, the collector conversion webhook
  *   serve_framing.c HTTP/1 requests whose length is ambiguous (smuggling)
  *   serve_loop.c    the event loops, the watcher and the signal thread:
  *                   start, run, shutdown
@@ -91,6 +92,10 @@ static inline bool serve_ratelimit_ok(serve_ratelimit *r, double interval_s, uns
 /* serve_http.c: registers the one host and the handler of every route in
  * srv->config (after h2o_config_init; released by h2o_config_dispose). */
 void serve_http_routes(serve_server *srv);
+
+/* serve_convert.c: answers req and returns true when it is for /convert;
+ * false (nothing sent) for any other path. */
+bool serve_convert_route(serve_server *srv, h2o_req_t *req);
 
 /* serve_framing.c: NULL when the HTTP/1 request being handled says its
  * length once, else why not (the caller answers 400 and closes). */

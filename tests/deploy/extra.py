@@ -11,6 +11,7 @@
     every flag the Deployment passes to `serve` exists;
   - the README's install commands name overlays that exist, and every overlay
     is documented; the migration guide's `-l 'app.kubernetes.io/component!=crds'`
+    (and then `=crds`)
     leaves out exactly the CRDs;
   - the README's table of what `make test` installs names exactly the Debian
     packages scripts/deps.sh and tests/deploy/run.sh install, and the npm
@@ -173,12 +174,20 @@ secret_name = next((v["secret"]["secretName"] for v in (dep or {}).get("spec", {
                     if "secret" in v), None)
 try:
     wh = yaml.safe_load(open(os.path.join(cw, "1/apply/1-webhook.yaml")))
+    crd = yaml.safe_load(open(os.path.join(cw, "1/apply/1-crd.yaml")))
     sec = yaml.safe_load(open(os.path.join(cw, "1/apply/2-secret.yaml")))
 except Exception as e:  # noqa: BLE001
-    wh, sec = {}, {}
-    check(False, "certs.sh writes the two manifests", str(e))
-check(sorted(os.listdir(os.path.join(cw, "1/apply"))) == ["1-webhook.yaml", "2-secret.yaml"],
-      "certs.sh: the caBundle is applied before the Secret (file order)")
+    wh, crd, sec = {}, {}, {}
+    check(False, "certs.sh writes the three manifests", str(e))
+check(sorted(os.listdir(os.path.join(cw, "1/apply"))) == ["1-crd.yaml", "1-webhook.yaml", "2-secret.yaml"],
+      "certs.sh: the caBundles are applied before the Secret (file order)")
+crd_bundle = ((((crd.get("spec") or {}).get("conversion") or {}).get("webhook") or {}).get("clientConfig") or {}).get("caBundle")
+check(crd.get("kind") == "CustomResourceDefinition" and crd.get("metadata", {}).get("name") ==
+      "opentelemetrycollectors.opentelemetry.io" and crd_bundle and
+      crd_bundle == (wh.get("webhooks") or [{}])[0].get("clientConfig", {}).get("caBundle"),
+      "certs.sh: the collector CRD's conversion caBundle is the webhook's")
+check(find(sm, "CustomResourceDefinition", "opentelemetrycollectors.opentelemetry.io") is not None,
+      "certs.sh: the CRD it patches is in the manifests")
 check(wh.get("metadata", {}).get("name") == (mwc or {}).get("metadata", {}).get("name")
       and [w["name"] for w in wh.get("webhooks", [])] == [w["name"] for w in (mwc or {}).get("webhooks", [])],
       "certs.sh: names the webhook configuration and webhook of the manifests")
@@ -310,7 +319,8 @@ for ov in sorted(overlays):
     labelled = {o["metadata"]["name"] for o in objs
                 if (o["metadata"].get("labels") or {}).get("app.kubernetes.io/component") == "crds"}
     check(bool(objs) and crds == labelled, f"{ov}: component=crds labels exactly the CRDs", str(crds ^ labelled))
-check("-l 'app.kubernetes.io/component!=crds'" in section, "README: the migration guide keeps the operator's CRDs")
+check("-l 'app.kubernetes.io/component!=crds'" in section and "-l app.kubernetes.io/component=crds" in section,
+      "README: the migration guide applies everything but the CRDs first, then the CRDs")
 
 # What make test installs: the README's table against the scripts.
 table = readme.split("Everything `make test` installs or needs:", 1)[-1].lstrip("\n").split("\n\n", 1)[0]
