@@ -1,10 +1,11 @@
 /* base/base64.h - base64 (RFC 4648, with padding) written into a buffer
  * the caller sized, for the patch of every admission answer.
  *
- * A table and three bytes at a time: OpenSSL's EVP_EncodeBlock, which
- * this replaces on the hot path, cost twice the instructions for the same
- * text; nothing here allocates, so the answer can be written straight into
- * the HTTP server's request memory. */
+ * Three bytes at a time through a table of character pairs (8 KiB, filled
+ * on first use): half the instructions of the one-character table, a
+ * quarter of OpenSSL's EVP_EncodeBlock, which this replaces on the hot
+ * path; nothing here allocates, so the answer can be written straight
+ * into the HTTP server's request memory. */
 #ifndef BASE_BASE64_H
 #define BASE_BASE64_H
 

@@ -3,6 +3,8 @@
 
 #include "base/alloc.h"
 
+#include <json-c/linkhash.h>
+
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,10 +85,21 @@ bool jnonempty(json_object *v) {
 
 json_object *jfind_named(json_object *arr, const char *name, size_t *idx) {
     size_t n = jlen(arr);
+    /* "name" is hashed once per scan, not once per element: json-c's
+     * objects share one hash function (checked, not assumed). Env lists
+     * are scanned for every variable the engine may add. */
+    lh_hash_fn *fn = NULL;
+    unsigned long h = 0;
     for (size_t i = 0; i < n; i++) {
         json_object *e = json_object_array_get_idx(arr, i);
-        const char *en = jstr(e, "name");
-        if (en && strcmp(en, name) == 0) {
+        TRAP_UNLESS(e, "name", e, json_type_object);
+        if (!json_object_is_type(e, json_type_object)) continue;
+        struct lh_table *t = json_object_get_object(e);
+        if (t->hash_fn != fn) fn = t->hash_fn, h = lh_get_hash(t, "name");
+        struct lh_entry *le = lh_table_lookup_entry_w_hash(t, "name", h);
+        json_object *v = le ? (json_object *)lh_entry_v(le) : NULL;
+        TRAP_UNLESS(e, "name", v, json_type_string);
+        if (json_object_is_type(v, json_type_string) && strcmp(json_object_get_string(v), name) == 0) {
             if (idx) *idx = i;
             return e;
         }

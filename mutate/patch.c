@@ -188,9 +188,25 @@ static void diff_array(sbuf *path, json_object *a, json_object *b, json_object *
     /* Matched pairs inside the middle run, from an LCS table when small. */
     size_t *pi = NULL, *pj = NULL, npairs = 0;
     if (an && bm && (size_t)(an + 1) * (bm + 1) <= LCS_MAX_CELLS) {
-        unsigned *t = xcalloc((an + 1) * (bm + 1), sizeof *t);
         pi = xmalloc(sizeof *pi * (an < bm ? an : bm));
         pj = xmalloc(sizeof *pj * (an < bm ? an : bm));
+        /* Only insertions (the engine's usual edit: env prepended and
+         * appended)? Then every old element matches, in order, its first
+         * match among the new ones, and that is exactly the pairing the
+         * table's walk below would choose (from a cell where all the old
+         * elements left can still be matched, it takes a match and
+         * otherwise skips a new element), in bm comparisons instead of
+         * an * bm. */
+        for (size_t i = 0, j = 0; i < an && j < bm; j++) {
+            if (!elem_match(&A, pre + i, &B, pre + j)) continue;
+            pi[npairs] = pre + i;
+            pj[npairs] = pre + j;
+            npairs++;
+            i++;
+        }
+        if (npairs == an) goto paired;
+        npairs = 0;
+        unsigned *t = xcalloc((an + 1) * (bm + 1), sizeof *t);
 #define T(i, j) t[(size_t)(i) * (bm + 1) + (j)]
         for (size_t i = an; i-- > 0;)
             for (size_t j = bm; j-- > 0;)
@@ -209,6 +225,7 @@ static void diff_array(sbuf *path, json_object *a, json_object *b, json_object *
 #undef T
         free(t);
     }
+paired:;
 
     /* Walk: prefix pairs, middle pairs, suffix pairs, with runs between. */
     size_t cur = 0;   /* index in the array as it is while the ops apply */
