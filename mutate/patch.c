@@ -82,16 +82,25 @@ static const char *elem_name(json_object *v) {
     return json_object_get_string(n);
 }
 
-/* Names are resolved once per array (an LCS cell compares two of them). */
+/* Names are resolved at most once per element (an LCS cell compares two
+ * of them), and only when needed: elements the engine did not replace are
+ * the same pointer on both sides and never need theirs. */
 typedef struct side {
     json_object *arr;
     const char **name;
 } side;
 
+static const char unresolved[1];
+
+static const char *side_name(const side *s, size_t i) {
+    if (s->name[i] == unresolved) s->name[i] = elem_name(json_object_array_get_idx(s->arr, i));
+    return s->name[i];
+}
+
 static bool elem_match(const side *x, size_t i, const side *y, size_t j) {
     json_object *a = json_object_array_get_idx(x->arr, i), *b = json_object_array_get_idx(y->arr, j);
     if (a == b) return true;
-    const char *na = x->name[i], *nb = y->name[j];
+    const char *na = side_name(x, i), *nb = side_name(y, j);
     if (na || nb) return na && nb && strcmp(na, nb) == 0;
     return json_object_equal(a, b);
 }
@@ -99,7 +108,7 @@ static bool elem_match(const side *x, size_t i, const side *y, size_t j) {
 static void side_init(side *s, json_object *arr, size_t n) {
     s->arr = arr;
     s->name = xmalloc(sizeof *s->name * (n ? n : 1));
-    for (size_t i = 0; i < n; i++) s->name[i] = elem_name(json_object_array_get_idx(arr, i));
+    for (size_t i = 0; i < n; i++) s->name[i] = unresolved;
 }
 
 static void diff_at(sbuf *path, json_object *a, json_object *b, json_object *ops);

@@ -433,8 +433,12 @@ void sdk_configure(lctx *l, json_object *c, json_object *app) {
     size_t nattrs;
     jkv *sorted = jsorted_members(a.vals, &nattrs);
     sbuf lb = SBUF_INIT;
-    for (size_t i = 0; i < nattrs; i++)
-        sbuf_printf(&lb, "%s%s=%s", i ? "," : "", sorted[i].key, json_object_get_string(sorted[i].val));
+    for (size_t i = 0; i < nattrs; i++) { /* vals holds strings only (amap_set) */
+        if (i) sbuf_putc(&lb, ',');
+        sbuf_puts(&lb, sorted[i].key);
+        sbuf_putc(&lb, '=');
+        sbuf_puts(&lb, json_object_get_string(sorted[i].val));
+    }
     free(sorted);
     char *list = sbuf_take(&lb, NULL);
     if (ora_from) {

@@ -100,7 +100,10 @@ static void resource_env(mctx *m, json_object *env) {
     sbuf list = SBUF_INIT;
     for (int i = 0; i < 8; i++) { /* already in key order */
         if (!kv[i][1] || !*kv[i][1]) continue;
-        sbuf_printf(&list, "%s%s=%s", list.len ? "," : "", kv[i][0], kv[i][1]);
+        if (list.len) sbuf_putc(&list, ',');
+        sbuf_puts(&list, kv[i][0]);
+        sbuf_putc(&list, '=');
+        sbuf_puts(&list, kv[i][1]);
     }
     char *text = sbuf_take(&list, NULL);
     jpush(env, env_new_value("OTEL_RESOURCE_ATTRIBUTES", text));
