@@ -21,12 +21,36 @@ static inline int word_plain(uint64_t x) {
     return special == 0;
 }
 
+/* The offset of the first word (or the tail) that holds a byte needing
+ * care, or n when there is none; the tail is tested padded with plain
+ * bytes, so a short string (most keys and values) costs one test. */
+static inline size_t plain_prefix(const char *s, size_t n) {
+    size_t i = 0;
+    uint64_t w;
+    for (; i + 8 <= n; i += 8) {
+        memcpy(&w, s + i, 8);
+        if (!word_plain(w)) return i;
+    }
+    if (i == n) return n;
+    w = ONES * 'a';
+    memcpy(&w, s + i, n - i);
+    return word_plain(w) ? n : i;
+}
+
 void jtext_string(sbuf *o, const char *s, size_t n) {
     static const char hex[] = "0123456789abcdef";
     sbuf_reserve(o, n + 2);
     o->s[o->len++] = '"';
+    size_t start = plain_prefix(s, n);
+    if (start == n) {
+        memcpy(o->s + o->len, s, n);
+        o->len += n;
+        o->s[o->len++] = '"';
+        o->s[o->len] = 0;
+        return;
+    }
     size_t run = 0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = start; i < n; i++) {
         while (i + 8 <= n) {
             uint64_t w;
             memcpy(&w, s + i, 8);
