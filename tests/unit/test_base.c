@@ -1,0 +1,180 @@
+/* tests/unit/test_base.c - the text writers every answer goes through
+ * (base/): base64 against RFC 4648's vectors and a bit-by-bit encoder at
+ * every length and alignment, JSON strings (base/jtext.c) with each byte
+ * that needs care at every offset around the eight-byte words the writer
+ * skips, and the growable buffer's reserve at its edges. */
+#include "base/base64.h"
+#include "base/jtext.h"
+#include "base/sbuf.h"
+
+#include <check.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *b64(const char *in, size_t n) {
+    char *out = malloc(base64_len(n) + 1);
+    base64_encode(out, in, n);
+    out[base64_len(n)] = 0;
+    return out;
+}
+
+START_TEST(base64_rfc4648_vectors) {
+    static const char *const v[][2] = {{"", ""},         {"f", "Zg=="},         {"fo", "Zm8="},
+                                       {"foo", "Zm9v"},  {"foob", "Zm9vYg=="},  {"fooba", "Zm9vYmE="},
+                                       {"foobar", "Zm9vYmFy"}};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        char *got = b64(v[i][0], strlen(v[i][0]));
+        ck_assert_str_eq(got, v[i][1]);
+        free(got);
+    }
+}
+END_TEST
+
+/* The definition, six bits at a time. */
+static void b64_slow(char *out, const unsigned char *in, size_t n) {
+    static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    size_t bits = n * 8, o = 0;
+    for (size_t b = 0; b < bits; b += 6) {
+        unsigned v = 0;
+        for (size_t k = 0; k < 6; k++) {
+            size_t bit = b + k;
+            v = v << 1 | (bit < bits ? (in[bit / 8] >> (7 - bit % 8)) & 1u : 0u);
+        }
+        out[o++] = a[v];
+    }
+    while (o % 4) out[o++] = '=';
+    out[o] = 0;
+}
+
+START_TEST(base64_every_length_and_byte) {
+    unsigned char in[300];
+    for (size_t i = 0; i < sizeof in; i++) in[i] = (unsigned char)(i * 151 + 7);
+    char want[420];
+    for (size_t off = 0; off < 3; off++)
+        for (size_t n = 0; n + off <= sizeof in; n++) {
+            b64_slow(want, in + off, n);
+            char *got = b64((const char *)in + off, n);
+            ck_assert_msg(strlen(got) == base64_len(n) && strcmp(got, want) == 0, "offset %zu length %zu", off, n);
+            free(got);
+        }
+    /* Every byte value in each of the three positions of a group. */
+    for (int pos = 0; pos < 3; pos++)
+        for (int c = 0; c < 256; c++) {
+            unsigned char g[3] = {'a', 'b', 'c'};
+            g[pos] = (unsigned char)c;
+            b64_slow(want, g, 3);
+            char *got = b64((const char *)g, 3);
+            ck_assert_str_eq(got, want);
+            free(got);
+        }
+}
+END_TEST
+
+static char *jstring(const char *s, size_t n) {
+    sbuf b = SBUF_INIT;
+    jtext_string(&b, s, n);
+    return sbuf_take(&b, NULL);
+}
+
+START_TEST(jtext_strings) {
+    static const struct {
+        const char *in;
+        size_t n;
+        const char *want;
+    } v[] = {
+        {"", 0, "\"\""},
+        {"name", 4, "\"name\""},
+        {"plain words, longer than a word", 31, "\"plain words, longer than a word\""},
+        {"a\"b", 3, "\"a\\\"b\""},
+        {"back\\slash", 10, "\"back\\\\slash\""},
+        {"\n\t\r\b\f", 5, "\"\\n\\t\\r\\b\\f\""},
+        {"\x01\x1f", 2, "\"\\u0001\\u001f\""},
+        {"nul\0in", 6, "\"nul\\u0000in\""},
+        {"/ stays", 7, "\"/ stays\""},
+        {"\x7f", 1, "\"\x7f\""},
+        {"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", 14, "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\""},
+        {"bad \xff byte", 10, "\"bad \\ufffd byte\""},
+        {"cut \xe2\x82", 6, "\"cut \\ufffd\\ufffd\""},
+    };
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        char *got = jstring(v[i].in, v[i].n);
+        ck_assert_msg(strcmp(got, v[i].want) == 0, "case %zu: %s, want %s", i, got, v[i].want);
+        free(got);
+    }
+}
+END_TEST
+
+/* Each byte that needs care, alone in plain text, at every offset and
+ * length up to three words: the word-at-a-time scan must find it wherever
+ * it falls, and the padded tail must not hide one. */
+START_TEST(jtext_special_byte_at_every_offset) {
+    static const struct {
+        char c;
+        const char *esc;
+    } sp[] = {{'"', "\\\""}, {'\\', "\\\\"}, {'\n', "\\n"}, {'\x01', "\\u0001"}, {'\x1f', "\\u001f"},
+              {'\0', "\\u0000"}, {'\x80', "\\ufffd"}, {'\xff', "\\ufffd"}};
+    char in[32], want[64];
+    for (size_t k = 0; k < sizeof sp / sizeof sp[0]; k++)
+        for (size_t n = 1; n <= 24; n++)
+            for (size_t at = 0; at < n; at++) {
+                memset(in, 'x', n);
+                in[at] = sp[k].c;
+                snprintf(want, sizeof want, "\"%.*s%s%.*s\"", (int)at, in, sp[k].esc, (int)(n - at - 1), in + at + 1);
+                char *got = jstring(in, n);
+                ck_assert_msg(strcmp(got, want) == 0, "byte %02x at %zu of %zu: %s", (unsigned char)sp[k].c, at,
+                              n, got);
+                free(got);
+            }
+    /* Bytes of the word's edge values that need nothing: ' ' (0x20), '~', '#', ']'. */
+    for (size_t n = 1; n <= 24; n++) {
+        memset(in, ' ', n);
+        in[n / 2] = '~';
+        in[0] = '#';
+        in[n - 1] = ']';
+        snprintf(want, sizeof want, "\"%.*s\"", (int)n, in);
+        char *got = jstring(in, n);
+        ck_assert_str_eq(got, want);
+        free(got);
+    }
+}
+END_TEST
+
+START_TEST(sbuf_reserve_edges) {
+    sbuf b = SBUF_INIT;
+    sbuf_reserve(&b, 0);
+    ck_assert_ptr_nonnull(b.s);
+    ck_assert_uint_ge(b.cap, 1);
+    /* Fill to exactly one byte short of the capacity (the NUL's room). */
+    size_t cap = b.cap;
+    for (size_t i = 0; i + 1 < cap; i++) sbuf_putc(&b, 'a');
+    ck_assert_uint_eq(b.cap, cap);
+    ck_assert_uint_eq(b.len, cap - 1);
+    sbuf_reserve(&b, 0);
+    ck_assert_uint_eq(b.cap, cap);
+    sbuf_putc(&b, 'b');
+    ck_assert_uint_gt(b.cap, cap);
+    ck_assert_uint_eq(b.len, cap);
+    ck_assert_int_eq(b.s[b.len], 0);
+    ck_assert_int_eq(b.s[b.len - 1], 'b');
+    sbuf_free(&b);
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("base");
+    TCase *tc = tcase_create("base");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, base64_rfc4648_vectors);
+    tcase_add_test(tc, base64_every_length_and_byte);
+    tcase_add_test(tc, jtext_strings);
+    tcase_add_test(tc, jtext_special_byte_at_every_offset);
+    tcase_add_test(tc, sbuf_reserve_edges);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
