@@ -41,6 +41,7 @@ static const shape_field route[] = {{"termination", SHAPE_STRING, NULL}, END};
 static const shape_field ingress[] = {{"type", SHAPE_STRING, NULL}, {"ruleType", SHAPE_STRING, NULL},
                                       {"hostname", SHAPE_STRING, NULL}, {"route", SHAPE_OBJECT, route}, END};
 static const shape_field network_policy[] = {{"enabled", SHAPE_BOOL, NULL}, END};
+static const shape_field http_route[] = {{"enabled", SHAPE_BOOL, NULL}, END};
 static const shape_field port[] = {{"name", SHAPE_STRING, NULL}, {"port", SHAPE_INT, NULL}, END};
 static const shape_field spec[] = {
     {"mode", SHAPE_STRING, NULL},
@@ -54,6 +55,7 @@ static const shape_field spec[] = {
     {"autoscaler", SHAPE_OBJECT, autoscaler},
     {"ingress", SHAPE_OBJECT, ingress},
     {"networkPolicy", SHAPE_OBJECT, network_policy},
+    {"httpRoute", SHAPE_OBJECT, http_route},
     {"ports", SHAPE_OBJECTS, port},
     {"volumeClaimTemplates", SHAPE_LIST, NULL},
     {"persistentVolumeClaimRetentionPolicy", SHAPE_OBJECT, NULL},

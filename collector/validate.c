@@ -15,7 +15,11 @@
  *    panic (8.12);
  *  - FIPS reports every component, sorted, and keeps the warnings (8.17);
  *  - the authorizer is asked with the ServiceAccount's groups and the
- *    user's uid and extra, and what it answers comes out sorted (8.16, 8.24).
+ *    user's uid and extra, and what it answers comes out sorted (8.16, 8.24);
+ *  - an endpoint on port 0 or a negative port is refused rather than
+ *    replaced by the default port (8.13);
+ *  - a Route or HTTPRoute in sidecar mode is warned about, and a subdomain
+ *    ruleType is checked only where there is an ingress (8.20).
  *
  * Rule ids (verdict.rule) are a fixed set: they label a metric. */
 #include "collector/validate.h"
@@ -48,7 +52,7 @@ typedef struct vctx {
     verdict *v;
 } vctx;
 
-static bool is(const char *a, const char *b) { return a && !strcmp(a, b); }
+static bool is(const char *a, const char *b) { return a && b && !strcmp(a, b); }
 static bool set(json_object *o, const char *key) { return jget(o, key) != NULL; }
 static bool nonempty_list(json_object *o, const char *key) { return jlen(jget(o, key)) > 0; }
 
@@ -293,7 +297,7 @@ static void warn_nulls(vctx *c) {
         sbuf_free(&path);
     }
     if (found.n) {
-        qsort(found.v, found.n, sizeof *found.v, cmp_strp);
+        if (found.n) qsort(found.v, found.n, sizeof *found.v, cmp_strp);
         sbuf b = SBUF_INIT;
         sbuf_puts(&b, "Collector config spec.config has null objects: ");
         for (size_t i = 0; i < found.n; i++) sbuf_printf(&b, "%s%s", i ? ", " : "", found.v[i]);
@@ -365,7 +369,7 @@ static void missing_entries(const char *user, const items *denied, strs *out) {
         if (seen) free(k);
         else strs_add(&keys, k);
     }
-    qsort(keys.v, keys.n, sizeof *keys.v, cmp_strp);
+    if (keys.n) qsort(keys.v, keys.n, sizeof *keys.v, cmp_strp);
     for (size_t j = 0; j < keys.n; j++) {
         sbuf b = SBUF_INIT;
         sbuf_printf(&b, "missing the following rules for %s - %s: [", user, keys.v[j]);
@@ -524,7 +528,7 @@ static int check_prometheus(vctx *c, json_object *ta) {
         }
         if (!named.n)
             return verdict_deny(c->v, "target_allocator", PROM_PREFIX "no prometheus available as part of the configuration");
-        qsort(named.v, named.n, sizeof *named.v, cmp_strp);
+        if (named.n) qsort(named.v, named.n, sizeof *named.v, cmp_strp);
         sbuf b = SBUF_INIT;
         for (size_t i = 0; i < named.n; i++) sbuf_printf(&b, "%s%s", i ? ", " : "", named.v[i]);
         char *list = sbuf_take(&b, NULL);
@@ -672,7 +676,7 @@ static int check_fips(vctx *c) {
             else strs_add(&kind_found, type);
         }
         collector_ids_free(&ids);
-        qsort(kind_found.v, kind_found.n, sizeof *kind_found.v, cmp_strp);
+        if (kind_found.n) qsort(kind_found.v, kind_found.n, sizeof *kind_found.v, cmp_strp);
         for (size_t j = 0; j < kind_found.n; j++) strs_add(&found, kind_found.v[j]);
         free(kind_found.v);
     }
@@ -828,12 +832,23 @@ static int check_mode_rules(vctx *c) {
 
 static int check_ingress_and_strategies(vctx *c) {
     json_object *in = jmap(c->spec, "ingress");
-    if (is(jstr(in, "type"), "ingress") && is(c->mode, "sidecar"))
+    const char *type = jstr(in, "type");
+    /* spec 8.20: the reference lets these through in sidecar mode, where no
+     * Service exists for them to route to; they stay allowed, and are said. */
+    if (is(c->mode, "sidecar") && is(type, "route"))
+        verdict_warn(c->v, "spec.ingress is ignored: the OpenTelemetry Collector mode is set to sidecar, which has no "
+                           "Service for a Route");
+    if (is(c->mode, "sidecar") && jbool(jmap(c->spec, "httpRoute"), "enabled"))
+        verdict_warn(c->v, "spec.httpRoute is ignored: the OpenTelemetry Collector mode is set to sidecar, which has no "
+                           "Service for an HTTPRoute");
+    if (is(type, "ingress") && is(c->mode, "sidecar"))
         return verdict_deny(c->v, "ingress",
                             "the OpenTelemetry Spec Ingress configuration is incorrect. Ingress can only be used in "
                             "combination with the modes: deployment, daemonset, statefulset");
+    /* Only where there is an ingress to have rules: the reference checks
+     * ruleType whatever the type, refusing a setting nothing reads (8.20). */
     const char *host = jstr(in, "hostname");
-    if (is(jstr(in, "ruleType"), "subdomain") && (!host || !*host || !strcmp(host, "*")))
+    if (type && *type && is(jstr(in, "ruleType"), "subdomain") && (!host || !*host || !strcmp(host, "*")))
         return verdict_deny(c->v, "ingress", "a valid Ingress hostname has to be defined for subdomain ruleType");
     const char *ds = jstr(jmap(c->spec, "daemonSetUpdateStrategy"), "type");
     const char *dp = jstr(jmap(c->spec, "deploymentUpdateStrategy"), "type");
