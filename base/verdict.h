@@ -10,6 +10,9 @@
 
 #include <stddef.h>
 
+/* What is being admitted. */
+typedef enum verdict_op { VERDICT_CREATE, VERDICT_UPDATE, VERDICT_DELETE } verdict_op;
+
 typedef struct verdict {
     const char *rule; /* NULL: allowed; else a static rule id ("sidecar", "ports", ...) */
     char *message;    /* malloc'ed, when refused */

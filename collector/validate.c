@@ -867,9 +867,9 @@ static const char *defaulted_mode(json_object *obj) {
     return m && *m ? m : "deployment";
 }
 
-int collector_validate(json_object *obj, json_object *old, collector_op op, const collector_validate_opts *o,
+int collector_validate(json_object *obj, json_object *old, verdict_op op, const collector_validate_opts *o,
                        verdict *v) {
-    if (op == COLLECTOR_DELETE) return 0;
+    if (op == VERDICT_DELETE) return 0;
     char *bad = collector_check_shape(obj);
     if (bad) {
         verdict_deny(v, "shape", "%s", bad);
@@ -886,7 +886,7 @@ int collector_validate(json_object *obj, json_object *old, collector_op op, cons
     c.ns = jstr(jmap(obj, "metadata"), "namespace");
     if (!c.ns || !*c.ns) c.ns = o->ns && *o->ns ? o->ns : "default";
     if (o->schema && check_schema(&c)) return -1;
-    if (op == COLLECTOR_UPDATE && old && strcmp(defaulted_mode(old), c.mode))
+    if (op == VERDICT_UPDATE && old && strcmp(defaulted_mode(old), c.mode))
         return verdict_deny(v, "mode_change", M " does not support modification", defaulted_mode(old));
     warn_nulls(&c);
     if (check_mode_rules(&c) || check_target_allocator(&c) ||

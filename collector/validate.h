@@ -16,8 +16,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-typedef enum collector_op { COLLECTOR_CREATE, COLLECTOR_UPDATE, COLLECTOR_DELETE } collector_op;
-
 /* Who asks: a user from the admission request, or a ServiceAccount. */
 typedef struct collector_subject {
     const char *user;
@@ -50,7 +48,7 @@ typedef struct collector_validate_opts {
  * (VERDICT_INIT before); returns 0 when allowed, -1 when refused. Every
  * rule is evaluated in the reference's order and the first refusal wins;
  * warnings found before it are kept. */
-int collector_validate(json_object *collector, json_object *old, collector_op op, const collector_validate_opts *o,
+int collector_validate(json_object *collector, json_object *old, verdict_op op, const collector_validate_opts *o,
                        verdict *v);
 
 /* The build-validator warnings (3.8), for CREATE and UPDATE once validation

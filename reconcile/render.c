@@ -227,7 +227,7 @@ static void crd_defaults(reconcile_ctx *c) {
 static int validate(reconcile_ctx *c) {
     collector_validate_opts vo = {.cert_manager = -1, .schema = true, .ns = c->ns};
     verdict v = VERDICT_INIT;
-    int rc = collector_validate(c->cr, NULL, COLLECTOR_CREATE, &vo, &v);
+    int rc = collector_validate(c->cr, NULL, VERDICT_CREATE, &vo, &v);
     for (size_t i = 0; i < v.nwarnings; i++) reconcile_warn(c, "%s", v.warnings[i]);
     if (rc != 0) reconcile_fail(c, "%s", v.message);
     verdict_free(&v);

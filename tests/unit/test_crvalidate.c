@@ -84,7 +84,7 @@ typedef struct result {
     verdict v;
 } result;
 
-static result validate_opts(json_object *o, json_object *old, collector_op op, const collector_validate_opts *vo) {
+static result validate_opts(json_object *o, json_object *old, verdict_op op, const collector_validate_opts *vo) {
     result r = {0, VERDICT_INIT};
     char err[512] = "";
     ck_assert_msg(collector_default_spec(o, err, sizeof err) == 0, "defaulting failed: %s", err);
@@ -96,7 +96,7 @@ static result validate_opts(json_object *o, json_object *old, collector_op op, c
 static result validate(const char *spec) {
     collector_validate_opts vo = {.cert_manager = 1};
     json_object *o = cr(spec);
-    result r = validate_opts(o, NULL, COLLECTOR_CREATE, &vo);
+    result r = validate_opts(o, NULL, VERDICT_CREATE, &vo);
     json_object_put(o);
     return r;
 }
@@ -357,7 +357,7 @@ START_TEST(rule8_target_allocator) {
     json_object *raw = cr(TA_SS "  config:\n    receivers: [x]\n    service: {pipelines: {}}\n");
     verdict rv = VERDICT_INIT;
     collector_validate_opts rvo = {.cert_manager = 1};
-    ck_assert_int_eq(collector_validate(raw, NULL, COLLECTOR_CREATE, &rvo, &rv), -1);
+    ck_assert_int_eq(collector_validate(raw, NULL, VERDICT_CREATE, &rvo, &rv), -1);
     ck_assert_str_eq(rv.message, PROM "receivers property in the configuration doesn't contain valid receivers");
     verdict_free(&rv);
     json_object_put(raw);
@@ -408,7 +408,7 @@ static void mtls_case(const char *mtls, int cert_manager, const char *want) {
         abort();
     collector_validate_opts vo = {.cert_manager = cert_manager};
     json_object *o = cr(spec);
-    result r = validate_opts(o, NULL, COLLECTOR_CREATE, &vo);
+    result r = validate_opts(o, NULL, VERDICT_CREATE, &vo);
     if (want) {
         ck_assert_int_eq(r.rc, -1);
         ck_assert_str_eq(r.v.message, want);
@@ -572,7 +572,7 @@ END_TEST
 
 static result with_opts(const char *spec, const collector_validate_opts *vo) {
     json_object *o = cr(spec);
-    result r = validate_opts(o, NULL, COLLECTOR_CREATE, vo);
+    result r = validate_opts(o, NULL, VERDICT_CREATE, vo);
     json_object_put(o);
     return r;
 }
@@ -709,7 +709,7 @@ START_TEST(ta_service_account_warnings) {
                           "metadata: {name: adm-warning, namespace: test-ns}\nspec:\n  mode: statefulset\n"
                           "  targetAllocator: {enabled: true, prometheusCR: {enabled: true}}\n"
                           "  config:\n    receivers: {prometheus: {}, otlp: {protocols: {grpc: {}}}}\n" PIPE_PROM);
-    result r = validate_opts(o, NULL, COLLECTOR_CREATE, &vo);
+    result r = validate_opts(o, NULL, VERDICT_CREATE, &vo);
     ck_assert_int_eq(r.rc, 0);
     ck_assert_uint_eq(r.v.nwarnings, 2);
     ck_assert_str_eq(r.v.warnings[0], "missing the following rules for system:serviceaccount:test-ns:adm-warning-"
@@ -721,7 +721,7 @@ START_TEST(ta_service_account_warnings) {
     f = (fake_authz){.fail = "connection refused"};
     o = cr("  mode: statefulset\n  targetAllocator: {enabled: true, serviceAccount: ta, prometheusCR: {enabled: true}}\n"
            "  config:\n    receivers: {prometheus: {}, otlp: {protocols: {grpc: {}}}}\n" PIPE_PROM);
-    r = validate_opts(o, NULL, COLLECTOR_CREATE, &vo);
+    r = validate_opts(o, NULL, VERDICT_CREATE, &vo);
     ck_assert_int_eq(r.rc, -1);
     ck_assert_str_eq(r.v.rule, "target_allocator_rbac");
     ck_assert_str_eq(r.v.message, "unable to check rbac rules connection refused");
@@ -733,7 +733,7 @@ END_TEST
 START_TEST(update_and_delete) {
     collector_validate_opts vo = {.cert_manager = 1};
     json_object *old = cr("  mode: daemonset\n"), *neu = cr("  mode: deployment\n");
-    result r = validate_opts(neu, old, COLLECTOR_UPDATE, &vo);
+    result r = validate_opts(neu, old, VERDICT_UPDATE, &vo);
     ck_assert_int_eq(r.rc, -1);
     ck_assert_str_eq(r.v.rule, "mode_change");
     ck_assert_str_eq(r.v.message, M "daemonset, which does not support modification");
@@ -748,13 +748,13 @@ START_TEST(update_and_delete) {
     verdict v = VERDICT_INIT;
     char err[64];
     ck_assert_int_eq(collector_default_spec(neu, err, sizeof err), 0);
-    ck_assert_int_eq(collector_validate(neu, old, COLLECTOR_UPDATE, &vo, &v), 0);
+    ck_assert_int_eq(collector_validate(neu, old, VERDICT_UPDATE, &vo, &v), 0);
     verdict_free(&v);
     json_object_put(old);
     json_object_put(neu);
     /* spec 8.2: a delete is never refused, whatever the stored object. */
     old = cr("  mode: sidecar\n  tolerations: [{key: k}]\n");
-    ck_assert_int_eq(collector_validate(old, NULL, COLLECTOR_DELETE, &vo, &v), 0);
+    ck_assert_int_eq(collector_validate(old, NULL, VERDICT_DELETE, &vo, &v), 0);
     ck_assert_ptr_null(v.rule);
     json_object_put(old);
 }
@@ -799,7 +799,7 @@ START_TEST(shape_refused_by_validate) {
     json_object *o = cr("  replicas: many\n");
     collector_validate_opts vo = {.cert_manager = 1};
     verdict v = VERDICT_INIT;
-    ck_assert_int_eq(collector_validate(o, NULL, COLLECTOR_CREATE, &vo, &v), -1);
+    ck_assert_int_eq(collector_validate(o, NULL, VERDICT_CREATE, &vo, &v), -1);
     ck_assert_str_eq(v.rule, "shape");
     ck_assert_str_eq(v.message, "spec.replicas: expected an integer, got a string");
     verdict_free(&v);
