@@ -33,7 +33,7 @@ obj = $(patsubst %.c,$(1)/%.o,$(2))
 .SECONDARY:
 
 .PHONY: all deps run test unit valgrind roundtrip cli server-test hardening-test cluster-test reconcile-test \
-        parity-test bounds-test \
+        parity-test bounds-test cr-admission-test \
         fuzz-replay deploy-test clang-build bench fuzz clean install
 all: deps $(B)/otel-webhook $(B)/otel-reconcile
 
@@ -111,9 +111,9 @@ export ASAN_OPTIONS := detect_leaks=1:abort_on_error=0
 export UBSAN_OPTIONS := print_stacktrace=1:halt_on_error=1
 
 TEST_SUITES := clang-build unit valgrind roundtrip cli server-test hardening-test cluster-test reconcile-test \
-               parity-test bounds-test fuzz-replay deploy-test
+               parity-test bounds-test cr-admission-test fuzz-replay deploy-test
 EXPECTED_RESULTS := $(addprefix unit-,$(UNIT_TESTS)) $(addprefix valgrind-,$(UNIT_TESTS)) roundtrip cli server \
-                    hardening cluster reconcile parity bounds fuzz-replay deploy
+                    hardening cluster reconcile parity bounds cr-admission fuzz-replay deploy
 
 test:
 	@sh scripts/deps.sh test
@@ -174,6 +174,11 @@ parity-test: $(B)/asan/otel-webhook $(B)/asan/otel-reconcile tests/blackbox/pari
 bounds-test: $(B)/asan/otel-webhook $(B)/otel-webhook $(B)/asan/otel-reconcile tests/blackbox/bounds_test.py
 	@/usr/bin/python3 tests/blackbox/bounds_test.py $(B)/asan/otel-webhook $(B)/otel-webhook \
 	  $(B)/asan/otel-reconcile $(RESULTS)/bounds
+
+# The custom resources' admission webhooks over real TLS: exact answers,
+# patches, 400s, metrics and logs (the RBAC check is in cluster-test).
+cr-admission-test: $(B)/asan/otel-webhook tests/blackbox/cr_admission_test.py tests/blackbox/serverlib.py
+	@/usr/bin/python3 tests/blackbox/cr_admission_test.py $(B)/asan/otel-webhook $(RESULTS)/cr-admission
 
 # Every input the fuzzers ever found, and their seed corpora, once more.
 fuzz-replay: $(B)/fuzz/fuzz_engine $(B)/fuzz/fuzz_review tests/fuzz/replay.sh

@@ -27,6 +27,8 @@ static const shape_field spec[] = {{"endpoint", SHAPE_STRING, NULL},
 static const shape_field metadata[] = {{"name", SHAPE_STRING, NULL}, {"labels", SHAPE_STRMAP, NULL}, END};
 static const shape_field bridge[] = {{"metadata", SHAPE_OBJECT, metadata}, {"spec", SHAPE_OBJECT, spec}, END};
 
+char *mutate_check_opampbridge_shape(json_object *obj) { return shape_check(obj, bridge, ""); }
+
 int mutate_default_opampbridge(json_object *obj, char *err, size_t errlen) {
     if (!json_object_is_type(obj, json_type_object)) return 0;
     char *bad = shape_check(obj, bridge, "");

@@ -10,6 +10,9 @@
 #include <json-c/json.h>
 #include <stddef.h>
 
+/* NULL when the fields read have the reference decoder's types, else a
+ * malloc'ed "PATH: REASON" (base/shape.h). */
+char *mutate_check_opampbridge_shape(json_object *obj);
 /* upgradeStrategy, replicas and capabilities, in the reference's order. In
  * place; 0, or -1 with the reason in err (a field of the wrong type; the
  * object untouched). */

@@ -219,6 +219,10 @@ static int parse_args(int argc, char **argv, serve_opts *o) {
 }
 #undef BAD
 
+/* The access reviews of one collector admission (cr-admission.md 3.7):
+ * within the registration's 5 s timeout, with room for the rest. */
+#define CR_REVIEW_BUDGET_S 3.0
+
 /* What serve() sets up, and what only this file needs. Static: a loop that
  * could not be disposed stays reachable from here until the process exits. */
 static struct {
@@ -306,6 +310,7 @@ static int setup_store(const serve_opts *o) {
     S.srv.store = kube_store_new();
     pthread_mutex_init(&S.srv.store_mu, NULL);
     S.srv.env = (review_env){S.srv.store, &S.cfg.opt, NULL, NULL};
+    S.srv.cr = (cr_env){&S.cfg, NULL, CR_REVIEW_BUDGET_S};
     S.srv.files_grace = o->res_grace;
     if (o->ndirs) {
         kube_logger lg = log_kube_sink("files");
@@ -361,6 +366,7 @@ static int setup_live(const serve_opts *o, kube_api *api) {
     S.srv.live = kube_livesource_new(S.srv.store, api, &S.prep, &S.srv.store_mu, &lo, &lg);
     if (kube_livesource_start(S.srv.live) != 0) return -1;
     S.srv.env.live = S.srv.live;
+    S.srv.cr.live = S.srv.live;
     if (S.cfg.native_sidecars == MUTATE_AUTO) S.srv.env.opt_native = &S.mopt_native;
     log_kv(LOG_INFO, "watching the cluster", "server", kube_api_server(api), NULL);
     return 0;
