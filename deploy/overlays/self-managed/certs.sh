@@ -2,8 +2,9 @@
 # Runs in the otel-webhook image (init container of the otel-webhook-certs
 # Job): new CA and serving certificate, then the two manifests the kubectl
 # container applies server-side, in this order (file names sort):
-#   /work/apply/1-webhook.yaml  the caBundle: the new CA, then the previous one
-#                               (read from the mounted current Secret, if any)
+#   /work/apply/1-webhook.yaml  the caBundle of every webhook of both
+#                               configurations: the new CA, then the previous
+#                               one (read from the mounted current Secret, if any)
 #   /work/apply/2-secret.yaml   the Secret otel-webhook-tls (tls.crt, tls.key, ca.crt)
 # The caBundle goes first: the API server trusts both CAs before the pods
 # serve the new certificate, so a renewal never breaks a TLS handshake.
@@ -18,16 +19,23 @@ out=$WORK/certs
 mkdir -p "$out" "$WORK/apply"
 otel-webhook certs generate --service "$SERVICE" --namespace "$NAMESPACE" --out "$out" --days "$DAYS" >/dev/null
 bundle=$( { cat "$out/ca.crt"; if [ -s "$CURRENT/ca.crt" ]; then cat "$CURRENT/ca.crt"; fi; } | base64 -w0)
-cat > "$WORK/apply/1-webhook.yaml" <<YAML
-apiVersion: admissionregistration.k8s.io/v1
-kind: MutatingWebhookConfiguration
-metadata:
-  name: $WEBHOOK
-webhooks:
-  - name: pods.otel-webhook.opentelemetry.io
-    clientConfig:
-      caBundle: $bundle
-YAML
+# The webhooks of each configuration (deploy/base/webhook/*webhookconfiguration.yaml).
+MUTATING="pods.otel-webhook.opentelemetry.io minstrumentation.kb.io mopampbridge.kb.io mopentelemetrycollectorbeta.kb.io"
+VALIDATING="vinstrumentationcreateupdate.kb.io vinstrumentationdelete.kb.io vopampbridgecreateupdate.kb.io
+  vopampbridgedelete.kb.io vopentelemetrycollectorcreateupdatebeta.kb.io vopentelemetrycollectordeletebeta.kb.io"
+configuration() { # KIND NAMES...
+  kind=$1
+  shift
+  printf 'apiVersion: admissionregistration.k8s.io/v1\nkind: %s\nmetadata:\n  name: %s\nwebhooks:\n' "$kind" "$WEBHOOK"
+  for w in "$@"; do
+    printf '  - name: %s\n    clientConfig:\n      caBundle: %s\n' "$w" "$bundle"
+  done
+}
+{
+  configuration MutatingWebhookConfiguration $MUTATING
+  echo ---
+  configuration ValidatingWebhookConfiguration $VALIDATING
+} > "$WORK/apply/1-webhook.yaml"
 cat > "$WORK/apply/2-secret.yaml" <<YAML
 apiVersion: v1
 kind: Secret
