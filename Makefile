@@ -112,7 +112,7 @@ export UBSAN_OPTIONS := print_stacktrace=1:halt_on_error=1
 
 TEST_SUITES := clang-build unit valgrind roundtrip cli server-test hardening-test cluster-test reconcile-test \
                parity-test bounds-test cr-admission-test fuzz-replay deploy-test
-EXPECTED_RESULTS := $(addprefix unit-,$(UNIT_TESTS)) $(addprefix valgrind-,$(UNIT_TESTS)) roundtrip cli server \
+EXPECTED_RESULTS := $(addprefix unit-,$(UNIT_TESTS)) $(addprefix valgrind-,$(UNIT_TESTS)) roundtrip cli cli-validate server \
                     hardening cluster reconcile parity bounds cr-admission fuzz-replay deploy
 
 test:
@@ -140,8 +140,9 @@ valgrind: $(addprefix $(B)/vg/tests/unit/,$(UNIT_TESTS)) tests/unit/run_check.sh
 roundtrip: unit tests/unit/roundtrip.py
 	@/usr/bin/python3 tests/unit/roundtrip.py $(CASES) $(RESULTS)/roundtrip
 
-cli: $(B)/asan/otel-webhook tests/blackbox/cli_test.py
+cli: $(B)/asan/otel-webhook tests/blackbox/cli_test.py tests/blackbox/validate_test.py
 	@/usr/bin/python3 tests/blackbox/cli_test.py $(B)/asan/otel-webhook $(RESULTS)/cli
+	@/usr/bin/python3 tests/blackbox/validate_test.py $(B)/asan/otel-webhook $(RESULTS)/cli-validate
 
 # The server over real TLS on loopback; the release build too, for what
 # only glibc's allocator shows (memory given back).

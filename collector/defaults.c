@@ -345,6 +345,11 @@ static void move_v1alpha1_bounds(json_object *spec) {
     json_object_object_del(spec, "minReplicas");
 }
 
+int collector_check_bounds(json_object *obj, char *err, size_t errlen) {
+    json_object *spec = jmap(obj, "spec");
+    return check_bounds(spec, jmap(spec, "config"), err, errlen);
+}
+
 int collector_default(json_object *obj, char *err, size_t errlen) {
     json_object *spec = jmap(obj, "spec"), *config = NULL, *work;
     if (!spec) return err_printf(err, errlen, "spec is missing");

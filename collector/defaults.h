@@ -32,6 +32,11 @@ int collector_default_spec(json_object *collector, char *err, size_t errlen);
 #define COLLECTOR_MAX_PORTS 1024
 #define COLLECTOR_MAX_VOLUMES 1024
 
+/* The bounds above for collector (v1beta1 shape): 0, or -1 with the reason
+ * ("spec.config: 20000 receivers in pipelines, more than the 1024
+ * otel-webhook handles"). */
+int collector_check_bounds(json_object *collector, char *err, size_t errlen);
+
 /* Converts a v1alpha1 collector (config as a YAML string, autoscaler bounds
  * at the top of spec) to the v1beta1 shape, checks the bounds above,
  * applies collector_default_spec, and stores under the COLLECTOR_DERIVED_* keys

@@ -30,6 +30,7 @@
 #include "base/sbuf.h"
 #include "collector/components.h"
 #include "collector/config.h"
+#include "collector/defaults.h"
 #include "collector/naming.h"
 #include "collector/ports.h"
 #include "collector/rbac.h"
@@ -876,6 +877,8 @@ int collector_validate(json_object *obj, json_object *old, verdict_op op, const 
         free(bad);
         return -1;
     }
+    char berr[256];
+    if (collector_check_bounds(obj, berr, sizeof berr) != 0) return verdict_deny(v, "bounds", "%s", berr);
     vctx c = {.obj = obj, .o = o, .v = v};
     c.spec = jmap(obj, "spec");
     c.config = jmap(c.spec, "config");

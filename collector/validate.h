@@ -44,7 +44,9 @@ typedef struct collector_validate_opts {
 } collector_validate_opts;
 
 /* Validates collector, defaulted (collector_default_spec), as a CREATE,
- * an UPDATE of old, or a DELETE (always allowed: spec 8.2). Fills *v
+ * an UPDATE of old, or a DELETE (always allowed: spec 8.2). A collector
+ * past the bounds of collector/defaults.h is refused first (rule
+ * "bounds"): nothing of ours could build it. Fills *v
  * (VERDICT_INIT before); returns 0 when allowed, -1 when refused. Every
  * rule is evaluated in the reference's order and the first refusal wins;
  * warnings found before it are kept. */

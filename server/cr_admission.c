@@ -149,11 +149,11 @@ static json_object *decodable(cr_out *out, const review_request *rq, cr_route ro
 }
 
 /* A defaulted copy of o, or NULL with the reason in v. */
-static json_object *defaulted(const cr_env *env, metrics_cr_kind kind, json_object *o, verdict *v) {
+static json_object *defaulted(const mutate_settings *settings, metrics_cr_kind kind, json_object *o, verdict *v) {
     json_object *copy = jcopy(o);
     char err[1024] = "";
     int rc = kind == CR_KIND_COLLECTOR         ? collector_default_spec(copy, err, sizeof err)
-             : kind == CR_KIND_INSTRUMENTATION ? mutate_default_instrumentation(copy, env->settings, err, sizeof err)
+             : kind == CR_KIND_INSTRUMENTATION ? mutate_default_instrumentation(copy, settings, err, sizeof err)
                                                : mutate_default_opampbridge(copy, err, sizeof err);
     if (rc == 0) return copy;
     json_object_put(copy);
@@ -211,7 +211,7 @@ static void handle_mutating(const cr_env *env, cr_route route, const review_requ
     json_object *o = decodable(out, rq, route, rq->object, "object");
     if (!o) return;
     verdict v = VERDICT_INIT;
-    json_object *d = defaulted(env, routes[route].metric, o, &v);
+    json_object *d = defaulted(env->settings, routes[route].metric, o, &v);
     if (!d) {
         deny(out, rq, &v);
         verdict_free(&v);
@@ -232,26 +232,26 @@ static void handle_mutating(const cr_env *env, cr_route route, const review_requ
     json_object_put(d);
 }
 
-static void validate_collector(const cr_env *env, const review_request *rq, json_object *obj, json_object *old,
-                               verdict_op op, verdict *v) {
-    json_object *ui = rq->user_info, *groups = jarr(ui, "groups");
-    size_t ng = jlen(groups);
-    const char **gs = xcalloc(ng + 1, sizeof *gs);
-    size_t k = 0;
-    for (size_t i = 0; i < ng; i++) {
-        json_object *g = json_object_array_get_idx(groups, i);
-        if (json_object_is_type(g, json_type_string)) gs[k++] = json_object_get_string(g);
+int cr_admission_verdict(const cr_check *c, json_object *obj, json_object *old, verdict_op op, verdict *v) {
+    verdict dv = VERDICT_INIT;
+    json_object *d = defaulted(c->settings, c->kind, obj, &dv);
+    if (!d) {
+        *v = dv;
+        return -1;
     }
-    collector_subject user = {jstr(ui, "username"), jstr(ui, "uid"), gs, k, jmap(ui, "extra")};
-    authz az = {env, now_mono() + env->review_budget};
-    collector_access acc = {sar_allowed, &az};
-    collector_validate_opts vo = {.access = env->live ? &acc : NULL,
-                                  .user = user.user && *user.user ? &user : NULL,
-                                  .cert_manager = -1,
-                                  .fips_disabled = env->settings ? env->settings->fips_disabled : NULL,
-                                  .ns = rq->ns};
-    if (collector_validate(obj, old, op, &vo, v) == 0) collector_build_warnings(obj, v);
-    free(gs);
+    int rc;
+    if (c->kind == CR_KIND_COLLECTOR) {
+        collector_validate_opts vo = c->collector ? *c->collector : (collector_validate_opts){.cert_manager = -1};
+        if (!vo.fips_disabled && c->settings) vo.fips_disabled = c->settings->fips_disabled;
+        rc = collector_validate(d, old, op, &vo, v);
+        if (rc == 0 && op != VERDICT_DELETE) collector_build_warnings(d, v);
+    } else if (c->kind == CR_KIND_INSTRUMENTATION) {
+        rc = mutate_validate_instrumentation(d, op, c->settings, v);
+    } else {
+        rc = mutate_validate_opampbridge(d, op, v);
+    }
+    json_object_put(d);
+    return rc;
 }
 
 static void handle_validating(const cr_env *env, cr_route route, const review_request *rq, cr_out *out) {
@@ -266,21 +266,29 @@ static void handle_validating(const cr_env *env, cr_route route, const review_re
     json_object *o = decodable(out, rq, route, rq->object, "object"), *old = NULL;
     if (!o) return;
     if (out->op == CR_OP_UPDATE && !(old = decodable(out, rq, route, rq->old_object, "oldObject"))) return;
-    verdict v = VERDICT_INIT;
-    json_object *d = defaulted(env, kind, o, &v);
-    if (!d) {
-        deny(out, rq, &v);
-        verdict_free(&v);
-        return;
+    /* The requesting user, for the privilege-escalation check. */
+    json_object *ui = rq->user_info, *groups = jarr(ui, "groups");
+    size_t ng = jlen(groups), k = 0;
+    const char **gs = xcalloc(ng + 1, sizeof *gs);
+    for (size_t i = 0; i < ng; i++) {
+        json_object *g = json_object_array_get_idx(groups, i);
+        if (json_object_is_type(g, json_type_string)) gs[k++] = json_object_get_string(g);
     }
-    verdict_op op = out->op == CR_OP_CREATE ? VERDICT_CREATE : VERDICT_UPDATE;
-    if (kind == CR_KIND_COLLECTOR) validate_collector(env, rq, d, old, op, &v);
-    else if (kind == CR_KIND_INSTRUMENTATION) mutate_validate_instrumentation(d, op, env->settings, &v);
-    else mutate_validate_opampbridge(d, op, &v);
-    if (v.rule) deny(out, rq, &v);
-    else allow(out, rq, 200, NULL, &v, CR_ALLOWED);
+    collector_subject user = {jstr(ui, "username"), jstr(ui, "uid"), gs, k, jmap(ui, "extra")};
+    authz az = {env, now_mono() + env->review_budget};
+    collector_access acc = {sar_allowed, &az};
+    collector_validate_opts vo = {.access = env->live ? &acc : NULL,
+                                  .user = user.user && *user.user ? &user : NULL,
+                                  .cert_manager = -1,
+                                  .ns = rq->ns};
+    cr_check c = {kind, env->settings, &vo};
+    verdict v = VERDICT_INIT;
+    if (cr_admission_verdict(&c, o, old, out->op == CR_OP_CREATE ? VERDICT_CREATE : VERDICT_UPDATE, &v) != 0)
+        deny(out, rq, &v);
+    else
+        allow(out, rq, 200, NULL, &v, CR_ALLOWED);
     verdict_free(&v);
-    json_object_put(d);
+    free(gs);
 }
 
 void cr_admission_handle(const cr_env *env, cr_route route, json_tokener *tok, const char *body, size_t len,

@@ -14,6 +14,7 @@
 #ifndef SERVER_CR_ADMISSION_H
 #define SERVER_CR_ADMISSION_H
 
+#include "base/verdict.h"
 #include "mutate/settings.h"
 #include "server/metrics.h"
 #include "server/review.h"
@@ -58,6 +59,18 @@ typedef struct cr_out {
     char ns[128], name[256], user[256];
     char message[512];           /* the refusal, for the log */
 } cr_out;
+
+/* The validating webhook's decision, for it and `otel-webhook validate`:
+ * obj defaulted (a copy; the defaulting's refusal is rule "defaulting"),
+ * then validated as op (of old, for UPDATE). collector: the collector
+ * checks' options (authorizer, user, schema; NULL: none of them, the FIPS
+ * list from settings). 0 allowed, -1 refused; *v VERDICT_INIT before. */
+typedef struct cr_check {
+    metrics_cr_kind kind;
+    const mutate_settings *settings;
+    const struct collector_validate_opts *collector;
+} cr_check;
+int cr_admission_verdict(const cr_check *c, json_object *obj, json_object *old, verdict_op op, verdict *v);
 
 /* tok is the caller's (one per thread). Answers into out (free with
  * review_out_free(&out->r)). */
