@@ -182,9 +182,10 @@ cr-admission-test: $(B)/asan/otel-webhook tests/blackbox/cr_admission_test.py te
 	@/usr/bin/python3 tests/blackbox/cr_admission_test.py $(B)/asan/otel-webhook $(RESULTS)/cr-admission
 
 # Every input the fuzzers ever found, and their seed corpora, once more.
-fuzz-replay: $(B)/fuzz/fuzz_engine $(B)/fuzz/fuzz_review tests/fuzz/replay.sh
+fuzz-replay: $(B)/fuzz/fuzz_engine $(B)/fuzz/fuzz_review $(B)/fuzz/fuzz_cr tests/fuzz/replay.sh
 	@sh tests/fuzz/replay.sh $(RESULTS)/fuzz-replay $(B)/fuzz/fuzz_engine tests/fuzz/crashes/engine tests/fuzz/corpus \
-	  -- $(B)/fuzz/fuzz_review tests/fuzz/crashes/review tests/fuzz/review-corpus
+	  -- $(B)/fuzz/fuzz_review tests/fuzz/crashes/review tests/fuzz/review-corpus \
+	  -- $(B)/fuzz/fuzz_cr tests/fuzz/crashes/cr tests/fuzz/cr-corpus
 
 # deploy/: rendering, schema validation, safety properties, and RBAC coverage
 # against the requests cluster-test and reconcile-test recorded.
@@ -216,8 +217,8 @@ bench: deps $(B)/bench/bench_engine $(B)/otel-webhook $(B)/otel-reconcile
 # ---------------------------------------------------------------------------
 # Fuzzing with clang's libFuzzer under ASan, UBSan and leak detection:
 # fuzz_engine (the engine on arbitrary pods: JSON, YAML and annotation/env
-# fields) and fuzz_review (the AdmissionReview decoder and everything behind
-# it). `make fuzz` runs each FUZZ_SECONDS on a copy of its seed corpus; a
+# fields), fuzz_review (the AdmissionReview decoder and everything behind
+# it) and fuzz_cr (the custom resources' admission answers on every route). `make fuzz` runs each FUZZ_SECONDS on a copy of its seed corpus; a
 # crash, leak or broken invariant fails the target and leaves the input in
 # build/fuzz/artifacts/ (keep it in tests/fuzz/crashes/TARGET/).
 FUZZ_CC      ?= clang
@@ -236,8 +237,14 @@ $(B)/fuzz/fuzz_review: tests/fuzz/fuzz_review.c server/review.c server/log.c ser
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(shell pkg-config --cflags $(PKGS_WEBHOOK)) -o $@ tests/fuzz/fuzz_review.c \
 	  server/review.c server/log.c server/metrics.c $(FUZZ_LIB) $(LIBS_WEBHOOK)
 
-fuzz: $(B)/fuzz/fuzz_engine $(B)/fuzz/fuzz_review
-	@set -e; for t in engine:corpus review:review-corpus; do name=$${t%%:*}; seeds=$${t#*:}; \
+FUZZ_CR_SRC := server/cr_admission.c server/review.c server/log.c server/metrics.c
+$(B)/fuzz/fuzz_cr: tests/fuzz/fuzz_cr.c $(FUZZ_CR_SRC) $(FUZZ_LIB) $(FUZZ_HDRS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(shell pkg-config --cflags $(PKGS_WEBHOOK)) -o $@ tests/fuzz/fuzz_cr.c \
+	  $(FUZZ_CR_SRC) $(FUZZ_LIB) $(LIBS_WEBHOOK)
+
+fuzz: $(B)/fuzz/fuzz_engine $(B)/fuzz/fuzz_review $(B)/fuzz/fuzz_cr
+	@set -e; for t in engine:corpus review:review-corpus cr:cr-corpus; do name=$${t%%:*}; seeds=$${t#*:}; \
 	  rm -rf $(B)/fuzz/$$name-corpus && mkdir -p $(B)/fuzz/$$name-corpus $(B)/fuzz/artifacts && \
 	  cp tests/fuzz/$$seeds/* $(B)/fuzz/$$name-corpus/ && \
 	  echo "== fuzz_$$name for $(FUZZ_SECONDS) s" && \
