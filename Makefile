@@ -199,7 +199,7 @@ clean:
 
 # ---------------------------------------------------------------------------
 # Benchmarks: compare figures within one run.
-BENCH_SRC := $(call mods,base kube collector mutate) server/review.c server/log.c server/metrics.c
+BENCH_SRC := $(call mods,base kube collector mutate) server/review.c server/log.c server/metrics.c server/cr_admission.c
 $(B)/bench/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
@@ -210,6 +210,7 @@ $(B)/bench/bench_engine: $(B)/bench/tests/bench/bench_engine.o $(call obj,$(B)/o
 bench: deps $(B)/bench/bench_engine $(B)/otel-webhook $(B)/otel-reconcile
 	@sh scripts/deps.sh bench
 	@$(B)/bench/bench_engine tests/bench
+	@sh tests/bench/callgrind.sh $(B)/bench/bench_engine
 	@/usr/bin/python3 tests/bench/server_bench.py $(B)/otel-webhook
 	@/usr/bin/python3 tests/blackbox/cluster_test.py --rss $(B)/otel-webhook
 	@/usr/bin/python3 tests/bench/reconcile_bench.py $(B)/otel-reconcile
