@@ -32,7 +32,7 @@ obj = $(patsubst %.c,$(1)/%.o,$(2))
 # Keep test objects between runs (they are intermediates of pattern rules).
 .SECONDARY:
 
-.PHONY: all deps run test unit valgrind roundtrip cli server-test hardening-test cluster-test reconcile-test \
+.PHONY: all deps run test unit valgrind roundtrip cli server-test convert-test hardening-test cluster-test reconcile-test \
         parity-test bounds-test cr-admission-test \
         fuzz-replay deploy-test clang-build bench fuzz clean install
 all: deps $(B)/otel-webhook $(B)/otel-reconcile
@@ -110,10 +110,10 @@ CASES   := $(B)/cases
 export ASAN_OPTIONS := detect_leaks=1:abort_on_error=0
 export UBSAN_OPTIONS := print_stacktrace=1:halt_on_error=1
 
-TEST_SUITES := clang-build unit valgrind roundtrip cli server-test hardening-test cluster-test reconcile-test \
-               parity-test bounds-test cr-admission-test fuzz-replay deploy-test
+TEST_SUITES := clang-build unit valgrind roundtrip cli server-test convert-test hardening-test cluster-test \
+               reconcile-test parity-test bounds-test cr-admission-test fuzz-replay deploy-test
 EXPECTED_RESULTS := $(addprefix unit-,$(UNIT_TESTS)) $(addprefix valgrind-,$(UNIT_TESTS)) roundtrip cli cli-validate server \
-                    hardening cluster reconcile parity bounds cr-admission fuzz-replay deploy
+                    convert hardening cluster reconcile parity bounds cr-admission fuzz-replay deploy
 
 test:
 	@sh scripts/deps.sh test
@@ -149,6 +149,10 @@ cli: $(B)/asan/otel-webhook tests/blackbox/cli_test.py tests/blackbox/validate_t
 server-test: $(B)/asan/otel-webhook $(B)/otel-webhook tests/blackbox/server_test.py tests/blackbox/serverlib.py
 	@/usr/bin/python3 tests/blackbox/server_test.py $(B)/asan/otel-webhook $(RESULTS)/server $(B)/otel-webhook
 
+# POST /convert, the collector conversion webhook, over real TLS.
+convert-test: $(B)/asan/otel-webhook tests/blackbox/convert_test.py tests/blackbox/serverlib.py
+	@/usr/bin/python3 tests/blackbox/convert_test.py $(B)/asan/otel-webhook $(RESULTS)/convert
+
 # The server against hostile clients and surroundings: HTTP/2, smuggling,
 # uids, FIFO certificates, SIGHUP, the fd limit.
 hardening-test: $(B)/asan/otel-webhook tests/blackbox/hardening_test.py tests/blackbox/serverlib.py \
@@ -182,9 +186,10 @@ cr-admission-test: $(B)/asan/otel-webhook tests/blackbox/cr_admission_test.py te
 	@/usr/bin/python3 tests/blackbox/cr_admission_test.py $(B)/asan/otel-webhook $(RESULTS)/cr-admission
 
 # Every input the fuzzers ever found, and their seed corpora, once more.
-fuzz-replay: $(B)/fuzz/fuzz_engine $(B)/fuzz/fuzz_review $(B)/fuzz/fuzz_cr tests/fuzz/replay.sh
+fuzz-replay: $(B)/fuzz/fuzz_engine $(B)/fuzz/fuzz_review $(B)/fuzz/fuzz_conversion $(B)/fuzz/fuzz_cr tests/fuzz/replay.sh
 	@sh tests/fuzz/replay.sh $(RESULTS)/fuzz-replay $(B)/fuzz/fuzz_engine tests/fuzz/crashes/engine tests/fuzz/corpus \
 	  -- $(B)/fuzz/fuzz_review tests/fuzz/crashes/review tests/fuzz/review-corpus \
+	  -- $(B)/fuzz/fuzz_conversion tests/fuzz/crashes/conversion tests/fuzz/conversion-corpus \
 	  -- $(B)/fuzz/fuzz_cr tests/fuzz/crashes/cr tests/fuzz/cr-corpus
 
 # deploy/: rendering, schema validation, safety properties, and RBAC coverage
@@ -219,7 +224,9 @@ bench: deps $(B)/bench/bench_engine $(B)/otel-webhook $(B)/otel-reconcile
 # Fuzzing with clang's libFuzzer under ASan, UBSan and leak detection:
 # fuzz_engine (the engine on arbitrary pods: JSON, YAML and annotation/env
 # fields), fuzz_review (the AdmissionReview decoder and everything behind
-# it) and fuzz_cr (the custom resources' admission answers on every route). `make fuzz` runs each FUZZ_SECONDS on a copy of its seed corpus; a
+# it), fuzz_conversion (the ConversionReview decoder and the collector
+# conversion) and fuzz_cr (the custom resources' admission answers on every
+# route). `make fuzz` runs each FUZZ_SECONDS on a copy of its seed corpus; a
 # crash, leak or broken invariant fails the target and leaves the input in
 # build/fuzz/artifacts/ (keep it in tests/fuzz/crashes/TARGET/).
 FUZZ_CC      ?= clang
@@ -238,14 +245,19 @@ $(B)/fuzz/fuzz_review: tests/fuzz/fuzz_review.c server/review.c server/log.c ser
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(shell pkg-config --cflags $(PKGS_WEBHOOK)) -o $@ tests/fuzz/fuzz_review.c \
 	  server/review.c server/log.c server/metrics.c $(FUZZ_LIB) $(LIBS_WEBHOOK)
 
+$(B)/fuzz/fuzz_conversion: tests/fuzz/fuzz_conversion.c server/conversion.c server/metrics.c $(FUZZ_LIB) $(FUZZ_HDRS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(shell pkg-config --cflags $(PKGS_WEBHOOK)) -o $@ tests/fuzz/fuzz_conversion.c \
+	  server/conversion.c server/metrics.c $(FUZZ_LIB) $(LIBS_WEBHOOK)
+
 FUZZ_CR_SRC := server/cr_admission.c server/review.c server/log.c server/metrics.c
 $(B)/fuzz/fuzz_cr: tests/fuzz/fuzz_cr.c $(FUZZ_CR_SRC) $(FUZZ_LIB) $(FUZZ_HDRS)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(shell pkg-config --cflags $(PKGS_WEBHOOK)) -o $@ tests/fuzz/fuzz_cr.c \
 	  $(FUZZ_CR_SRC) $(FUZZ_LIB) $(LIBS_WEBHOOK)
 
-fuzz: $(B)/fuzz/fuzz_engine $(B)/fuzz/fuzz_review $(B)/fuzz/fuzz_cr
-	@set -e; for t in engine:corpus review:review-corpus cr:cr-corpus; do name=$${t%%:*}; seeds=$${t#*:}; \
+fuzz: $(B)/fuzz/fuzz_engine $(B)/fuzz/fuzz_review $(B)/fuzz/fuzz_conversion $(B)/fuzz/fuzz_cr
+	@set -e; for t in engine:corpus review:review-corpus conversion:conversion-corpus cr:cr-corpus; do name=$${t%%:*}; seeds=$${t#*:}; \
 	  rm -rf $(B)/fuzz/$$name-corpus && mkdir -p $(B)/fuzz/$$name-corpus $(B)/fuzz/artifacts && \
 	  cp tests/fuzz/$$seeds/* $(B)/fuzz/$$name-corpus/ && \
 	  echo "== fuzz_$$name for $(FUZZ_SECONDS) s" && \

@@ -20,9 +20,9 @@
 #include "base/json.h"
 #include "collector/components.h"
 #include "collector/config.h"
+#include "collector/convert.h"
 #include "collector/ports.h"
 #include "collector/shape.h"
-#include "kube/yaml.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -314,35 +314,37 @@ int collector_default_spec(json_object *obj, char *err, size_t errlen) {
     return 0;
 }
 
-/* What v1alpha1 writes differently, so that the defaulting and everything
- * after it see the v1beta1 shape: the config as a YAML string, and the
- * autoscaler bounds at the top of spec. A new config object in *config. */
-static int from_v1alpha1(json_object *spec, json_object **config, char *err, size_t errlen) {
-    json_object *c = jget(spec, "config");
-    if (!c) return err_printf(err, errlen, "spec.config is missing");
-    if (json_object_is_type(c, json_type_string)) {
-        kube_yaml_error ye;
-        const char *text = json_object_get_string(c);
-        if (!(*config = kube_yaml_parse_one(text, strlen(text), &ye)))
-            return err_printf(err, errlen, "spec.config line %d: %s", ye.line, ye.msg);
-    } else {
-        *config = jcopy(c);
+/* dst's members become src's (src is consumed): the in-place conversion of
+ * a v1alpha1 object, done only once everything else succeeded. metadata
+ * stays the same object, only its annotations (all the conversion changes
+ * there) follow src: callers hold pointers into it (render's name). */
+static void replace_members(json_object *dst, json_object *src) {
+    size_t n = 0, i = 0;
+    json_object_object_foreach(dst, k0, v0) {
+        (void)k0, (void)v0;
+        n++;
     }
-    if (!json_object_is_type(*config, json_type_object)) {
-        json_object_put(*config);
-        *config = NULL;
-        return err_printf(err, errlen, "spec.config is not a map");
+    char **keys = xcalloc(n ? n : 1, sizeof *keys);
+    json_object_object_foreach(dst, k1, v1) {
+        (void)v1;
+        if (strcmp(k1, "metadata") != 0) keys[i++] = xstrdup(k1);
     }
-    return 0;
-}
-
-static void move_v1alpha1_bounds(json_object *spec) {
-    if (!is_set(spec, "maxReplicas") && !is_set(spec, "minReplicas")) return;
-    json_object *as = make_map(spec, "autoscaler");
-    if (as && !is_set(as, "maxReplicas")) jset_copy(as, "maxReplicas", jget(spec, "maxReplicas"));
-    if (as && !is_set(as, "minReplicas")) jset_copy(as, "minReplicas", jget(spec, "minReplicas"));
-    json_object_object_del(spec, "maxReplicas");
-    json_object_object_del(spec, "minReplicas");
+    for (size_t j = 0; j < i; j++) {
+        json_object_object_del(dst, keys[j]);
+        free(keys[j]);
+    }
+    free(keys);
+    json_object *dmeta = jmap(dst, "metadata");
+    json_object_object_foreach(src, k, v) {
+        if (strcmp(k, "metadata") != 0 || !dmeta) {
+            jset(dst, k, json_object_get(v));
+            continue;
+        }
+        json_object *a = jget(v, "annotations");
+        if (a) jset(dmeta, "annotations", json_object_get(a));
+        else json_object_object_del(dmeta, "annotations");
+    }
+    json_object_put(src);
 }
 
 int collector_check_bounds(json_object *obj, char *err, size_t errlen) {
@@ -351,31 +353,41 @@ int collector_check_bounds(json_object *obj, char *err, size_t errlen) {
 }
 
 int collector_default(json_object *obj, char *err, size_t errlen) {
-    json_object *spec = jmap(obj, "spec"), *config = NULL, *work;
+    json_object *spec = jmap(obj, "spec"), *config = jget(spec, "config"), *work;
+    bool converted = false;
     if (!spec) return err_printf(err, errlen, "spec is missing");
-    if (from_v1alpha1(spec, &config, err, errlen) != 0) return -1;
-    if (check_bounds(spec, config, err, errlen) != 0) {
-        json_object_put(config);
-        return -1;
+    if (!config) return err_printf(err, errlen, "spec.config is missing");
+    /* Defaulting works on a copy that replaces the object's parts only once
+     * it succeeded: a failed object stays exactly as it came. */
+    if (json_object_is_type(config, json_type_string)) {
+        /* A v1alpha1 collector (config as a YAML string): the one
+         * conversion, except that a config it cannot read is an error here,
+         * where nothing is stored, instead of the empty config. */
+        collector_convert_notes notes;
+        if (!(work = collector_convert_to_v1beta1(obj, &notes, err, errlen))) return -1;
+        if (notes.config[0]) {
+            json_object_put(work);
+            return err_printf(err, errlen, "%s", notes.config);
+        }
+        converted = true;
+    } else {
+        if (!json_object_is_type(config, json_type_object)) return err_printf(err, errlen, "spec.config is not a map");
+        work = jcopy(obj);
     }
-    /* Defaulting works on a copy that replaces the object only once it
-     * succeeded: a failed object stays exactly as it came. The copy is
-     * made without the config, which is copied already. */
-    json_object *orig = json_object_get(jget(spec, "config"));
-    jset(spec, "config", NULL);
-    work = jcopy(obj);
-    jset(spec, "config", orig);
     json_object *wspec = jmap(work, "spec");
-    jset(wspec, "config", config);
-    move_v1alpha1_bounds(wspec);
-    if (collector_default_spec(work, err, errlen) != 0) {
+    if (check_bounds(wspec, jmap(wspec, "config"), err, errlen) != 0 ||
+        collector_default_spec(work, err, errlen) != 0) {
         json_object_put(work);
         return -1;
     }
-    /* Only spec changed: metadata, which callers may hold pointers into,
-     * stays the object it was. */
-    jset(obj, "spec", json_object_get(jget(work, "spec")));
-    json_object_put(work);
+    if (converted) {
+        replace_members(obj, work);
+    } else {
+        /* Only spec changed: metadata, which callers may hold pointers
+         * into, stays the object it was. */
+        jset(obj, "spec", json_object_get(jget(work, "spec")));
+        json_object_put(work);
+    }
     spec = jmap(obj, "spec");
     config = jmap(spec, "config");
     char perr[256] = "";

@@ -37,9 +37,10 @@ int collector_default_spec(json_object *collector, char *err, size_t errlen);
  * otel-webhook handles"). */
 int collector_check_bounds(json_object *collector, char *err, size_t errlen);
 
-/* Converts a v1alpha1 collector (config as a YAML string, autoscaler bounds
- * at the top of spec) to the v1beta1 shape, checks the bounds above,
- * applies collector_default_spec, and stores under the COLLECTOR_DERIVED_* keys
+/* Converts a v1alpha1 collector (config as a YAML string) to v1beta1
+ * (collector/convert.h; a config string it cannot read is an error here,
+ * not the conversion's empty config), checks the bounds above, applies
+ * collector_default_spec, and stores under the COLLECTOR_DERIVED_* keys
  * what every admission would otherwise recompute: the config YAML and the
  * container ports (or the reason they cannot be built). In place; returns
  * 0, or -1 with a one-line reason, the object then left as it came. */

@@ -54,6 +54,7 @@ static const char usage[] =
     "                          [--threads N] [options]\n"
     "\n"
     "Serves POST /mutate-v1-pod (AdmissionReview admission.k8s.io/v1), GET /healthz, /readyz, /metrics.\n"
+    "Serves POST /convert (ConversionReview: OpenTelemetryCollector v1alpha1 <-> v1beta1).\n"
     "\n"
     "  --listen HOST:PORT        address to listen on, e.g. 0.0.0.0:10250 or [::]:10250\n"
     "  --tls-cert FILE           serving certificate (PEM, leaf first); reloaded when it changes\n"

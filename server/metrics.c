@@ -79,6 +79,8 @@ void metrics_cr_admission(metrics_cr_kind kind, metrics_cr_op op, metrics_cr_res
     atomic_fetch_add_explicit(&cr_sum_ns, (unsigned long long)(seconds * 1e9), memory_order_relaxed);
 }
 
+static atomic_ulong conversions[METRICS_NCONV][2], converted_objects[METRICS_NCONV];
+static const char *const conv_names[METRICS_NCONV] = {"to_v1beta1", "to_v1alpha1", "other"};
 
 void metrics_request(metrics_result r, double seconds) {
     atomic_fetch_add_explicit(&requests[r], 1, memory_order_relaxed);
@@ -96,6 +98,11 @@ void metrics_mutation(const mutate_result *res, int native_sidecar) {
     for (int s = 0; s < MUTATE_NSKIPS; s++)
         if (res->skips & (1u << s)) atomic_fetch_add_explicit(&skips[s], 1, memory_order_relaxed);
     if (res->limit != MUTATE_LIMIT_NONE) atomic_fetch_add_explicit(&limits[res->limit], 1, memory_order_relaxed);
+}
+
+void metrics_conversion_review(metrics_conversion dir, int failed, size_t objects) {
+    atomic_fetch_add_explicit(&conversions[dir][failed ? 1 : 0], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&converted_objects[dir], objects, memory_order_relaxed);
 }
 
 void metrics_error(metrics_err e) { atomic_fetch_add_explicit(&errors[e], 1, memory_order_relaxed); }
@@ -253,6 +260,17 @@ char *metrics_render(const metrics_gauges *g, size_t *len) {
     sbuf_printf(f, "otel_webhook_request_duration_seconds_bucket{le=\"+Inf\"} %lu\n", cum);
     sbuf_printf(f, "otel_webhook_request_duration_seconds_sum %.9f\n", (double)atomic_load(&sum_ns) / 1e9);
     sbuf_printf(f, "otel_webhook_request_duration_seconds_count %lu\n", atomic_load(&count));
+    family(f, "otel_webhook_conversions_total", "counter",
+           "ConversionReviews answered (POST /convert), by direction (the desired version) and result.");
+    for (int d = 0; d < METRICS_NCONV; d++)
+        for (int r = d == CONV_TO_OTHER; r < 2; r++) /* another version can only fail */
+            sbuf_printf(f, "otel_webhook_conversions_total{direction=\"%s\",result=\"%s\"} %lu\n", conv_names[d],
+                        r ? "failure" : "success", atomic_load(&conversions[d][r]));
+    family(f, "otel_webhook_converted_objects_total", "counter",
+           "OpenTelemetryCollectors converted by successful ConversionReviews, by direction.");
+    for (int d = 0; d < CONV_TO_OTHER; d++)
+        sbuf_printf(f, "otel_webhook_converted_objects_total{direction=\"%s\"} %lu\n", conv_names[d],
+                    atomic_load(&converted_objects[d]));
     family(f, "otel_webhook_certificate_expiry_timestamp_seconds", "gauge",
            "Expiry of the serving certificate in use (Unix time).");
     if (g->cert_not_after > 0)

@@ -39,6 +39,14 @@ typedef enum metrics_error {
     METRICS_NERRORS
 } metrics_err;
 
+/* The direction of a ConversionReview, by its desiredAPIVersion. */
+typedef enum metrics_conversion {
+    CONV_TO_V1BETA1,
+    CONV_TO_V1ALPHA1,
+    CONV_TO_OTHER, /* a version we do not serve: always a failure */
+    METRICS_NCONV
+} metrics_conversion;
+
 void metrics_request(metrics_result r, double seconds);
 
 /* Admissions of the operator's custom resources (server/cr_admission.c). */
@@ -59,6 +67,9 @@ void metrics_cr_admission(metrics_cr_kind kind, metrics_cr_op op, metrics_cr_res
 extern const char *const metrics_cr_kinds[METRICS_CR_NKINDS];
 extern const char *const metrics_cr_ops[METRICS_CR_NOPS];
 extern const char *const metrics_cr_results[METRICS_CR_NRESULTS];
+/* One ConversionReview answered (HTTP 200): its result, and the objects it
+ * converted. */
+void metrics_conversion_review(metrics_conversion dir, int failed, size_t objects);
 void metrics_mutation(const mutate_result *res, int native_sidecar);
 void metrics_error(metrics_err e);
 /* Accepting paused for a moment: the process was out of file descriptors. */

@@ -3,6 +3,7 @@
  *   cmd_serve.c     the command: flags, set-up in order, one release chain
  *   serve_http.c    the routes and their handlers
  *   serve_cr.c      the custom resources' admission routes (cr_admission.h)
+ *   serve_convert.c POST /convert, the collector conversion webhook
  *   serve_framing.c HTTP/1 requests whose length is ambiguous (smuggling)
  *   serve_loop.c    the event loops, the watcher and the signal thread:
  *                   start, run, shutdown
@@ -96,6 +97,9 @@ void serve_http_routes(serve_server *srv);
 /* serve_cr.c: answers the request of a custom resource admission route
  * (a cr_route). */
 void serve_cr_admission(serve_server *srv, h2o_req_t *req, int route);
+/* serve_convert.c: answers req and returns true when it is for /convert;
+ * false (nothing sent) for any other path. */
+bool serve_convert_route(serve_server *srv, h2o_req_t *req);
 
 /* serve_framing.c: NULL when the HTTP/1 request being handled says its
  * length once, else why not (the caller answers 400 and closes). */

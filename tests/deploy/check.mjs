@@ -167,7 +167,21 @@ const inst = crds.find((c) => c.spec.names.kind === 'Instrumentation');
 const coll = crds.find((c) => c.spec.names.kind === 'OpenTelemetryCollector');
 check(inst?.spec.versions.some((v) => v.name === 'v1alpha1' && v.served), 'Instrumentation v1alpha1 served');
 const cv = coll?.spec.versions.find((v) => v.name === 'v1beta1');
-check(cv?.served, 'OpenTelemetryCollector v1beta1 served');
+check(cv?.served && cv?.storage, 'OpenTelemetryCollector v1beta1 served and stored');
+{
+  // v1alpha1 as the operator serves it, converted by our POST /convert.
+  const av = coll?.spec.versions.find((v) => v.name === 'v1alpha1');
+  check(av?.served && !av.storage && av.deprecated === true
+        && av.deprecationWarning === 'OpenTelemetryCollector v1alpha1 is deprecated. Migrate to v1beta1.',
+        'OpenTelemetryCollector v1alpha1 served, not stored, deprecated with the operator\'s warning');
+  check(av?.schema?.openAPIV3Schema?.properties?.spec?.properties?.config?.type === 'string'
+        && av.schema.openAPIV3Schema.properties.spec.required?.includes('config'), 'collector v1alpha1: spec.config, a string, required');
+  const conv = coll?.spec.conversion;
+  check(conv?.strategy === 'Webhook' && conv.webhook?.clientConfig?.service?.path === '/convert' && !conv.webhook.clientConfig.url,
+        'collector CRD: strategy Webhook, path /convert through a Service', JSON.stringify(conv));
+  check(JSON.stringify(conv?.webhook?.conversionReviewVersions) === '["v1","v1beta1"]',
+        'collector CRD: conversionReviewVersions [v1, v1beta1] (ConversionReview versions, both answered)');
+}
 {
   const sc = cv?.subresources?.scale || {};
   const at = (p) => p.split('.').filter(Boolean).reduce((s, k) => s?.properties?.[k], cv?.schema.openAPIV3Schema);
@@ -334,9 +348,24 @@ for (const o of OVERLAYS) {
     check(script.includes('ValidatingWebhookConfiguration') && script.includes('MutatingWebhookConfiguration'),
           `${o}: the Job patches both webhook configurations`);
     check(JSON.stringify(job?.spec.template.spec.containers[0].args || []).includes('--server-side'), `${o}: the Job applies server-side`);
+  }
+  // The conversion webhook: the same Service, port and certificate.
+  const crd = find('CustomResourceDefinition', 'opentelemetrycollectors.opentelemetry.io');
+  const cref = crd?.spec.conversion?.webhook?.clientConfig?.service || {};
+  check(cref.name === svcRef.name && cref.namespace === svcRef.namespace && (cref.port ?? 443) === (svcRef.port ?? 443),
+        `${o}: the collector CRD's conversion webhook is the webhook's Service`, JSON.stringify(cref));
+  const crdInject = crd?.metadata.annotations?.['cert-manager.io/inject-ca-from'];
+  if (o === 'self-managed') {
+    const script = find('ConfigMap', 'otel-webhook-certs-script')?.data?.['certs.sh'] || '';
+    check(!crdInject, `${o}: no cert-manager annotation on the collector CRD`);
+    check(script.includes(`CRD=\${CRD:-${crd?.metadata.name}}`) && script.includes('kind: CustomResourceDefinition'),
+          `${o}: the Job patches the collector CRD's conversion caBundle`);
   } else {
+    check(crdInject && crdInject === inject, `${o}: cert-manager injects the webhook's CA into the collector CRD`, crdInject);
     check(vwc?.metadata.annotations?.['cert-manager.io/inject-ca-from'] === inject,
           `${o}: cert-manager injects the same CA into the ValidatingWebhookConfiguration`);
+  }
+  if (o !== 'self-managed') {
     const cert = inject && find('Certificate', inject.split('/')[1]);
     check(cert && cert.metadata.namespace === inject.split('/')[0], `${o}: cert-manager.io/inject-ca-from names our Certificate`, inject);
     check(cert?.spec.secretName === secretName, `${o}: the Certificate's Secret is the one the Deployment mounts`);

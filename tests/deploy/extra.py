@@ -11,6 +11,7 @@
     every flag the Deployment passes to `serve` exists;
   - the README's install commands name overlays that exist, and every overlay
     is documented; the migration guide's `-l 'app.kubernetes.io/component!=crds'`
+    (and then `=crds`)
     leaves out exactly the CRDs;
   - the README's table of what `make test` installs names exactly the Debian
     packages scripts/deps.sh and tests/deploy/run.sh install, and the npm
@@ -181,18 +182,26 @@ def configurations(path):
 
 try:
     wh, vwh, ndocs = configurations(os.path.join(cw, "1/apply/1-webhook.yaml"))
+    crd = yaml.safe_load(open(os.path.join(cw, "1/apply/1-crd.yaml")))
     sec = yaml.safe_load(open(os.path.join(cw, "1/apply/2-secret.yaml")))
 except Exception as e:  # noqa: BLE001
-    wh, vwh, ndocs, sec = {}, {}, 0, {}
-    check(False, "certs.sh writes the two manifests", str(e))
-check(sorted(os.listdir(os.path.join(cw, "1/apply"))) == ["1-webhook.yaml", "2-secret.yaml"],
-      "certs.sh: the caBundle is applied before the Secret (file order)")
+    wh, vwh, ndocs, crd, sec = {}, {}, 0, {}, {}
+    check(False, "certs.sh writes the three manifests", str(e))
+check(sorted(os.listdir(os.path.join(cw, "1/apply"))) == ["1-crd.yaml", "1-webhook.yaml", "2-secret.yaml"],
+      "certs.sh: the caBundles are applied before the Secret (file order)")
 check(ndocs == 2, "certs.sh: the caBundle manifest holds the two webhook configurations", ndocs)
 for got, want, kind in ((wh, mwc, "mutating"), (vwh, vwc, "validating")):
     check(got.get("metadata", {}).get("name") == (want or {}).get("metadata", {}).get("name")
           and [w["name"] for w in got.get("webhooks", [])] == [w["name"] for w in (want or {}).get("webhooks", [])],
           f"certs.sh: names the {kind} webhook configuration and every webhook of it, in the manifests' order",
           [w["name"] for w in got.get("webhooks", [])])
+crd_bundle = ((((crd.get("spec") or {}).get("conversion") or {}).get("webhook") or {}).get("clientConfig") or {}).get("caBundle")
+check(crd.get("kind") == "CustomResourceDefinition" and crd.get("metadata", {}).get("name") ==
+      "opentelemetrycollectors.opentelemetry.io" and crd_bundle and
+      crd_bundle == (wh.get("webhooks") or [{}])[0].get("clientConfig", {}).get("caBundle"),
+      "certs.sh: the collector CRD's conversion caBundle is the webhook's")
+check(find(sm, "CustomResourceDefinition", "opentelemetrycollectors.opentelemetry.io") is not None,
+      "certs.sh: the CRD it patches is in the manifests")
 check(sec.get("metadata", {}).get("name") == secret_name and sec.get("metadata", {}).get("namespace") == "otel-webhook-system"
       and sec.get("type") == "kubernetes.io/tls", "certs.sh: the Secret is the kubernetes.io/tls Secret the Deployment mounts")
 data = {k: base64.b64decode(v) for k, v in sec.get("data", {}).items()}
@@ -326,7 +335,8 @@ for ov in sorted(overlays):
     labelled = {o["metadata"]["name"] for o in objs
                 if (o["metadata"].get("labels") or {}).get("app.kubernetes.io/component") == "crds"}
     check(bool(objs) and crds == labelled, f"{ov}: component=crds labels exactly the CRDs", str(crds ^ labelled))
-check("-l 'app.kubernetes.io/component!=crds'" in section, "README: the migration guide keeps the operator's CRDs")
+check("-l 'app.kubernetes.io/component!=crds'" in section and "-l app.kubernetes.io/component=crds" in section,
+      "README: the migration guide applies everything but the CRDs first, then the CRDs")
 
 # What make test installs: the README's table against the scripts.
 table = readme.split("Everything `make test` installs or needs:", 1)[-1].lstrip("\n").split("\n\n", 1)[0]

@@ -282,7 +282,9 @@ END_TEST
 
 START_TEST(defaults_store_and_v1alpha1) {
     /* collector_default (the store's, render's): v1alpha1's string config
-     * and top-level bounds become the v1beta1 shape, then the same steps. */
+     * and top-level bounds become the v1beta1 shape (collector/convert.h:
+     * the conversion gives a config without exporters an empty map, spec
+     * 6.4), then the same steps. */
     json_object *o = yaml("apiVersion: opentelemetry.io/v1alpha1\nkind: OpenTelemetryCollector\nmetadata: {name: c}\n"
                           "spec:\n  maxReplicas: 4\n  config: |\n    receivers: {zipkin: {}}\n"
                           "    service: {pipelines: {t: {receivers: [zipkin]}}}\n");
@@ -290,7 +292,8 @@ START_TEST(defaults_store_and_v1alpha1) {
     ck_assert_int_eq(collector_default(o, err, sizeof err), 0);
     collector_drop_derived(o);
     char *s = tu_str(jget(o, "spec"));
-    ck_assert_str_eq(s, "{\"config\":{\"receivers\":{\"zipkin\":{\"endpoint\":\"0.0.0.0:9411\"}},\"service\":"
+    ck_assert_str_eq(s, "{\"config\":{\"receivers\":{\"zipkin\":{\"endpoint\":\"0.0.0.0:9411\"}},"
+                        "\"exporters\":{},\"service\":"
                         "{\"pipelines\":{\"t\":{\"receivers\":[\"zipkin\"]}},\"telemetry\":" READER "}},"
                         "\"autoscaler\":{\"maxReplicas\":4,\"minReplicas\":1,\"targetCPUUtilization\":90},"
                         "\"mode\":\"deployment\",\"upgradeStrategy\":\"automatic\",\"replicas\":1,"

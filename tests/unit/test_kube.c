@@ -764,7 +764,8 @@ START_TEST(fs_v1alpha1_collector_converted_and_defaulted) {
     EQ(js(kube_obj_get(o, "spec.config")),
        "{\"receivers\":{\"otlp\":{\"protocols\":{\"grpc\":{\"endpoint\":\"0.0.0.0:4317\"}}}},"
        "\"exporters\":{\"debug\":{}},"
-       "\"service\":{\"pipelines\":{\"traces\":{\"receivers\":[\"otlp\"],\"exporters\":[\"debug\"]}},"
+       /* a pipeline's lists in the reference's struct order (collector/convert.c) */
+       "\"service\":{\"pipelines\":{\"traces\":{\"exporters\":[\"debug\"],\"receivers\":[\"otlp\"]}},"
        "\"telemetry\":{\"metrics\":{\"readers\":[{\"pull\":{\"exporter\":{\"prometheus\":"
        "{\"host\":\"0.0.0.0\",\"port\":8888}}}}]}}}}");
     EQ(js(json_object_object_get(o, "@containerPorts")),

@@ -1,0 +1,205 @@
+/* server/conversion.c - ConversionReview in, ConversionReview out (see
+ * conversion.h), the objects converted by collector/convert.c.
+ *
+ * Pure, like the AdmissionReview codec: no sockets, no store, so it is
+ * unit-tested and fuzzed alone. Policy (docs/compat.md, "Conversion"):
+ *  - a body that is not a ConversionReview is the caller's bug: HTTP 400
+ *    with the same one-line JSON error as the pod path (the reference
+ *    answers an empty 400, which tells nobody anything);
+ *  - the kind and apiVersion received are echoed, request.uid byte for
+ *    byte;
+ *  - the first object that cannot be converted fails the whole review
+ *    (result Failure, convertedObjects null), as the API server needs all
+ *    or nothing. */
+#include "server/conversion.h"
+
+#include "base/alloc.h"
+#include "base/json.h"
+#include "base/jtext.h"
+#include "collector/convert.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define V1 "apiextensions.k8s.io/v1"
+#define V1BETA1 "apiextensions.k8s.io/v1beta1"
+
+/* A C string copy for the log (NUL bytes as U+FFFD), cut at a character. */
+static void for_log(char *dst, size_t cap, const char *s, size_t n) {
+    size_t o = 0, i = 0;
+    for (; i < n && o + 4 <= cap; i++) {
+        if (s[i]) {
+            dst[o++] = s[i];
+        } else {
+            memcpy(dst + o, "\xef\xbf\xbd", 3);
+            o += 3;
+        }
+    }
+    if (i < n) { /* cut: no half character at the end */
+        while (o && ((unsigned char)dst[o - 1] & 0xC0) == 0x80) o--;
+        if (o && ((unsigned char)dst[o - 1] & 0xC0) == 0xC0) o--;
+    }
+    dst[o] = 0;
+}
+
+static void reject(conversion_out *out, const char *fmt, const char *arg) {
+    char *msg = xasprintf(fmt, arg ? arg : "");
+    json_object *o = jnew_obj();
+    jset(o, "error", jnew_str(msg));
+    char *body = jtext(o, &out->len);
+    json_object_put(o);
+    out->body = xrealloc(body, out->len + 2);
+    out->body[out->len++] = '\n';
+    out->body[out->len] = 0;
+    out->status = 400;
+    for_log(out->message, sizeof out->message, msg, strlen(msg));
+    free(msg);
+}
+
+static metrics_conversion direction_of(const char *desired) {
+    if (desired && strcmp(desired, COLLECTOR_CONVERT_V1BETA1) == 0) return CONV_TO_V1BETA1;
+    if (desired && strcmp(desired, COLLECTOR_CONVERT_V1ALPHA1) == 0) return CONV_TO_V1ALPHA1;
+    return CONV_TO_OTHER;
+}
+
+/* The answer: convertedObjects (taken; NULL for a failure) or message. */
+static void respond(conversion_out *out, const char *kind, const char *api, json_object *uid,
+                    json_object *converted, const char *message) {
+    json_object *o = jnew_obj(), *r = jnew_obj(), *res = jnew_obj();
+    jset(o, "kind", jnew_str(kind));
+    jset(o, "apiVersion", jnew_str(api));
+    jset(r, "uid", jnew_strn(json_object_get_string(uid), (size_t)json_object_get_string_len(uid)));
+    jset(r, "convertedObjects", converted);
+    jset_obj(res, "metadata");
+    jset_str(res, "status", converted ? "Success" : "Failure");
+    if (!converted) jset_str(res, "message", message);
+    jset(r, "result", res);
+    jset(o, "response", r);
+    out->body = jtext(o, &out->len);
+    out->status = 200;
+    out->failed = converted == NULL;
+    if (message) for_log(out->message, sizeof out->message, message, strlen(message));
+    json_object_put(o);
+}
+
+/* "objects[2] (ns/name)" for messages. */
+static void where(char *dst, size_t cap, size_t i, json_object *obj) {
+    json_object *meta = jmap(obj, "metadata");
+    const char *ns = jstr(meta, "namespace"), *name = jstr(meta, "name");
+    if (name) snprintf(dst, cap, "objects[%zu] (%s%s%s)", i, ns ? ns : "", ns ? "/" : "", name);
+    else snprintf(dst, cap, "objects[%zu]", i);
+}
+
+void conversion_handle(json_tokener *tok, const char *body, size_t len, conversion_out *out) {
+    memset(out, 0, sizeof *out);
+    out->direction = CONV_TO_OTHER;
+    json_object *root = NULL, *converted = NULL;
+    if (!body || len == 0) {
+        reject(out, "empty request body%s", NULL);
+        return;
+    }
+    json_tokener_reset(tok);
+    json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_ALLOW_TRAILING_CHARS);
+    root = json_tokener_parse_ex(tok, body, (int)len);
+    enum json_tokener_error jerr = json_tokener_get_error(tok);
+    if (jerr == json_tokener_continue && !root) {
+        /* A top-level number stays open until a delimiter arrives. */
+        root = json_tokener_parse_ex(tok, " ", 1);
+        jerr = json_tokener_get_error(tok);
+        if (jerr == json_tokener_success) {
+            reject(out, "expected a ConversionReview object%s", NULL);
+            goto done;
+        }
+    }
+    if (jerr == json_tokener_continue) {
+        reject(out, "invalid JSON: the body ends in the middle of a value%s", NULL);
+        goto done;
+    }
+    if (jerr != json_tokener_success) {
+        reject(out, "invalid JSON: %s", json_tokener_error_desc(jerr));
+        goto done;
+    }
+    size_t end = json_tokener_get_parse_end(tok);
+    while (end < len && (body[end] == ' ' || body[end] == '\n' || body[end] == '\r' || body[end] == '\t')) end++;
+    if (end != len) {
+        reject(out, "invalid JSON: unexpected data after the value%s", NULL);
+        goto done;
+    }
+    if (!json_object_is_type(root, json_type_object)) {
+        reject(out, "expected a ConversionReview object%s", NULL);
+        goto done;
+    }
+    const char *api = jstr(root, "apiVersion"), *kind = jstr(root, "kind");
+    if (!api || (strcmp(api, V1) != 0 && strcmp(api, V1BETA1) != 0)) {
+        reject(out, "unsupported apiVersion \"%s\": expected " V1 " or " V1BETA1, api ? api : "");
+        goto done;
+    }
+    if (!kind || strcmp(kind, "ConversionReview") != 0) {
+        reject(out, "unsupported kind \"%s\": expected ConversionReview", kind ? kind : "");
+        goto done;
+    }
+    json_object *req = jget(root, "request");
+    if (!json_object_is_type(req, json_type_object)) {
+        reject(out, "the ConversionReview has no request%s", NULL);
+        goto done;
+    }
+    json_object *uid = jget(req, "uid");
+    if (!json_object_is_type(uid, json_type_string) || json_object_get_string_len(uid) == 0) {
+        reject(out, "request.uid is missing%s", NULL);
+        goto done;
+    }
+    for_log(out->uid, sizeof out->uid, json_object_get_string(uid), (size_t)json_object_get_string_len(uid));
+    json_object *dv = jget(req, "desiredAPIVersion"), *objs = jget(req, "objects");
+    if (dv && !json_object_is_type(dv, json_type_string)) {
+        reject(out, "request.desiredAPIVersion: expected a string%s", NULL);
+        goto done;
+    }
+    if (objs && !json_object_is_type(objs, json_type_array)) {
+        reject(out, "request.objects: expected a list%s", NULL);
+        goto done;
+    }
+    const char *desired = dv ? json_object_get_string(dv) : "";
+    for_log(out->desired, sizeof out->desired, desired, (size_t)(dv ? json_object_get_string_len(dv) : 0));
+    out->direction = direction_of(desired);
+    if (out->direction == CONV_TO_OTHER) {
+        char *msg = xasprintf("request.desiredAPIVersion \"%s\": expected " COLLECTOR_CONVERT_V1ALPHA1
+                              " or " COLLECTOR_CONVERT_V1BETA1,
+                              out->desired);
+        respond(out, kind, api, uid, NULL, msg);
+        free(msg);
+        goto done;
+    }
+    converted = jnew_arr();
+    size_t n = jlen(objs);
+    for (size_t i = 0; i < n; i++) {
+        json_object *obj = json_object_array_get_idx(objs, i);
+        char err[512] = "", at[320];
+        collector_convert_notes notes;
+        json_object *c = collector_convert(obj, desired, &notes, err, sizeof err);
+        where(at, sizeof at, i, obj);
+        if (!c) {
+            char *msg = xasprintf("%s: %s", at, err);
+            json_object_put(converted);
+            converted = NULL;
+            respond(out, kind, api, uid, NULL, msg);
+            free(msg);
+            goto done;
+        }
+        if (notes.config[0] || notes.fields[0]) {
+            if (out->nnotes++ == 0)
+                snprintf(out->first_note, sizeof out->first_note, "%s: %s", at,
+                         notes.config[0] ? notes.config : notes.fields);
+        }
+        jpush(converted, c);
+    }
+    out->nobjects = n;
+    respond(out, kind, api, uid, converted, NULL);
+done:
+    json_object_put(root);
+}
+
+void conversion_out_free(conversion_out *out) {
+    free(out->body);
+    out->body = NULL;
+}

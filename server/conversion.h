@@ -1,0 +1,34 @@
+/* server/conversion.h - the ConversionReview codec of POST /convert
+ * (apiextensions.k8s.io v1 and v1beta1, cr-admission.md 6.1): body in,
+ * HTTP status and body out, plus what the log and metrics need. */
+#ifndef SERVER_CONVERSION_H
+#define SERVER_CONVERSION_H
+
+#include "server/metrics.h"
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Bodies nest deeper than pods: the tokener /convert parses with. */
+#define CONVERSION_MAX_DEPTH 256
+
+typedef struct conversion_out {
+    int status;   /* 200, or 400 for a body that is not a ConversionReview */
+    char *body;   /* malloc'ed response body */
+    size_t len;
+    bool failed;  /* 200 with result Failure */
+    metrics_conversion direction;
+    size_t nobjects;   /* objects converted (0 when failed) */
+    size_t nnotes;     /* objects converted with something to say (convert.h notes) */
+    char first_note[800];
+    char uid[128];
+    char desired[128];
+    char message[640]; /* the Failure message, or the 400 reason */
+} conversion_out;
+
+/* tok is the caller's (made with CONVERSION_MAX_DEPTH, reused). */
+void conversion_handle(json_tokener *tok, const char *body, size_t len, conversion_out *out);
+void conversion_out_free(conversion_out *out);
+
+#endif
