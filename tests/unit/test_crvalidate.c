@@ -235,6 +235,109 @@ START_TEST(defaults_config_unit_example) {
 }
 END_TEST
 
+/* Walks a '/'-separated path of map keys. */
+static json_object *at(json_object *o, const char *path) {
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *save = NULL, *k = strtok_r(buf, "/", &save); k && o; k = strtok_r(NULL, "/", &save)) o = jget(o, k);
+    return o;
+}
+
+/* 2.3's table, every row: each component that has a default endpoint gets
+ * it (multi-protocol receivers per protocol present), health_check its
+ * path too, jaeger_query's grpc only when set; the components the table
+ * leaves out are not touched. */
+START_TEST(defaults_endpoint_table) {
+    json_object *o = yaml("spec:\n  config:\n    receivers:\n"
+                          "      otlp: {protocols: {grpc: {}, http: {}}}\n"
+                          "      jaeger: {protocols: {grpc: {}, thrift_http: {}, thrift_compact: {}, thrift_binary: {}}}\n"
+                          "      loki: {protocols: {grpc: {}, http: {}}}\n"
+                          "      skywalking: {protocols: {grpc: {}, http: {}}}\n"
+                          "      awsxray: {}\n      carbon: {}\n      collectd: {}\n      fluent_forward: {}\n"
+                          "      fluentforward: {}\n      influxdb: {}\n      sapm: {}\n      signalfx: {}\n"
+                          "      splunk_hec: {}\n      statsd: {}\n      wavefront: {}\n      zipkin: {}\n"
+                          "      tcplog: {listen_address: '0.0.0.0:54525'}\n      udplog: {listen_address: '0.0.0.0:54526'}\n"
+                          "      kubeletstats: {}\n      k8s_cluster: {}\n      prometheus: {config: {scrape_configs: []}}\n"
+                          "      mystery: {}\n"
+                          "    exporters: {prometheus: {}, debug: {}, otlp: {endpoint: 'x:4317'}}\n"
+                          "    extensions: {health_check: {}, jaeger_query: {http: {}}, pprof: {}}\n"
+                          "    service:\n      extensions: [health_check, jaeger_query, pprof]\n      pipelines:\n"
+                          "        traces: {receivers: [otlp, jaeger, skywalking, awsxray, zipkin, sapm, mystery], "
+                          "exporters: [debug, otlp]}\n"
+                          "        metrics: {receivers: [carbon, collectd, influxdb, signalfx, splunk_hec, statsd, "
+                          "wavefront, kubeletstats, k8s_cluster, prometheus], exporters: [prometheus]}\n"
+                          "        logs: {receivers: [loki, fluent_forward, fluentforward, tcplog, udplog], "
+                          "exporters: [debug]}\n");
+    char err[512] = "";
+    ck_assert_msg(collector_default_spec(o, err, sizeof err) == 0, "%s", err);
+    json_object *c = at(o, "spec/config");
+    static const char *const want[][2] = {
+        {"receivers/otlp/protocols/grpc/endpoint", "0.0.0.0:4317"},
+        {"receivers/otlp/protocols/http/endpoint", "0.0.0.0:4318"},
+        {"receivers/jaeger/protocols/grpc/endpoint", "0.0.0.0:14250"},
+        {"receivers/jaeger/protocols/thrift_http/endpoint", "0.0.0.0:14268"},
+        {"receivers/jaeger/protocols/thrift_compact/endpoint", "0.0.0.0:6831"},
+        {"receivers/jaeger/protocols/thrift_binary/endpoint", "0.0.0.0:6832"},
+        {"receivers/loki/protocols/grpc/endpoint", "0.0.0.0:9095"},
+        {"receivers/loki/protocols/http/endpoint", "0.0.0.0:3100"},
+        {"receivers/skywalking/protocols/grpc/endpoint", "0.0.0.0:11800"},
+        {"receivers/skywalking/protocols/http/endpoint", "0.0.0.0:12800"},
+        {"receivers/awsxray/endpoint", "0.0.0.0:2000"},
+        {"receivers/carbon/endpoint", "0.0.0.0:2003"},
+        {"receivers/collectd/endpoint", "0.0.0.0:8081"},
+        {"receivers/fluent_forward/endpoint", "0.0.0.0:8006"},
+        {"receivers/fluentforward/endpoint", "0.0.0.0:8006"},
+        {"receivers/influxdb/endpoint", "0.0.0.0:8086"},
+        {"receivers/sapm/endpoint", "0.0.0.0:7276"},
+        {"receivers/signalfx/endpoint", "0.0.0.0:9943"},
+        {"receivers/splunk_hec/endpoint", "0.0.0.0:8088"},
+        {"receivers/statsd/endpoint", "0.0.0.0:8125"},
+        {"receivers/wavefront/endpoint", "0.0.0.0:2003"},
+        {"receivers/zipkin/endpoint", "0.0.0.0:9411"},
+        {"exporters/prometheus/endpoint", "0.0.0.0:8888"},
+        {"exporters/otlp/endpoint", "x:4317"},
+        {"extensions/health_check/endpoint", "0.0.0.0:13133"},
+        {"extensions/health_check/path", "/"},
+        {"extensions/jaeger_query/http/endpoint", "0.0.0.0:16686"},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const char *got = json_object_get_string(at(c, want[i][0]));
+        ck_assert_msg(got && !strcmp(got, want[i][1]), "%s: %s, want %s", want[i][0], got ? got : "(absent)",
+                      want[i][1]);
+    }
+    ck_assert_ptr_null(at(c, "extensions/jaeger_query/grpc"));
+    static const char *const untouched[][2] = {
+        {"receivers/tcplog", "{\"listen_address\":\"0.0.0.0:54525\"}"},
+        {"receivers/udplog", "{\"listen_address\":\"0.0.0.0:54526\"}"},
+        {"receivers/kubeletstats", "{}"},
+        {"receivers/k8s_cluster", "{}"},
+        {"receivers/prometheus", "{\"config\":{\"scrape_configs\":[]}}"},
+        {"receivers/mystery", "{}"},
+        {"exporters/debug", "{}"},
+        {"extensions/pprof", "{}"},
+    };
+    for (size_t i = 0; i < sizeof untouched / sizeof untouched[0]; i++) {
+        char *got = tu_str(at(c, untouched[i][0]));
+        ck_assert_msg(!strcmp(got, untouched[i][1]), "%s: %s", untouched[i][0], got);
+        free(got);
+    }
+    json_object_put(o);
+    /* health_check: only an empty host is filled in; a path is kept;
+     * jaeger_query's grpc endpoint is completed only when it is set; an
+     * empty readers list gets the reader (2.3.1 step 2). */
+    defaults_to("spec:\n  mode: sidecar\n  config:\n    receivers: {}\n"
+                "    extensions: {health_check: {endpoint: ':13134', path: /h}, jaeger_query: {grpc: {endpoint: ':16685'}}}\n"
+                "    service: {extensions: [health_check, jaeger_query], telemetry: {metrics: {readers: []}}, "
+                "pipelines: {}}\n",
+                "{\"mode\":\"sidecar\",\"config\":{\"receivers\":{},\"extensions\":{\"health_check\":{\"endpoint\":"
+                "\"0.0.0.0:13134\",\"path\":\"/h\"},\"jaeger_query\":{\"grpc\":{\"endpoint\":\"0.0.0.0:16685\"},"
+                "\"http\":{\"endpoint\":\"0.0.0.0:16686\"}}},\"service\":{\"extensions\":[\"health_check\","
+                "\"jaeger_query\"],\"telemetry\":" READER ",\"pipelines\":{}}},"
+                "\"upgradeStrategy\":\"automatic\",\"replicas\":1,\"managementState\":\"managed\","
+                "\"networkPolicy\":{\"enabled\":true}}");
+}
+END_TEST
+
 static void default_fails(const char *in, const char *want) {
     json_object *o = yaml(in);
     char *before = tu_str(o), err[512] = "";
@@ -831,6 +934,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, defaults_appendix_a1);
     tcase_add_test(tc, defaults_each_step);
     tcase_add_test(tc, defaults_config_unit_example);
+    tcase_add_test(tc, defaults_endpoint_table);
     tcase_add_test(tc, defaults_refusals);
     tcase_add_test(tc, defaults_store_and_v1alpha1);
     tcase_add_test(tc, rule1_null_objects);
