@@ -19,7 +19,9 @@
  *  - an endpoint on port 0 or a negative port is refused rather than
  *    replaced by the default port (8.13);
  *  - a Route or HTTPRoute in sidecar mode is warned about, and a subdomain
- *    ruleType is checked only where there is an ingress (8.20).
+ *    ruleType is checked only where there is an ingress (8.20);
+ *  - a v1alpha1 config that did not read, still the empty config that
+ *    replaced it, is refused rather than stored (8.6).
  *
  * Rule ids (verdict.rule) are a fixed set: they label a metric. */
 #include "collector/validate.h"
@@ -30,6 +32,7 @@
 #include "base/sbuf.h"
 #include "collector/components.h"
 #include "collector/config.h"
+#include "collector/convert.h"
 #include "collector/defaults.h"
 #include "collector/naming.h"
 #include "collector/ports.h"
@@ -868,6 +871,31 @@ static const char *defaulted_mode(json_object *obj) {
     return m && *m ? m : "deployment";
 }
 
+/* spec 8.6: a v1alpha1 config string that did not read was replaced by the
+ * empty config, its text kept in an annotation (collector/convert.h). As
+ * long as the config is still that empty one (or it defaulted), the write
+ * would store a collector that runs nothing: refused, with why the text
+ * does not read. */
+int collector_check_unread_config(json_object *obj, verdict *v) {
+    const char *text = jstr(jmap(jmap(obj, "metadata"), "annotations"), COLLECTOR_CONVERT_CONFIG);
+    json_object *config = jget(jmap(obj, "spec"), "config");
+    if (!text || !config) return 0;
+    char why[384] = "", err[256];
+    json_object *empty = collector_convert_config_from_yaml("{}", 2, err, sizeof err), *read;
+    bool same = empty && json_object_equal(config, empty);
+    if (empty && !same && collector_default_config(empty, err, sizeof err) == 0) same = json_object_equal(config, empty);
+    json_object_put(empty);
+    if (!same) return 0;
+    if ((read = collector_convert_config_from_yaml(text, strlen(text), why, sizeof why))) {
+        json_object_put(read); /* it reads now: not ours to refuse */
+        return 0;
+    }
+    return verdict_deny(v, "config",
+                        "%s; written through v1alpha1, this config would be stored as an empty one (the text is "
+                        "in the annotation " COLLECTOR_CONVERT_CONFIG ")",
+                        why);
+}
+
 int collector_validate(json_object *obj, json_object *old, verdict_op op, const collector_validate_opts *o,
                        verdict *v) {
     if (op == VERDICT_DELETE) return 0;
@@ -879,6 +907,7 @@ int collector_validate(json_object *obj, json_object *old, verdict_op op, const 
     }
     char berr[256];
     if (collector_check_bounds(obj, berr, sizeof berr) != 0) return verdict_deny(v, "bounds", "%s", berr);
+    if (collector_check_unread_config(obj, v)) return -1;
     vctx c = {.obj = obj, .o = o, .v = v};
     c.spec = jmap(obj, "spec");
     c.config = jmap(c.spec, "config");

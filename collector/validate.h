@@ -53,6 +53,14 @@ typedef struct collector_validate_opts {
 int collector_validate(json_object *collector, json_object *old, verdict_op op, const collector_validate_opts *o,
                        verdict *v);
 
+/* A collector whose v1alpha1 config string did not read and is still the
+ * empty config that replaced it (collector/convert.h keeps the text in an
+ * annotation; spec 8.6): -1 with rule "config" and why the text does not
+ * read, else 0. collector_validate checks it too; the mutating webhook
+ * asks before defaulting, since the v1alpha1 round trip after it loses the
+ * annotation. */
+int collector_check_unread_config(json_object *collector, verdict *v);
+
 /* The build-validator warnings (3.8), for CREATE and UPDATE once validation
  * passed: what building the collector's objects would fail on. */
 void collector_build_warnings(json_object *collector, verdict *v);

@@ -211,6 +211,13 @@ static void handle_mutating(const cr_env *env, cr_route route, const review_requ
     json_object *o = decodable(out, rq, route, rq->object, "object");
     if (!o) return;
     verdict v = VERDICT_INIT;
+    /* Before the defaulting: once defaulted, the v1alpha1 round trip drops
+     * the annotation that says the config did not read. */
+    if (routes[route].metric == CR_KIND_COLLECTOR && collector_check_unread_config(o, &v) != 0) {
+        deny(out, rq, &v);
+        verdict_free(&v);
+        return;
+    }
     json_object *d = defaulted(env->settings, routes[route].metric, o, &v);
     if (!d) {
         deny(out, rq, &v);

@@ -37,7 +37,7 @@ const char *const metrics_cr_results[METRICS_CR_NRESULTS] = {"defaulted", "uncha
  * table does not know, so the label set stays bounded whatever happens. */
 #define CR_MAX_RULES 20
 static const char *const cr_rules[METRICS_CR_NKINDS][CR_MAX_RULES] = {
-    {"defaulting", "bounds", "mode_change", "statefulset_only", "sidecar", "target_allocator", "mtls", "target_allocator_rbac",
+    {"defaulting", "bounds", "config", "mode_change", "statefulset_only", "sidecar", "target_allocator", "mtls", "target_allocator_rbac",
      "ports", "config_ports", "autoscaler", "ingress", "update_strategy", "fips", "rbac", "other", NULL},
     {"defaulting", "sampler", "volume", "other", NULL},
     {"defaulting", "endpoint", "tls", "capabilities", "ports", "replicas", "other", NULL},

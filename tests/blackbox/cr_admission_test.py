@@ -166,6 +166,43 @@ def test_collector_mutating(c):
           answer(r)["status"]["message"], r)
 
 
+def test_v1alpha1_unread_config(c):
+    """spec 8.6, as the API server runs a v1alpha1 CREATE: /convert to
+    v1beta1, then the mutating hook. A config string that does not read is
+    refused there, with why; the upstream fixture's config "null" reads."""
+    COL = "OpenTelemetryCollector"
+
+    def converted(config):
+        alpha = {"apiVersion": "opentelemetry.io/v1alpha1", "kind": "OpenTelemetryCollector",
+                 "metadata": {"name": "c", "namespace": "ns"}, "spec": {"mode": "deployment", "config": config}}
+        rv = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+              "request": {"uid": "conv-1", "desiredAPIVersion": "opentelemetry.io/v1beta1", "objects": [alpha]}}
+        r = c.srv.call("POST", "/convert", json.dumps(rv).encode())
+        objs = (r.json().get("response") or {}).get("convertedObjects") if r.status == 200 else None
+        return objs[0] if objs else None
+
+    beta = converted("@@@")
+    r = c.post(MUTATE_COL, review(beta), COL, "denied", "config") if beta else None
+    check("v1alpha1 config that does not read: the mutating hook refuses it, with why", r and answer(r) == {
+        "uid": "uid-1", "allowed": False, "status": {
+            "code": 403, "reason": "Forbidden", "message":
+            "spec.config line 1: found character that cannot start any token; written through v1alpha1, this "
+            "config would be stored as an empty one (the text is in the annotation otel-webhook/v1alpha1-config)"}},
+          r)
+    r = c.post(MUTATE_COL, review(converted("null")), COL, "defaulted")
+    check("v1alpha1 config \"null\" (upstream's conversion-webhook-invalid-config): defaulted",
+          answer(r) and answer(r)["allowed"] is True and answer(r).get("patchType") == "JSONPatch", r)
+    # The validating hook too, should the object reach it defaulted.
+    if beta:
+        d = copy.deepcopy(beta)
+        d["spec"]["config"]["service"]["telemetry"] = {"metrics": {"readers": [
+            {"pull": {"exporter": {"prometheus": {"host": "0.0.0.0", "port": 8888}}}}]}}
+        r = c.post(VALIDATE_COL, review(d), COL, "denied", "config")
+        check("v1alpha1 config that does not read, defaulted: the validating hook refuses it",
+              answer(r) and answer(r)["status"]["code"] == 403 and answer(r)["status"]["message"].startswith(
+                  "spec.config line 1: found character"), r)
+
+
 def test_collector_validating(c):
     COL = "OpenTelemetryCollector"
     ok = collector({"mode": "deployment"})
@@ -402,6 +439,7 @@ def main():
             return
         c = Calls(srv)
         test_collector_mutating(c)
+        test_v1alpha1_unread_config(c)
         test_collector_validating(c)
         test_instrumentation(c)
         test_opampbridge(c)

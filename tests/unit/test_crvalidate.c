@@ -836,6 +836,50 @@ START_TEST(ta_service_account_warnings) {
 }
 END_TEST
 
+/* spec 8.6: a v1alpha1 config that did not read (its text in the
+ * annotation, the empty config in its place) is refused, before or after
+ * the defaulting; not once the config changed, nor when the text reads. */
+START_TEST(unread_v1alpha1_config) {
+    const char *hdr = "apiVersion: opentelemetry.io/v1beta1\nkind: OpenTelemetryCollector\n"
+                      "metadata: {name: c, namespace: ns, annotations: {otel-webhook/v1alpha1-config: '%s'}}\n"
+                      "spec:\n  config: {receivers: {}, exporters: {}, service: {pipelines: {}}%s}\n";
+    const char *msg = "spec.config.receivers: expected a map, got a list; written through v1alpha1, this config would be "
+                      "stored as an empty one (the text is in the annotation otel-webhook/v1alpha1-config)";
+    char *t;
+    ck_assert_int_ge(asprintf(&t, hdr, "receivers: [a]", ""), 0);
+    json_object *o = yaml(t);
+    free(t);
+    verdict v = VERDICT_INIT;
+    ck_assert_int_eq(collector_check_unread_config(o, &v), -1);
+    ck_assert_str_eq(v.rule, "config");
+    ck_assert_str_eq(v.message, msg);
+    verdict_free(&v);
+    result r = validate_opts(o, NULL, VERDICT_CREATE, &(collector_validate_opts){.cert_manager = 1});
+    ck_assert_int_eq(r.rc, -1); /* defaulted first: still the empty config */
+    ck_assert_str_eq(r.v.message, msg);
+    verdict_free(&r.v);
+    r = validate_opts(o, NULL, VERDICT_DELETE, &(collector_validate_opts){.cert_manager = 1});
+    ck_assert_int_eq(r.rc, 0);
+    verdict_free(&r.v);
+    json_object_put(o);
+    /* A config written since, or a text that reads: allowed. */
+    ck_assert_int_ge(asprintf(&t, hdr, "@@@", ", processors: {batch: {}}"), 0);
+    o = yaml(t);
+    free(t);
+    v = (verdict)VERDICT_INIT;
+    ck_assert_int_eq(collector_check_unread_config(o, &v), 0);
+    verdict_free(&v);
+    json_object_put(o);
+    ck_assert_int_ge(asprintf(&t, hdr, "receivers: {}", ""), 0);
+    o = yaml(t);
+    free(t);
+    v = (verdict)VERDICT_INIT;
+    ck_assert_int_eq(collector_check_unread_config(o, &v), 0);
+    verdict_free(&v);
+    json_object_put(o);
+}
+END_TEST
+
 START_TEST(update_and_delete) {
     collector_validate_opts vo = {.cert_manager = 1};
     json_object *old = cr("  mode: daemonset\n"), *neu = cr("  mode: deployment\n");
@@ -949,6 +993,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, rule18_rbac);
     tcase_add_test(tc, rule18_sa_check_error);
     tcase_add_test(tc, ta_service_account_warnings);
+    tcase_add_test(tc, unread_v1alpha1_config);
     tcase_add_test(tc, update_and_delete);
     tcase_add_test(tc, schema_rules_offline);
     tcase_add_test(tc, shape_refused_by_validate);
