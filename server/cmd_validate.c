@@ -178,7 +178,7 @@ static void check_one(walk *w, const char *file, int line, json_object *x) {
         free(key);
         if (stored) old = as_checked(stored, kind, err, sizeof err);
         collector_validate_opts vo = {.cert_manager = -1, .schema = true, .ns = ns};
-        cr_check c = {(metrics_cr_kind)kind, w->settings, &vo};
+        cr_check c = {(metrics_cr_kind)kind, w->settings, &vo, false}; /* defaulted first */
         cr_admission_verdict(&c, obj, old, old ? VERDICT_UPDATE : VERDICT_CREATE, &v);
     } else {
         verdict_deny(&v, "defaulting", "%s", err);

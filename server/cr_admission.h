@@ -61,14 +61,20 @@ typedef struct cr_out {
 } cr_out;
 
 /* The validating webhook's decision, for it and `otel-webhook validate`:
- * obj defaulted (a copy; the defaulting's refusal is rule "defaulting"),
- * then validated as op (of old, for UPDATE). collector: the collector
- * checks' options (authorizer, user, schema; NULL: none of them, the FIPS
- * list from settings). 0 allowed, -1 refused; *v VERDICT_INIT before. */
+ * obj validated as op (of old, for UPDATE). Offline (`validate`), obj is
+ * defaulted first, as the mutating webhook would have (a copy; the
+ * defaulting's refusal is rule "defaulting"); the webhook (as_received)
+ * validates what the API server sent, which its mutating webhooks have
+ * defaulted, as the reference does and its tests expect (an OpAMPBridge
+ * without capabilities is refused there, though the defaulting adds one).
+ * collector: the collector checks' options (authorizer, user, schema;
+ * NULL: none of them, the FIPS list from settings). 0 allowed, -1
+ * refused; *v VERDICT_INIT before. */
 typedef struct cr_check {
     metrics_cr_kind kind;
     const mutate_settings *settings;
     const struct collector_validate_opts *collector;
+    bool as_received;
 } cr_check;
 int cr_admission_verdict(const cr_check *c, json_object *obj, json_object *old, verdict_op op, verdict *v);
 

@@ -237,11 +237,10 @@ def test_collector_validating(c):
     r = c.post(VALIDATE_COL, review(ta), COL, "denied", "target_allocator")
     check("validate collector: A.3 in deployment mode", answer(r) and answer(r)["status"]["message"] ==
           M + "deployment, which does not support the target allocation deployment", r)
-    # Not defaulted by the mutating webhook: the validating one defaults its
-    # own copy first (minReplicas from replicas, then min > max).
+    # replicas above maxReplicas.
     r = c.post(VALIDATE_COL, review(collector({"replicas": 5, "autoscaler": {"maxReplicas": 3}})), COL, "denied",
                "autoscaler")
-    check("validate collector: autoscaler, after its defaulting", answer(r) and answer(r)["status"]["message"] ==
+    check("validate collector: autoscaler, replicas above maxReplicas", answer(r) and answer(r)["status"]["message"] ==
           "the OpenTelemetry Spec autoscale configuration is incorrect, replicas must not be greater than maxReplicas",
           r)
     # UPDATE: the mode is immutable; a stored object without one is a deployment (spec 8.8).
@@ -312,9 +311,16 @@ def test_instrumentation(c):
     check("validate instrumentation: A.4 allowed with its warning", answer(r) == {
         "uid": "uid-1", "allowed": True, "status": {"code": 200},
         "warnings": ["exporter is using https:// but exporter.tls is unset"]}, r)
+    # DELETE: the checks of a create, on oldObject, as the reference (its
+    # tests call ValidateDelete with the same expectations).
     r = c.post(VALIDATE_INST, review(instrumentation(), "DELETE"), INST, "allowed")
-    check("validate instrumentation DELETE: no warnings (spec 8.22)", answer(r) == {
-        "uid": "uid-1", "allowed": True, "status": {"code": 200}}, r)
+    check("validate instrumentation DELETE: the warnings of a create", answer(r) == {
+        "uid": "uid-1", "allowed": True, "status": {"code": 200}, "warnings": ["sampler type not set"]}, r)
+    r = c.post(VALIDATE_INST, review(instrumentation({"sampler": {"type": "traceidratio", "argument": "abc"}}),
+                                     "DELETE"), INST, "denied", "sampler")
+    check("validate instrumentation DELETE: refused as a create would be", answer(r) == {
+        "uid": "uid-1", "allowed": False, "status": {"code": 403, "reason": "Forbidden",
+                                                     "message": "spec.sampler.argument is not a number: abc"}}, r)
     r = c.post(VALIDATE_INST, review(instrumentation()), INST, "allowed")
     check("validate instrumentation: sampler type not set", answer(r) and answer(r).get("warnings") ==
           ["sampler type not set"], r)
@@ -333,6 +339,12 @@ def test_opampbridge(c):
     check("mutate opampbridge: upgradeStrategy, replicas, ReportsStatus", jsonpatch.apply_patch(obj, ops)["spec"] == {
         "endpoint": "ws://server", "upgradeStrategy": "automatic", "replicas": 1,
         "capabilities": {"ReportsStatus": True}}, ops)
+    # Validated as received (the mutating webhook ran before): without
+    # capabilities, refused, as upstream's "empty capabilities" test has it.
+    r = c.post(VALIDATE_BRIDGE, review(obj), B, "denied", "capabilities")
+    check("validate opampbridge: capabilities not specified", answer(r) and answer(r)["status"]["message"] ==
+          "the capabilities supported by OpAMP Bridge are not specified", r)
+    obj = jsonpatch.apply_patch(obj, ops)
     obj["spec"]["replicas"] = 3
     r = c.post(VALIDATE_BRIDGE, review(obj), B, "denied", "replicas")
     check("validate opampbridge: replicas", answer(r) and answer(r)["status"]["message"] ==

@@ -599,17 +599,15 @@ START_TEST(rule10_config_ports) {
             "config_ports",
             CFG_INVALID "The port name 'zipkin' errors: [], num '65536' errors: [must be between 1 and 65535, "
                         "inclusive]");
-    /* spec 8.13: port 0 and negative ports are said, not replaced. */
-    refused("  config:\n    receivers: {otlp: {protocols: {grpc: {endpoint: '0.0.0.0:0'}}}}\n    exporters: {debug: {}}\n"
-            "    service: {pipelines: {t: {receivers: [otlp], exporters: [debug]}}}\n",
-            "config_ports",
-            CFG_INVALID "The port numbers are invalid: receivers.otlp.protocols.grpc: endpoint \"0.0.0.0:0\" names port "
-                        "0, which no Service can route to");
-    refused("  config:\n    receivers: {zipkin: {endpoint: ':-1'}}\n    exporters: {debug: {}}\n"
-            "    service: {pipelines: {t: {receivers: [zipkin], exporters: [debug]}}}\n",
-            "config_ports",
-            CFG_INVALID "The port numbers are invalid: receivers.zipkin: endpoint \"0.0.0.0:-1\" names port -1, which "
-                        "no Service can route to");
+    /* Port 0 and negative ports are no ports: the default is used and
+     * nothing said, as upstream's "port validation - zero port currently
+     * not validated" cases expect (spec 3.4). */
+    allowed("  config:\n    receivers: {otlp: {protocols: {grpc: {endpoint: '0.0.0.0:0'}}}}\n    exporters: {debug: {}}\n"
+            "    service: {pipelines: {t: {receivers: [otlp], exporters: [debug]}}}\n");
+    allowed("  config:\n    receivers: {otlp: {protocols: {grpc: {endpoint: '0.0.0.0:-1'}}}}\n    exporters: {debug: {}}\n"
+            "    service: {pipelines: {t: {receivers: [otlp], exporters: [debug]}}}\n");
+    allowed("  config:\n    receivers: {zipkin: {endpoint: ':-1'}}\n    exporters: {debug: {}}\n"
+            "    service: {pipelines: {t: {receivers: [zipkin], exporters: [debug]}}}\n");
     /* An env-var port is not a number: allowed, as in the reference. */
     allowed("  config:\n    receivers: {zipkin: {endpoint: '0.0.0.0:${env:PORT}'}}\n    exporters: {debug: {}}\n"
             "    service: {pipelines: {t: {receivers: [zipkin], exporters: [debug]}}}\n");
@@ -659,9 +657,11 @@ START_TEST(rules13_to_16) {
     refused("  ingress: {type: route, ruleType: subdomain, hostname: '*'}\n", "ingress",
             "a valid Ingress hostname has to be defined for subdomain ruleType");
     allowed("  ingress: {type: ingress, ruleType: subdomain, hostname: example.com}\n");
-    /* spec 8.20: without an ingress, ruleType is not read; a Route or an
-     * HTTPRoute in sidecar mode is said. */
-    allowed("  ingress: {ruleType: subdomain}\n");
+    /* Without an ingress type too, as the reference and upstream's test
+     * "missing ingress hostname for subdomain ruleType"; a Route or an
+     * HTTPRoute in sidecar mode is said (spec 8.20). */
+    refused("  ingress: {ruleType: subdomain}\n", "ingress",
+            "a valid Ingress hostname has to be defined for subdomain ruleType");
     warned("  mode: sidecar\n  ingress: {type: route}\n",
            "spec.ingress is ignored: the OpenTelemetry Collector mode is set to sidecar, which has no Service for a "
            "Route");

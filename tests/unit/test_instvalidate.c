@@ -147,9 +147,19 @@ START_TEST(volume_rules) {
     refused(SAMPLER "  nodejs: {volumeLimitSize: 200Mi, volumeClaimTemplate: {spec: {}}}\n", "volume",
             "spec.nodejs.volumeClaimTemplate and spec.nodejs.volumeSizeLimit cannot both be defined: unable to resolve "
             "volume size");
-    /* An empty template is none; the size alone is fine and not warned
-     * about (spec 8.9: the reference's advice names a field v1alpha1 has not). */
-    allowed(SAMPLER "  go: {volumeLimitSize: 200Mi, volumeClaimTemplate: {}}\n  python: {volumeLimitSize: 1Gi}\n", NULL);
+    /* An empty template is none; the size alone is allowed, with rule 12's
+     * deprecation warning in its order (python before go), advice included
+     * (upstream's TestInstrumentationValidatingWebhook_DeprecationWarnings). */
+    allowed(SAMPLER "  go: {volumeLimitSize: 200Mi, volumeClaimTemplate: {}}\n  python: {volumeLimitSize: 1Gi}\n",
+            W("spec.python.volumeSizeLimit is deprecated and will be removed in a future release; use "
+              "spec.python.volume.size instead",
+              "spec.go.volumeSizeLimit is deprecated and will be removed in a future release; use spec.go.volume.size "
+              "instead"));
+    allowed(SAMPLER "  apacheHttpd: {volumeLimitSize: 1Gi}\n  nginx: {volumeLimitSize: 1Gi}\n",
+            W("spec.apachehttpd.volumeSizeLimit is deprecated and will be removed in a future release; use "
+              "spec.apachehttpd.volume.size instead",
+              "spec.nginx.volumeSizeLimit is deprecated and will be removed in a future release; use "
+              "spec.nginx.volume.size instead"));
 }
 END_TEST
 
@@ -208,10 +218,16 @@ START_TEST(unupgradable_versions) {
 END_TEST
 
 START_TEST(delete_and_shape) {
-    /* spec 8.2, 8.22: a delete is never refused, nor warned about. */
+    /* A delete is checked like a create, warnings included, as the
+     * reference and upstream's tests (ValidateDelete) have it. */
     result r = run("  sampler: {type: sometimes}\n", VERDICT_DELETE);
+    ck_assert_int_eq(r.rc, -1);
+    ck_assert_str_eq(r.v.message, "spec.sampler.type is not valid: sometimes");
+    verdict_free(&r.v);
+    r = run("", VERDICT_DELETE);
     ck_assert_int_eq(r.rc, 0);
-    ck_assert_uint_eq(r.v.nwarnings, 0);
+    ck_assert_uint_eq(r.v.nwarnings, 1);
+    ck_assert_str_eq(r.v.warnings[0], "sampler type not set");
     verdict_free(&r.v);
     json_object *o = inst("  sampler: {type: 1}\n");
     char err[256] = "";
@@ -267,11 +283,12 @@ START_TEST(opampbridge_defaults) {
                         "\"capabilities\":{\"ReportsStatus\":true}}");
     free(s);
     json_object_put(o);
-    /* spec 8.23: an explicit false stays. */
+    /* An explicit false is forced to true, as the reference does and its
+     * test "enable ReportsStatus capability if not enabled already" expects. */
     o = bridge("  upgradeStrategy: none\n  replicas: 1\n  capabilities: {ReportsStatus: false, AcceptsRemoteConfig: true}\n");
     ck_assert_int_eq(mutate_default_opampbridge(o, err, sizeof err), 0);
     s = tu_str(jget(o, "spec"));
-    ck_assert_str_eq(s, "{\"upgradeStrategy\":\"none\",\"replicas\":1,\"capabilities\":{\"ReportsStatus\":false,"
+    ck_assert_str_eq(s, "{\"upgradeStrategy\":\"none\",\"replicas\":1,\"capabilities\":{\"ReportsStatus\":true,"
                         "\"AcceptsRemoteConfig\":true}}");
     free(s);
     json_object_put(o);
