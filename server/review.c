@@ -52,52 +52,80 @@ static void reject(review_out *out, const char *fmt, const char *arg) {
     free(msg);
 }
 
-/* The request's uid, as the bytes it came as: a JSON string may hold
- * \u0000, and the API server matches the answer's uid byte for byte. */
-typedef struct review_uid {
-    const char *s;
-    size_t len;
-} review_uid;
-
 /* The answer is written as text, straight into the memory the caller
- * asked for (h2o's request pool: no copy on the way out): the uid and the
- * warnings are escaped, the patch goes in as base64. Building it as json-c
- * objects and writing those out, as this once did, copied the 7 KB of
- * base64 twice and scanned it once more for characters to escape, none of
- * which base64 has. apiVersion is the request's, which is checked to be
- * admission.k8s.io/v1; members in the order they always had. */
-static void respond(review_out *out, review_uid uid, const char *patch, size_t plen, char **warnings,
-                    size_t nwarnings, review_alloc alloc, void *ud) {
+ * asked for (h2o's request pool for pods: no copy on the way out), with
+ * json-c's members in the order the object form had them: the uid, the
+ * strings and the warnings escaped, the patch base64-encoded in place.
+ * Building it as json-c objects and writing those out, as this once did,
+ * copied the 7 KB of base64 twice and scanned it once more for characters
+ * to escape, none of which base64 has. */
+static void respond_into(review_out *out, const review_request *rq, const review_answer *a, review_alloc alloc,
+                         void *ud) {
     sbuf head = SBUF_INIT, tail = SBUF_INIT, line = SBUF_INIT;
-    sbuf_puts(&head, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"response\":{\"uid\":");
-    jtext_string(&head, uid.s, uid.len);
-    sbuf_puts(&head, ",\"allowed\":true");
-    if (patch) sbuf_puts(&head, ",\"patchType\":\"JSONPatch\",\"patch\":\"");
-    if (patch) sbuf_putc(&tail, '"');
-    if (nwarnings) {
+    sbuf_puts(&head, "{\"apiVersion\":");
+    jtext_string(&head, rq->api_version, strlen(rq->api_version));
+    sbuf_puts(&head, ",\"kind\":\"AdmissionReview\",\"response\":{\"uid\":");
+    jtext_string(&head, rq->uid.s, rq->uid.len);
+    sbuf_puts(&head, a->allowed ? ",\"allowed\":true" : ",\"allowed\":false");
+    if (a->code) {
+        sbuf_printf(&head, ",\"status\":{\"code\":%d", a->code);
+        if (a->reason) sbuf_puts(&head, ",\"reason\":"), jtext_string(&head, a->reason, strlen(a->reason));
+        if (a->message) sbuf_puts(&head, ",\"message\":"), jtext_string(&head, a->message, strlen(a->message));
+        sbuf_putc(&head, '}');
+    }
+    /* The patch as text (base64-encoded here) or already encoded. */
+    size_t b64 = a->patch ? base64_len(a->patch_len) : 0;
+    if (a->patch_b64) {
+        sbuf_puts(&head, ",\"patchType\":\"JSONPatch\",\"patch\":");
+        jtext_string(&head, a->patch_b64, strlen(a->patch_b64));
+    } else if (a->patch) {
+        sbuf_puts(&head, ",\"patchType\":\"JSONPatch\",\"patch\":\"");
+        sbuf_putc(&tail, '"');
+    }
+    if (a->nwarnings) {
+        const char *prefix = a->warning_prefix ? a->warning_prefix : "";
         sbuf_puts(&tail, ",\"warnings\":[");
-        for (size_t i = 0; i < nwarnings; i++) {
+        for (size_t i = 0; i < a->nwarnings; i++) {
             sbuf_truncate(&line, 0);
-            sbuf_puts(&line, WARNING_PREFIX);
-            sbuf_puts(&line, warnings[i]);
+            sbuf_puts(&line, prefix);
+            sbuf_puts(&line, a->warnings[i]);
             if (i) sbuf_putc(&tail, ',');
             jtext_string(&tail, line.s, line.len);
         }
         sbuf_putc(&tail, ']');
     }
     sbuf_puts(&tail, "}}");
-    size_t b64 = patch ? base64_len(plen) : 0;
     out->len = head.len + b64 + tail.len;
     out->owned = !alloc;
     out->body = alloc ? alloc(ud, out->len + 1) : xmalloc(out->len + 1);
     memcpy(out->body, head.s, head.len);
-    if (patch) base64_encode(out->body + head.len, patch, plen);
+    if (a->patch && !a->patch_b64) base64_encode(out->body + head.len, a->patch, a->patch_len);
     memcpy(out->body + head.len + b64, tail.s, tail.len);
     out->body[out->len] = 0;
     out->status = 200;
     sbuf_free(&head);
     sbuf_free(&tail);
     sbuf_free(&line);
+}
+
+void review_respond(review_out *out, const review_request *rq, const review_answer *a) {
+    respond_into(out, rq, a, NULL, NULL);
+}
+
+/* The pod path's allowed answers: warnings carry our prefix, since the pod
+ * is not ours and kubectl shows them next to other webhooks' warnings. */
+static void respond(review_out *out, const review_request *rq, const char *patch, size_t plen, char **warnings,
+                    size_t nwarnings, review_alloc alloc, void *ud) {
+    review_answer a = {.allowed = true, .patch = patch, .patch_len = plen, .warnings = warnings,
+                       .nwarnings = nwarnings, .warning_prefix = WARNING_PREFIX};
+    respond_into(out, rq, &a, alloc, ud);
+}
+
+char *review_base64(const char *in, size_t len) {
+    char *out = xmalloc(base64_len(len) + 1);
+    base64_encode(out, in, len);
+    out[base64_len(len)] = 0;
+    return out;
 }
 
 /* ------------------------------------------------------------------------
@@ -233,20 +261,16 @@ static char *without_managed_fields(const char *body, size_t len, size_t *outlen
     return copy;
 }
 
-void review_handle(const review_env *env, json_tokener *tok, const char *body, size_t len, review_out *out) {
-    review_handle_into(env, tok, body, len, out, NULL, NULL);
-}
-
-void review_handle_into(const review_env *env, json_tokener *tok, const char *body, size_t len, review_out *out,
-                        review_alloc alloc, void *ud) {
+static int decode(json_tokener *tok, const char *body, size_t len, bool skim, review_request *rq, review_out *out) {
     memset(out, 0, sizeof *out);
+    memset(rq, 0, sizeof *rq);
     json_object *root = NULL;
     if (!body || len == 0) {
         reject(out, "empty request body%s", NULL);
-        return;
+        return -1;
     }
     size_t slen = 0;
-    char *skimmed = env->no_skim ? NULL : without_managed_fields(body, len, &slen);
+    char *skimmed = skim ? without_managed_fields(body, len, &slen) : NULL;
     if (skimmed) body = skimmed, len = slen;
     json_tokener_reset(tok);
     json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_ALLOW_TRAILING_CHARS);
@@ -258,74 +282,111 @@ void review_handle_into(const review_env *env, json_tokener *tok, const char *bo
         jerr = json_tokener_get_error(tok);
         if (jerr == json_tokener_success && root) {
             reject(out, "expected an AdmissionReview object%s", NULL);
-            goto done;
+            goto fail;
         }
     }
     if (jerr == json_tokener_continue) {
         reject(out, "invalid JSON: the body ends in the middle of a value%s", NULL);
-        goto done;
+        goto fail;
     }
     if (jerr != json_tokener_success) {
         reject(out, "invalid JSON: %s", json_tokener_error_desc(jerr));
-        goto done;
+        goto fail;
     }
     size_t end = json_tokener_get_parse_end(tok);
     while (end < len && (body[end] == ' ' || body[end] == '\n' || body[end] == '\r' || body[end] == '\t')) end++;
     if (end != len) {
         reject(out, "invalid JSON: unexpected data after the value%s", NULL);
-        goto done;
+        goto fail;
     }
     if (!json_object_is_type(root, json_type_object)) {
         reject(out, "expected an AdmissionReview object%s", NULL);
-        goto done;
+        goto fail;
     }
     const char *api = jstr(root, "apiVersion"), *kind = jstr(root, "kind");
     if (!api || strcmp(api, "admission.k8s.io/v1") != 0) {
         reject(out, "unsupported apiVersion \"%s\": expected admission.k8s.io/v1", api ? api : "");
-        goto done;
+        goto fail;
     }
     if (!kind || strcmp(kind, "AdmissionReview") != 0) {
         reject(out, "unsupported kind \"%s\": expected AdmissionReview", kind ? kind : "");
-        goto done;
+        goto fail;
     }
     json_object *req = jget(root, "request");
     if (!json_object_is_type(req, json_type_object)) {
         reject(out, "the AdmissionReview has no request%s", NULL);
-        goto done;
+        goto fail;
     }
     json_object *juid = jget(req, "uid");
-    review_uid uid = {NULL, 0};
     if (json_object_is_type(juid, json_type_string))
-        uid = (review_uid){json_object_get_string(juid), (size_t)json_object_get_string_len(juid)};
-    if (!uid.len) {
+        rq->uid = (review_uid){json_object_get_string(juid), (size_t)json_object_get_string_len(juid)};
+    if (!rq->uid.len) {
         reject(out, "request.uid is missing%s", NULL);
-        goto done;
+        goto fail;
     }
     /* For the log line, a C string: a NUL byte shows as U+FFFD. */
     size_t lo = 0;
-    for (size_t i = 0; i < uid.len && lo + 4 <= sizeof out->uid; i++) {
-        if (uid.s[i]) {
-            out->uid[lo++] = uid.s[i];
+    for (size_t i = 0; i < rq->uid.len && lo + 4 <= sizeof out->uid; i++) {
+        if (rq->uid.s[i]) {
+            out->uid[lo++] = rq->uid.s[i];
         } else {
             memcpy(out->uid + lo, "\xef\xbf\xbd", 3);
             lo += 3;
         }
     }
     out->uid[lo] = 0;
-    const char *op = jstr(req, "operation"), *rkind = jstr(jget(req, "kind"), "kind"), *sub = jstr(req, "subResource");
-    const char *group = jstr(jget(req, "kind"), "group");
+    free(skimmed);
+    rq->root = root;
+    rq->api_version = api;
+    rq->req = req;
+    rq->operation = jstr(req, "operation");
+    rq->sub_resource = jstr(req, "subResource");
+    rq->ns = jstr(req, "namespace");
+    rq->name = jstr(req, "name");
+    rq->kind = jstr(jget(req, "kind"), "kind");
+    rq->group = jstr(jget(req, "kind"), "group");
+    rq->version = jstr(jget(req, "kind"), "version");
+    rq->object = jget(req, "object");
+    rq->old_object = jget(req, "oldObject");
+    rq->dry_run = jbool(req, "dryRun");
+    rq->user_info = jmap(req, "userInfo");
+    return 0;
+fail:
+    json_object_put(root);
+    free(skimmed);
+    return -1;
+}
+
+int review_decode(json_tokener *tok, const char *body, size_t len, review_request *rq, review_out *out) {
+    return decode(tok, body, len, true, rq, out);
+}
+
+void review_request_free(review_request *rq) {
+    json_object_put(rq->root);
+    memset(rq, 0, sizeof *rq);
+}
+
+void review_handle(const review_env *env, json_tokener *tok, const char *body, size_t len, review_out *out) {
+    review_handle_into(env, tok, body, len, out, NULL, NULL);
+}
+
+void review_handle_into(const review_env *env, json_tokener *tok, const char *body, size_t len, review_out *out,
+                        review_alloc alloc, void *ud) {
+    review_request rq;
+    if (decode(tok, body, len, !env->no_skim, &rq, out) != 0) return;
+    const char *op = rq.operation, *rkind = rq.kind, *sub = rq.sub_resource, *group = rq.group;
     if (!op || strcmp(op, "CREATE") != 0 || !rkind || strcmp(rkind, "Pod") != 0 || (group && *group) ||
         (sub && *sub)) {
         out->result = RESULT_IGNORED;
-        respond(out, uid, NULL, 0, NULL, 0, alloc, ud);
+        respond(out, &rq, NULL, 0, NULL, 0, alloc, ud);
         goto done;
     }
-    json_object *pod = jget(req, "object");
+    json_object *pod = rq.object;
     if (!json_object_is_type(pod, json_type_object)) {
         reject(out, "request.object is missing or not an object%s", NULL);
         goto done;
     }
-    const char *ns = jstr(req, "namespace");
+    const char *ns = rq.ns;
     if (!ns || !*ns) ns = jstr(jget(pod, "metadata"), "namespace");
     if (!ns || !*ns) ns = "default";
     snprintf(out->ns, sizeof out->ns, "%s", ns);
@@ -359,15 +420,15 @@ void review_handle_into(const review_env *env, json_tokener *tok, const char *bo
         /* Fail open: the pod goes ahead untouched, the reason is in the
          * warnings, the log and the metrics. */
         out->result = RESULT_FAILED_OPEN;
-        respond(out, uid, NULL, 0, res.warnings, res.nwarnings, alloc, ud);
+        respond(out, &rq, NULL, 0, res.warnings, res.nwarnings, alloc, ud);
     } else if (json_object_array_length(res.patch) == 0) {
         out->result = RESULT_UNCHANGED;
-        respond(out, uid, NULL, 0, res.warnings, res.nwarnings, alloc, ud);
+        respond(out, &rq, NULL, 0, res.warnings, res.nwarnings, alloc, ud);
     } else {
         size_t plen;
         char *ptext = jtext(res.patch, &plen);
         out->result = RESULT_MUTATED;
-        respond(out, uid, ptext, plen, res.warnings, res.nwarnings, alloc, ud);
+        respond(out, &rq, ptext, plen, res.warnings, res.nwarnings, alloc, ud);
         free(ptext);
     }
     /* The result shares parts of the pod with objects the source lent. */
@@ -375,8 +436,7 @@ void review_handle_into(const review_env *env, json_tokener *tok, const char *bo
     if (env->live) kube_live_end(&live);
     kube_store_release(env->store, &view);
 done:
-    json_object_put(root);
-    free(skimmed);
+    review_request_free(&rq);
 }
 
 void review_out_free(review_out *out) {
