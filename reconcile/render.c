@@ -289,7 +289,7 @@ static int build_pdb(reconcile_ctx *c) {
 
 static int build_configmap(reconcile_ctx *c) {
     json_object *ta = reconcile_ta_config(c), *o, *data;
-    char *yaml = ta ? kube_yaml_emit(ta) : collector_config_yaml(c->config);
+    char *yaml = ta ? kube_yaml_emit(ta) : collector_configmap_yaml(c->config);
     json_object_put(ta);
     if (!yaml) return reconcile_fail(c, "spec.config cannot be rendered as YAML");
     o = reconcile_object(c, "v1", "ConfigMap", c->configmap_name, 1, reconcile_common_labels(c, c->collector_name),

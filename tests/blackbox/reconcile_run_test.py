@@ -644,7 +644,7 @@ def steps(k, fake, tmp):
                                                                                     pinned["metadata"]["uid"])]
     p = k.get("opentelemetrycollectors", "pinned", "obs")
     check("upgradeStrategy none: no upgrade, status.version kept", rc == 0 and len(cms) == 1 and
-          'address: "0.0.0.0:9999"' in cms[0] and "readers" not in cms[0] and p["status"]["version"] == "0.110.0",
+          'address: 0.0.0.0:9999' in cms[0] and "readers" not in cms[0] and p["status"]["version"] == "0.110.0",
           (rc, cms, p.get("status"), err[-300:]))
     fake.delete("opentelemetrycollectors", "pinned", "obs")
     s = k.get("opentelemetrycollectors", "scraper", "team")

@@ -837,6 +837,48 @@ START_TEST(render_target_allocator_by_label) {
 }
 END_TEST
 
+/* tests/e2e/managed-reconcile/02-*: the ConfigMap text is the reference's
+ * byte for byte, defaulted endpoints plain (goccy/go-yaml quotes no
+ * host:port). */
+START_TEST(render_configmap_text_as_reference) {
+    rendered *x = render_yaml(CR("simplest", "  managementState: managed\n  config:\n    receivers:\n"
+                                             "      otlp:\n        protocols:\n          grpc: {}\n          http: {}\n"
+                                             "    exporters:\n      debug: {}\n\n    service:\n      pipelines:\n"
+                                             "        traces:\n          receivers: [otlp]\n          exporters: [debug]\n"));
+    ck_assert_int_eq(x->rc, 0);
+    json_object *cm = find(x, "ConfigMap");
+    ck_assert_ptr_nonnull(cm);
+    ck_assert_str_eq(jstr(jmap(cm, "data"), "collector.yaml"),
+                     "receivers:\n  otlp:\n    protocols:\n      grpc:\n        endpoint: 0.0.0.0:4317\n"
+                     "      http:\n        endpoint: 0.0.0.0:4318\nexporters:\n  debug: {}\nservice:\n"
+                     "  telemetry:\n    metrics:\n      readers:\n        - pull:\n            exporter:\n"
+                     "              prometheus:\n                host: 0.0.0.0\n                port: 8888\n"
+                     "  pipelines:\n    traces:\n      exporters:\n        - debug\n      receivers:\n        - otlp\n");
+    rendered_free(x);
+}
+END_TEST
+
+/* tests/e2e/conversion-webhook-invalid-config: a v1alpha1 collector with
+ * config "null" converts to the empty config and is rendered: a
+ * Deployment with otc-container, the defaulted empty config mounted. */
+START_TEST(render_v1alpha1_null_config) {
+    rendered *x = render_yaml("apiVersion: opentelemetry.io/v1alpha1\nkind: OpenTelemetryCollector\n"
+                              "metadata:\n  name: invalid-config-collector\nspec:\n  mode: deployment\n"
+                              "  config: \"null\"\n");
+    ck_assert_msg(x->rc == 0, "%s", x->err);
+    json_object *d = find(x, "Deployment");
+    ck_assert_ptr_nonnull(d);
+    ck_assert_str_eq(jstr(jmap(d, "metadata"), "name"), "invalid-config-collector-collector");
+    EQ(at(d, "spec.template.spec.containers.0.name"), "\"otc-container\"");
+    ck_assert_str_eq(jstr(jmap(find(x, "ConfigMap"), "data"), "collector.yaml"),
+                     "receivers: {}\nexporters: {}\nservice:\n  telemetry:\n    metrics:\n      readers:\n"
+                     "        - pull:\n            exporter:\n              prometheus:\n"
+                     "                host: 0.0.0.0\n                port: 8888\n  pipelines: {}\n");
+    ck_assert_uint_eq(x->r.nwarnings, 0);
+    rendered_free(x);
+}
+END_TEST
+
 START_TEST(stream_one_bad_does_not_hide_others) {
     const char *text = CR("a", EMPTY_CONFIG) "---\n" CR("b", "  mode: job\n" EMPTY_CONFIG)
         "---\nkind: [unclosed\n---\n" CR("c", "  mode: sidecar\n" EMPTY_CONFIG);
@@ -895,6 +937,8 @@ static Suite *suite(void) {
     tcase_add_test(tc, upgrade_status_version);
     tcase_add_test(tc, render_upgrades_the_telemetry_address);
     tcase_add_test(tc, render_target_allocator_by_label);
+    tcase_add_test(tc, render_configmap_text_as_reference);
+    tcase_add_test(tc, render_v1alpha1_null_config);
     tcase_add_test(tc, stream_one_bad_does_not_hide_others);
     suite_add_tcase(s, tc);
     return s;
