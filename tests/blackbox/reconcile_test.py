@@ -62,6 +62,8 @@ CASES = {
     "long-name": 0,
     "v1alpha1": 0,
     "targetallocator": 0,
+    "ta-standalone": 0,
+    "ta-collector": 0,
     "errors": 1,
 }
 outputs = {}
@@ -122,7 +124,8 @@ check("sidecar kinds", [k.split("/")[0] for k in kinds("sidecar")] == [
 
 check("targetallocator kinds", [k.split("/")[0] for k in kinds("targetallocator")] == [
     "StatefulSet", "PodDisruptionBudget", "ConfigMap", "ServiceAccount", "Service", "NetworkPolicy",
-    "TargetAllocator"], kinds("targetallocator"))
+    "TargetAllocator", "ConfigMap", "Deployment", "Service", "PodDisruptionBudget", "NetworkPolicy"],
+    kinds("targetallocator"))
 ta_cm = yaml.safe_load(objs("targetallocator")[2]["data"]["collector.yaml"])
 check("targetallocator receiver rewritten", ta_cm["receivers"]["prometheus"] == {
     "config": {"global": {"scrape_interval": "15s"}},
@@ -294,8 +297,9 @@ check("deterministic", out2 == outputs["deployment-full"])
 # replaced by odd values (wrong types, nulls, out-of-range ports, IPv6).
 # Under the sanitizers, every one must render or fail cleanly.
 random.seed(7)
-seeds = [yaml.safe_load(open(f)) for f in sorted(glob.glob(DATA + "/*.yaml"))
-         if ".out." not in f and not f.endswith(("errors.yaml", "v1alpha1.yaml"))]
+seeds = [d for f in sorted(glob.glob(DATA + "/*.yaml"))
+         if ".out." not in f and not f.endswith(("errors.yaml", "v1alpha1.yaml"))
+         for d in yaml.safe_load_all(open(f)) if d]
 ODD = [None, 0, -1, 70000, "", "x", [], {}, [1], {"a": None}, True, 1.5, "[::1]:0", ":99999999999", "a/b_c"]
 
 
