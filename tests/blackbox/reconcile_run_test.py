@@ -428,12 +428,48 @@ def steps(k, fake, tmp):
         {"job_name": "self", "static_configs": [{"targets": ["0.0.0.0:8888"]}]}]}}
     ta["spec"]["config"]["service"]["pipelines"]["metrics"] = {"receivers": ["prometheus"], "exporters": ["debug"]}
     ta = fake.apply("opentelemetrycollectors", ta)
+    # The API server's endpoints, which the allocator's NetworkPolicy lets it reach.
+    fake.apply("endpointslices", {"metadata": {"name": "kubernetes", "namespace": "default",
+                                               "labels": {"kubernetes.io/service-name": "kubernetes"}},
+                                  "ports": [{"name": "https", "port": 6443, "protocol": "TCP"}],
+                                  "endpoints": [{"addresses": ["10.0.0.1"]}, {"addresses": ["10.0.0.2"]}]})
     rc, nums, err, reqs = k.run()
     tacr = k.get("targetallocators", "scraper", "team") or {}
     refs = tacr.get("metadata", {}).get("ownerReferences") or [{}]
     check("TargetAllocator: applied, owned by its collector", rc == 0 and
           refs[0].get("uid") == ta["metadata"]["uid"] and tacr["spec"].get("allocationStrategy") == "consistent-hashing",
           (rc, tacr, err[-500:]))
+    ta_uid = tacr.get("metadata", {}).get("uid")
+    want_children = {"configmaps": ["scraper-targetallocator"], "deployments": ["scraper-targetallocator"],
+                     "serviceaccounts": ["scraper-targetallocator"], "services": ["scraper-targetallocator"],
+                     "poddisruptionbudgets": ["scraper-targetallocator"],
+                     "networkpolicies": ["scraper-targetallocator-networkpolicy"]}
+    got_children = {res: k.names(res, "team", ta_uid) for res in want_children}
+    check("TargetAllocator: its controller's objects, owned by it", got_children == want_children, got_children)
+    tacm = (k.get("configmaps", "scraper-targetallocator", "team") or {}).get("data", {}).get("targetallocator.yaml")
+    check("TargetAllocator: its config selects the collector, with its scrape configs", tacm == (
+        "allocation_strategy: consistent-hashing\ncollector_not_ready_grace_period: 30s\ncollector_selector:\n"
+        "  matchlabels:\n    app.kubernetes.io/component: opentelemetry-collector\n"
+        "    app.kubernetes.io/instance: team.scraper\n    app.kubernetes.io/managed-by: opentelemetry-operator\n"
+        "    app.kubernetes.io/part-of: opentelemetry\n  matchexpressions: []\nconfig:\n  scrape_configs:\n"
+        "  - job_name: self\n    static_configs:\n    - targets:\n      - 0.0.0.0:8888\nfilter_strategy: relabel-config\n"),
+        tacm)
+    tadep = k.get("deployments", "scraper-targetallocator", "team") or {}
+    tpl = tadep.get("spec", {}).get("template", {})
+    check("TargetAllocator: the pod hashes its config, runs the default image",
+          tpl.get("metadata", {}).get("annotations", {}).get("opentelemetry-targetallocator-config/hash") ==
+          __import__("hashlib").sha256((tacm or "").encode()).hexdigest() and
+          tpl["spec"]["containers"][0]["image"] == "ghcr.io/open-telemetry/opentelemetry-operator/target-allocator:0.158.0",
+          tpl)
+    tanp = k.get("networkpolicies", "scraper-targetallocator-networkpolicy", "team") or {}
+    check("TargetAllocator: NetworkPolicy egress to the API server's endpoints",
+          tanp.get("spec", {}).get("egress") == [{"ports": [{"protocol": "TCP", "port": 6443}],
+                                                  "to": [{"ipBlock": {"cidr": "10.0.0.1/32"}},
+                                                         {"ipBlock": {"cidr": "10.0.0.2/32"}}]}] and
+          count(reqs, "GET", "/endpointslices") == 1, tanp)
+    tast = (k.get("targetallocators", "scraper", "team") or {}).get("status", {})
+    check("TargetAllocator: status version and Ready", tast.get("version") == "0.158.0" and
+          cond({"status": tast}).get("status") == "True", tast)
     cm = [k.get("configmaps", n, "team") for n in k.names("configmaps", "team", ta["metadata"]["uid"])]
     check("TargetAllocator: the receiver asks the allocator", len(cm) == 1 and
           "endpoint: http://scraper-targetallocator:80" in cm[0]["data"]["collector.yaml"] and
@@ -453,7 +489,8 @@ def steps(k, fake, tmp):
 
     shared = collector("user", ns="team", mode="statefulset", targetAllocator={"enabled": True})
     shared["metadata"]["labels"] = {"opentelemetry.io/target-allocator": "shared"}
-    shared["spec"]["config"]["receivers"]["prometheus"] = {"config": {}}
+    shared["spec"]["config"]["receivers"]["prometheus"] = {"config": {"scrape_configs": [
+        {"job_name": "user-job", "static_configs": [{"targets": ["0.0.0.0:9999"]}]}]}}
     shared["spec"]["config"]["service"]["pipelines"]["metrics"] = {"receivers": ["prometheus"], "exporters": ["debug"]}
     fake.apply("opentelemetrycollectors", shared)
     rc, nums, err, reqs = k.run()
@@ -468,7 +505,27 @@ def steps(k, fake, tmp):
     check("TargetAllocator by label: an existing one is used, none created",
           rc == 0 and cond(k.get("opentelemetrycollectors", "user", "team")).get("status") == "True" and
           k.get("targetallocators", "user", "team") is None, (rc, err[-500:]))
+    shared_ta = k.get("targetallocators", "shared", "team") or {}
+    scm = (k.get("configmaps", "shared-targetallocator", "team") or {}).get("data", {}).get("targetallocator.yaml", "")
+    check("standalone TargetAllocator: its objects, its config selecting the labelled collector",
+          k.names("deployments", "team", shared_ta["metadata"]["uid"]) == ["shared-targetallocator"] and
+          "app.kubernetes.io/instance: team.user\n" in scm and "job_name: user-job" in scm and
+          "filter_strategy: relabel-config" in scm and
+          cond(shared_ta).get("status") == "True", (scm, shared_ta.get("status"), err[-500:]))
+    rc, nums, err, reqs = k.run()
+    check("standalone TargetAllocator: the next run writes nothing", rc == 0 and count(reqs, "PATCH") == 0 and
+          count(reqs, "DELETE") == 0, [r["path"] for r in reqs if r["method"] != "GET"])
     fake.delete("opentelemetrycollectors", "user", "team")
+    rc, nums, err, reqs = k.run()
+    scm = (k.get("configmaps", "shared-targetallocator", "team") or {}).get("data", {}).get("targetallocator.yaml", "")
+    check("standalone TargetAllocator: its collector gone, no selector and no scrape configs (targetallocator-label/03)",
+          rc == 0 and scm == "allocation_strategy: consistent-hashing\ncollector_not_ready_grace_period: 30s\n"
+          "collector_selector: null\nfilter_strategy: relabel-config\n", (scm, err[-500:]))
+    fake.delete("targetallocators", "shared", "team")
+    rc, nums, err, reqs = k.run()
+    check("standalone TargetAllocator deleted: its objects go", rc == 0 and
+          not k.names("deployments", "team", shared_ta["metadata"]["uid"]) and
+          not k.names("configmaps", "team", shared_ta["metadata"]["uid"]), (rc, err[-500:]))
 
     # ---- exposure: HTTPRoutes and OpenShift Routes ---------------------------
     web = fake.apply("opentelemetrycollectors", collector("web", ns="team", httpRoute={"enabled": True, "gateway": "gw"},
@@ -653,6 +710,9 @@ def steps(k, fake, tmp):
     rc, nums, err, reqs = k.run()
     check("TargetAllocator turned off: its CR is pruned", rc == 0 and k.get("targetallocators", "scraper", "team") is None
           and count(reqs, "DELETE", "/targetallocators/scraper") == 1, (rc, nums, err[-500:]))
+    left = {res: k.names(res, "team", ta_uid) for res in want_children}
+    check("TargetAllocator turned off: its objects go in the same run (smoke-deletion/01)",
+          not any(left.values()), left)
     fake.delete("opentelemetrycollectors", "scraper", "team")
 
     # ---- API errors ----------------------------------------------------------

@@ -228,7 +228,7 @@ check("help rc", rc == 0 and err == "" and top.startswith("usage: otel-reconcile
       all(c in top for c in ("  render ", "  run ", "  version ")), top)
 rc, render_use, err = run("render", "--help")
 check("render --help: its own usage", rc == 0 and err == "" and
-      render_use.startswith("usage: otel-reconcile render -f FILE|- [--namespace NS]\n\n") and
+      render_use.startswith("usage: otel-reconcile render -f FILE|- [--namespace NS] [--target-allocator-image IMAGE]\n\n") and
       "--filename FILE|-" in render_use and "--kubeconfig" not in render_use, render_use)
 rc, run_use, err = run("run", "--help")
 check("run --help: its own usage", rc == 0 and err == "" and run_use.startswith(
