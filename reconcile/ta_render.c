@@ -252,11 +252,26 @@ static int build_configmap(ta_ctx *c) {
     return 0;
 }
 
-/* The TLS volumes and mounts of one side (15.3): base names the Secret (or
- * the "-N" volumes of user-provided certificates); ref is the
- * serverCertificate or clientCertificate reference. */
-void reconcile_ta_tls_mounts(json_object *mtls, const char *base, const char *which, json_object *volumes,
-                             json_object *mounts);
+int reconcile_ta_mtls_check(json_object *mtls, int cert_manager, char *err, size_t errlen) {
+    json_object *u = jget(mtls, "useCertManager"), *tls = jmap(mtls, "tls"), *ca;
+    int user = json_object_is_type(u, json_type_boolean) && !json_object_get_boolean(u);
+    if (!jbool(mtls, "enabled")) return 0;
+    if (!user && !cert_manager)
+        return err_printf(err, errlen,
+                          "mTLS is enabled with useCertManager but cert-manager is not available; install cert-manager "
+                          "and restart the operator, or set useCertManager to false");
+    if (!user) return 0;
+    if (!jmap(tls, "serverCertificate") || !jmap(tls, "clientCertificate"))
+        return err_printf(err, errlen, "mTLS is enabled with useCertManager set to false; tls.serverCertificate and "
+                                       "tls.clientCertificate must both be set");
+    if (!(ca = jmap(tls, "certificateAuthorityCertificate")))
+        return err_printf(err, errlen, "mTLS is enabled with useCertManager set to false; "
+                                       "tls.certificateAuthorityCertificate must be set");
+    if (!jmap(ca, "secret") == !jmap(ca, "configMap"))
+        return err_printf(err, errlen, "tls.certificateAuthorityCertificate must set exactly one of secret or configMap");
+    return 0;
+}
+
 void reconcile_ta_tls_mounts(json_object *mtls, const char *base, const char *which, json_object *volumes,
                              json_object *mounts) {
     json_object *tls = jmap(mtls, "tls"), *ref = jmap(tls, which), *u = jget(mtls, "useCertManager");
@@ -280,10 +295,13 @@ void reconcile_ta_tls_mounts(json_object *mtls, const char *base, const char *wh
         if (s) files[nf++] = (typeof(files[0])){"secret", jstr(s, "name"), jstr(s, "key"), "ca.crt"};
         else if (cm) files[nf++] = (typeof(files[0])){"configMap", jstr(cm, "name"), jstr(cm, "key"), "ca.crt"};
     }
-    files[nf++] = (typeof(files[0])){"secret", jstr(jmap(ref, "certificateSecret"), "name"),
-                                     jstr(jmap(ref, "certificateSecret"), "key"), "tls.crt"};
-    files[nf++] = (typeof(files[0])){"secret", jstr(jmap(ref, "keySecret"), "name"), jstr(jmap(ref, "keySecret"), "key"),
-                                     "tls.key"};
+    /* certificateSecret and keySecret (the spec's names), or certificate
+     * and key (upstream's ta-collector-mtls-user-provided fixture). */
+    json_object *cert = jmap(ref, "certificateSecret"), *key = jmap(ref, "keySecret");
+    if (!cert) cert = jmap(ref, "certificate");
+    if (!key) key = jmap(ref, "key");
+    files[nf++] = (typeof(files[0])){"secret", jstr(cert, "name"), jstr(cert, "key"), "tls.crt"};
+    files[nf++] = (typeof(files[0])){"secret", jstr(key, "name"), jstr(key, "key"), "tls.key"};
     char *vnames[3] = {0}; /* the volume of each file, set for the first of its source */
     int nv = 0;
     for (int i = 0; i < nf; i++) {
@@ -632,13 +650,6 @@ static json_object *certificate(ta_ctx *c, const char *name, const char *issuer)
 
 static int build_cert_manager(ta_ctx *c) {
     if (!mtls_enabled(c) || mtls_user_provided(c)) return 0;
-    if (!c->opt->cert_manager) {
-        /* spec 21 item 10: the pod would mount a Secret nobody issues. */
-        warn(c, "spec.mtls: cert-manager (cert-manager.io) is not installed: no Issuers or Certificates, and the "
-                "allocator's pod waits for Secret %s",
-             c->svc);
-        return 0;
-    }
     char *self = ta_name(c, "%s-self-signed-issuer"), *ca = ta_name(c, "%s-ca-cert"),
          *cai = ta_name(c, "%s-ca-issuer"), *server = ta_name(c, "%s-ta-server-cert"),
          *client = ta_name(c, "%s-ta-client-cert");
@@ -748,6 +759,10 @@ int reconcile_render_target_allocator(json_object *ta, json_object *collector, c
         json_object *cm = jmap(c.collector, "metadata");
         if (!jstr(cm, "namespace")) jset_str(cm, "namespace", c.ns);
     }
+    /* spec 21 items 2 and 10: the reference's TargetAllocator webhook never
+     * runs, and without it a pod that mounts a Secret nobody issues is
+     * built; we refuse what the collector webhook refuses. */
+    if (reconcile_ta_mtls_check(jmap(c.spec, "mtls"), opt->cert_manager, err, errlen)) goto out;
     c.svc = ta_name(&c, "%s-targetallocator");
     if (build_configmap(&c) || build_deployment(&c) || build_service_account(&c) || build_service(&c) ||
         build_pdb(&c) || build_network_policy(&c) || build_service_monitor(&c) || build_cert_manager(&c))

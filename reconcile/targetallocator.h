@@ -27,6 +27,18 @@ int reconcile_render_target_allocator(json_object *ta, json_object *collector, c
                                       const reconcile_options *opt, reconcile_render_result *out, char *err,
                                       size_t errlen);
 
+/* The volumes and mounts of one side's certificate (15.3), appended to the
+ * arrays: base names the Secret (or the "-N" volumes of user-provided
+ * certificates), which the "serverCertificate" or "clientCertificate"
+ * reference of mtls.tls when useCertManager is false. */
+void reconcile_ta_tls_mounts(json_object *mtls, const char *base, const char *which, json_object *volumes,
+                             json_object *mounts);
+
+/* mtls (spec.mtls, schema defaults applied) as the reference's webhooks
+ * validate it (15.4): 0, or -1 with their message in err. cert_manager:
+ * cert-manager is installed. */
+int reconcile_ta_mtls_check(json_object *mtls, int cert_manager, char *err, size_t errlen);
+
 /* The collector ta belongs to (targetallocator.md 3.4), among collectors
  * (an array of collector objects of ta's namespace or more): the
  * controller-owner collector, else the one labelled

@@ -527,6 +527,51 @@ def steps(k, fake, tmp):
           not k.names("deployments", "team", shared_ta["metadata"]["uid"]) and
           not k.names("configmaps", "team", shared_ta["metadata"]["uid"]), (rc, err[-500:]))
 
+    # ---- mTLS between collector and allocator (cert-manager) ------------------
+    sec = collector("secure", ns="tls", mode="statefulset", targetAllocator={"enabled": True, "mtls": {"enabled": True}})
+    sec["spec"]["config"]["receivers"]["prometheus"] = {"config": {"scrape_configs": []}}
+    sec["spec"]["config"]["service"]["pipelines"]["metrics"] = {"receivers": ["prometheus"], "exporters": ["debug"]}
+    sec = fake.apply("opentelemetrycollectors", sec)
+    rc, nums, err, reqs = k.run("--namespace", "tls")
+    sta = k.get("targetallocators", "secure", "tls") or {"metadata": {}}
+    suid = sta["metadata"].get("uid")
+    sts = k.get("statefulsets", "secure-collector", "tls") or {}
+    pod = sts.get("spec", {}).get("template", {}).get("spec", {})
+    scm = [k.get("configmaps", n, "tls")["data"]["collector.yaml"] for n in k.names("configmaps", "tls", sec["metadata"]["uid"])]
+    check("mTLS: cert-manager's Issuers and Certificates, owned by the allocator",
+          rc == 0 and k.names("issuers", "tls", suid) == ["secure-ca-issuer", "secure-self-signed-issuer"] and
+          k.names("certificates", "tls", suid) == ["secure-ca-cert", "secure-ta-client-cert", "secure-ta-server-cert"],
+          (rc, k.names("issuers", "tls"), k.names("certificates", "tls"), err[-500:]))
+    check("mTLS: the collector mounts the client certificate and asks over https",
+          [v["name"] for v in pod.get("volumes", [])][:2] == [pod["volumes"][0]["name"], "secure-ta-client-cert"] and
+          {"name": "secure-ta-client-cert", "mountPath": "/tls"} in pod["containers"][0]["volumeMounts"] and
+          len(scm) == 1 and "endpoint: https://secure-targetallocator:443" in scm[0] and "reload_interval: 5m" in scm[0],
+          (pod.get("volumes"), scm))
+    tdep = (k.get("deployments", "secure-targetallocator", "tls") or {}).get("spec", {}).get("template", {}).get("spec", {})
+    check("mTLS: the allocator serves https on 8443 with its server certificate",
+          {"name": "https", "containerPort": 8443, "protocol": "TCP"} in tdep["containers"][-1]["ports"] and
+          {"name": "secure-ta-server-cert", "secret": {"secretName": "secure-ta-server-cert"}} in tdep["volumes"] and
+          "listen_addr: :8443" in k.get("configmaps", "secure-targetallocator", "tls")["data"]["targetallocator.yaml"],
+          tdep)
+    rc, nums, err, reqs = k.run("--namespace", "tls")
+    check("mTLS: the next run writes nothing", rc == 0 and count(reqs, "PATCH") == 0 and count(reqs, "DELETE") == 0,
+          [r["path"] for r in reqs if r["method"] != "GET"])
+    fake.hide("issuers")
+    fake.hide("certificates")
+    rc, nums, err, reqs = k.run("--namespace", "tls")
+    msg = cond(k.get("opentelemetrycollectors", "secure", "tls")).get("message", "")
+    tamsg = cond(k.get("targetallocators", "secure", "tls")).get("message", "")
+    check("mTLS without cert-manager: the collector and its allocator fail with the webhook's message, only statuses "
+          "written", rc == 1 and msg == "spec.targetAllocator.mtls: mTLS is enabled with useCertManager but cert-manager "
+          "is not available; install cert-manager and restart the operator, or set useCertManager to false" and
+          tamsg == msg[len("spec.targetAllocator.mtls: "):] and
+          [r["path"].rsplit("/", 3)[-3] for r in reqs if r["method"] != "GET"] == ["opentelemetrycollectors",
+                                                                                 "targetallocators"],
+          (rc, msg, tamsg, [r["path"] for r in reqs if r["method"] != "GET"]))
+    fake.unhide("issuers")
+    fake.unhide("certificates")
+    fake.delete("opentelemetrycollectors", "secure", "tls")
+
     # ---- exposure: HTTPRoutes and OpenShift Routes ---------------------------
     web = fake.apply("opentelemetrycollectors", collector("web", ns="team", httpRoute={"enabled": True, "gateway": "gw"},
                                                           ingress={"type": "route", "route": {"termination": "edge"}}))

@@ -64,6 +64,7 @@ CASES = {
     "targetallocator": 0,
     "ta-standalone": 0,
     "ta-collector": 0,
+    "ta-mtls": 0,
     "errors": 1,
 }
 outputs = {}

@@ -921,6 +921,40 @@ START_TEST(ta_config_worked_examples) {
 }
 END_TEST
 
+/* 15.4: the webhooks' mTLS checks, in order, with their messages. */
+START_TEST(ta_mtls_checks) {
+    static const char *const cases[][2] = {
+        {"{\"enabled\":false}", ""},
+        {"{\"enabled\":true,\"useCertManager\":true}", ""},
+        {"{\"enabled\":true,\"useCertManager\":false,\"tls\":{\"serverCertificate\":{}}}",
+         "mTLS is enabled with useCertManager set to false; tls.serverCertificate and tls.clientCertificate must both "
+         "be set"},
+        {"{\"enabled\":true,\"useCertManager\":false,\"tls\":{\"serverCertificate\":{},\"clientCertificate\":{}}}",
+         "mTLS is enabled with useCertManager set to false; tls.certificateAuthorityCertificate must be set"},
+        {"{\"enabled\":true,\"useCertManager\":false,\"tls\":{\"serverCertificate\":{},\"clientCertificate\":{},"
+         "\"certificateAuthorityCertificate\":{\"secret\":{},\"configMap\":{}}}}",
+         "tls.certificateAuthorityCertificate must set exactly one of secret or configMap"},
+        {"{\"enabled\":true,\"useCertManager\":false,\"tls\":{\"serverCertificate\":{},\"clientCertificate\":{},"
+         "\"certificateAuthorityCertificate\":{\"secret\":{\"name\":\"ca\"}}}}",
+         ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        json_object *m = tu_json(cases[i][0]);
+        char err[256] = "";
+        int rc = reconcile_ta_mtls_check(m, 1, err, sizeof err);
+        ck_assert_int_eq(rc, cases[i][1][0] ? -1 : 0);
+        ck_assert_str_eq(err, cases[i][1]);
+        json_object_put(m);
+    }
+    json_object *m = tu_json("{\"enabled\":true,\"useCertManager\":true}");
+    char err[256] = "";
+    ck_assert_int_eq(reconcile_ta_mtls_check(m, 0, err, sizeof err), -1);
+    ck_assert_str_eq(err, "mTLS is enabled with useCertManager but cert-manager is not available; install cert-manager "
+                          "and restart the operator, or set useCertManager to false");
+    json_object_put(m);
+}
+END_TEST
+
 /* 3.4: the owner first, then the one label; two labels are an error. */
 START_TEST(ta_bound_collector) {
     json_object *cols = tu_json("[{\"metadata\":{\"name\":\"a\",\"namespace\":\"n\",\"labels\":"
@@ -1050,6 +1084,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, ta_yaml_v2_key_order);
     tcase_add_test(tc, ta_config_worked_examples);
     tcase_add_test(tc, ta_bound_collector);
+    tcase_add_test(tc, ta_mtls_checks);
     tcase_add_test(tc, render_configmap_text_as_reference);
     tcase_add_test(tc, render_v1alpha1_null_config);
     tcase_add_test(tc, stream_one_bad_does_not_hide_others);
