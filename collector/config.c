@@ -90,20 +90,15 @@ static int reorder(json_object *src, yctx ctx, int depth, json_object **out) {
     }
 }
 
-static char *config_yaml(json_object *config, const kube_yaml_style *style) {
+char *collector_config_yaml(json_object *config) {
+    /* goccy/go-yaml's quoting: 0.0.0.0:4317 plain, as the reference
+     * writes it (the ConfigMap text is compared and hashed, and the
+     * sidecar's OTEL_CONFIG is the same text). */
+    static const kube_yaml_style goccy = {2, 0, KUBE_YAML_QUOTE_GO_YAML};
     json_object *copy = NULL;
     if (config == NULL) copy = jnew_obj();
     else if (reorder(config, Y_ROOT, 0, &copy) < 0) return NULL;
-    char *text = kube_yaml_emit_style(copy, style);
+    char *text = kube_yaml_emit_style(copy, &goccy);
     json_object_put(copy);
     return text;
-}
-
-char *collector_config_yaml(json_object *config) {
-    return config_yaml(config, NULL);
-}
-
-char *collector_configmap_yaml(json_object *config) {
-    static const kube_yaml_style goccy = {2, 0, KUBE_YAML_QUOTE_GO_YAML};
-    return config_yaml(config, &goccy);
 }

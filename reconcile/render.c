@@ -298,7 +298,7 @@ static int build_configmap(reconcile_ctx *c) {
     json_object *o, *data;
     char *yaml;
     if (reconcile_ta_config_yaml(c, &yaml)) return -1;
-    if (!yaml) yaml = collector_configmap_yaml(c->config);
+    if (!yaml) yaml = collector_config_yaml(c->config);
     if (!yaml) return reconcile_fail(c, "spec.config cannot be rendered as YAML");
     o = reconcile_object(c, "v1", "ConfigMap", c->configmap_name, 1, reconcile_common_labels(c, c->collector_name),
                          reconcile_object_annotations(c));
