@@ -210,9 +210,9 @@ static int cmd_run(int argc, char **argv) {
     reconcile_run_stats st;
     int rc = reconcile_run(api, &o, &st);
     kube_api_free(api);
-    printf("otel-reconcile run%s: %zu collectors, %zu applied, %zu pruned, %zu failed "
+    printf("otel-reconcile run%s: %zu collectors, %zu target allocators, %zu applied, %zu pruned, %zu failed "
            "(%zu unchanged, %zu recreated, %zu unmanaged, %zu status writes, %zu requests)\n",
-           dry_run ? " (dry run)" : "", st.collectors, st.applied, st.pruned, st.failed, st.unchanged, st.recreated, st.unmanaged,
+           dry_run ? " (dry run)" : "", st.collectors, st.allocators, st.applied, st.pruned, st.failed, st.unchanged, st.recreated, st.unmanaged,
            st.statuses, st.requests);
     if (fflush(stdout) != 0 && rc == 0) rc = 1;
     return rc;

@@ -28,7 +28,7 @@ BIN = sys.argv[1]
 RESULTS = sys.argv[2] if len(sys.argv) > 2 else None
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 check = Checks("reconcile-run")
-SUMMARY = re.compile(r"^otel-reconcile run(?: \(dry run\))?: (\d+) collectors, (\d+) applied, (\d+) pruned, "
+SUMMARY = re.compile(r"^otel-reconcile run(?: \(dry run\))?: (\d+) collectors, (\d+) target allocators, (\d+) applied, (\d+) pruned, "
                      r"(\d+) failed \((\d+) unchanged, (\d+) recreated, (\d+) unmanaged, (\d+) status writes, (\d+) requests\)$")
 
 
@@ -70,7 +70,7 @@ class Cluster:
               p.stderr[-3000:])
         lines = p.stdout.splitlines()
         m = SUMMARY.match(lines[-1]) if lines else None
-        nums = dict(zip(("collectors", "applied", "pruned", "failed", "unchanged", "recreated", "unmanaged",
+        nums = dict(zip(("collectors", "allocators", "applied", "pruned", "failed", "unchanged", "recreated", "unmanaged",
                          "statuses", "requests"), map(int, m.groups()))) if m else None
         return p.returncode, nums, p.stderr, self.fake.requests[before:]
 
@@ -470,6 +470,7 @@ def steps(k, fake, tmp):
     tast = (k.get("targetallocators", "scraper", "team") or {}).get("status", {})
     check("TargetAllocator: status version and Ready", tast.get("version") == "0.158.0" and
           cond({"status": tast}).get("status") == "True", tast)
+    check("TargetAllocator: counted in the summary", nums and nums["allocators"] == 1, nums)
     cm = [k.get("configmaps", n, "team") for n in k.names("configmaps", "team", ta["metadata"]["uid"])]
     check("TargetAllocator: the receiver asks the allocator", len(cm) == 1 and
           "endpoint: http://scraper-targetallocator:80" in cm[0]["data"]["collector.yaml"] and
