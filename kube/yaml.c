@@ -1155,6 +1155,73 @@ static void emit_scalar_string(sbuf *b, const char *s, size_t n, int is_key, con
     else emit_dquoted(b, s, n);
 }
 
+/* The column the cursor is at (characters since the last line break). */
+static int column_of(const sbuf *b) {
+    int col = 0;
+    for (size_t i = b->len; i > 0 && b->s[i - 1] != '\n'; i--)
+        if (((unsigned char)b->s[i - 1] & 0xc0) != 0x80) col++;
+    return col;
+}
+
+/* go-yaml v2 (libyaml's emitter, best_width 80) folds a value's plain or
+ * quoted scalar at a single space once the line is past 80 columns, onto a
+ * line indented at cont: the same string when read back, and the reference's
+ * exact text (yaml_emitter_write_plain, _single_quoted, _double_quoted). */
+static void emit_v2_folded(sbuf *b, const char *s, size_t n, int style, int cont) {
+    int col = column_of(b), spaces = 0;
+    char esc[12];
+    if (style != S_PLAIN) {
+        sbuf_add(b, style == S_SQUOTE ? "'" : "\"", 1);
+        col++;
+    }
+    for (size_t i = 0; i < n;) {
+        uint32_t cp = 0;
+        size_t k = utf8_next((const unsigned char *)s + i, n - i, &cp);
+        if (!k) k = 1, cp = 0xfffd;
+        if (cp == ' ') {
+            int next_space = i + 1 < n && s[i + 1] == ' ';
+            int edge = style != S_PLAIN && (i == 0 || i == n - 1);
+            if (!spaces && col > 80 && !edge && (style == S_DQUOTE || (i + 1 < n && !next_space))) {
+                sbuf_add(b, "\n", 1);
+                sb_indent(b, cont);
+                col = cont;
+                if (style == S_DQUOTE && next_space) {
+                    sbuf_add(b, "\\", 1);
+                    col++;
+                }
+            } else {
+                sbuf_add(b, " ", 1);
+                col++;
+            }
+            spaces = 1;
+            i += k;
+            continue;
+        }
+        spaces = 0;
+        if (style == S_SQUOTE && cp == '\'') {
+            sbuf_add(b, "''", 2);
+            col += 2;
+        } else if (style == S_DQUOTE && (cp == '"' || cp == '\\' || needs_escape(cp) || cp == 0xfffd)) {
+            switch (cp) {
+            case '"': snprintf(esc, sizeof esc, "\\\""); break;
+            case '\\': snprintf(esc, sizeof esc, "\\\\"); break;
+            case '\n': snprintf(esc, sizeof esc, "\\n"); break;
+            case '\t': snprintf(esc, sizeof esc, "\\t"); break;
+            case '\r': snprintf(esc, sizeof esc, "\\r"); break;
+            case 0: snprintf(esc, sizeof esc, "\\0"); break;
+            default: snprintf(esc, sizeof esc, "\\u%04" PRIX32, cp);
+            }
+            sbuf_puts(b, esc);
+            col += (int)strlen(esc);
+        } else {
+            sbuf_add(b, s + i, k);
+            col++;
+        }
+        i += k;
+    }
+    if (style != S_PLAIN) sbuf_add(b, style == S_SQUOTE ? "'" : "\"", 1);
+}
+
 /* Literal block: the header goes on the current line, content lines at
  * indent. An indentation indicator is needed when the first content line
  * starts with a space (auto-detection would swallow it) or a tab (libyaml
@@ -1270,12 +1337,14 @@ static void emit_node(sbuf *b, json_object *o, int indent, int at, const kube_ya
     case json_type_string: {
         const char *s = json_object_get_string(o);
         size_t n = (size_t)json_object_get_string_len(o);
-        if (string_style(s, n, 0, st) == S_LITERAL) {
+        int style = string_style(s, n, 0, st);
+        if (style == S_LITERAL) {
             int offset = at == AT_SEQITEM ? 2 : st->indent;
             emit_literal(b, s, n, (at == AT_ROOT ? 0 : indent) + offset, offset);
             return; /* ends its own last line */
         }
-        emit_scalar_string(b, s, n, 0, st);
+        if (st->quoting == KUBE_YAML_QUOTE_YAML_V2) emit_v2_folded(b, s, n, style, (at == AT_ROOT ? 0 : indent) + 2);
+        else emit_scalar_string(b, s, n, 0, st);
         break;
     }
     case json_type_object:

@@ -80,7 +80,8 @@ char *kube_yaml_emit(json_object *obj);
  *   YAML_V2  gopkg.in/yaml.v2 (the Target Allocator's config): double
  *            quotes for what reads back as another type or a sexagesimal,
  *            single quotes for what may not be plain (":8443" may), 2.0
- *            written as 2 */
+ *            written as 2, and a value's scalar folded at a space past 80
+ *            columns (libyaml's best_width) */
 enum { KUBE_YAML_QUOTE_SAFE, KUBE_YAML_QUOTE_GO_YAML, KUBE_YAML_QUOTE_YAML_V2 };
 typedef struct kube_yaml_style {
     int indent;   /* columns per map level: 2 or 4 */

@@ -13,8 +13,9 @@
  *   are written as the integers they are: the reference sends them through
  *   float64 and writes 1000000 as 1e+06, which Prometheus refuses for an
  *   integer field (spec 21 item 5; docs/compat.md).
- * - yaml.v2 folds long plain scalars containing spaces at 80 columns; we do
- *   not (both read back the same; docs/compat.md). */
+ * - The text is yaml.v2's byte for byte, long scalars folded at 80 columns
+ *   as its libyaml-derived emitter folds them (kube/yaml.c); reconcile_test.py
+ *   holds it to libyaml's own output. */
 #include "reconcile/ta_config.h"
 
 #include "base/alloc.h"

@@ -10,6 +10,7 @@ CASE.out.yaml (stdout) and CASE.err (stderr; empty when absent).
 OTEL_UPDATE_GOLDENS=1 rewrites them; review the diff before committing."""
 import copy
 import glob
+import json
 import os
 import random
 import re
@@ -289,6 +290,30 @@ rc, out, err = run("render", "-f", "-", stdin="")
 check("empty input", rc == 0 and out == "" and err == "", (rc, out, err))
 rc, out, err = run("render", "-f", DATA + "/simplest.yaml", "--namespace=x")
 check("--namespace= form keeps the object's namespace", rc == 0 and "namespace: observability" in out)
+
+# The Target Allocator's config text is yaml.v2's, which is libyaml's emitter
+# ported to Go: random strings full of indicator characters, some past 80
+# columns, give exactly what libyaml (PyYAML's CDumper, best_width 80) writes,
+# quoting and folding included.
+check("PyYAML has libyaml (CDumper)", hasattr(yaml, "CDumper"))
+rnd = random.Random(11)
+folded = 0
+for it in range(60):
+    words = ["".join(rnd.choice("abcdefgh'#:-\"0129.,[]{}&*!|>%@`? ") for _ in range(rnd.randint(1, 12)))
+             for _ in range(rnd.randint(1, 40))]
+    s = " ".join(words)
+    key = "k" * rnd.randint(1, 20)
+    ta = {"apiVersion": "opentelemetry.io/v1alpha1", "kind": "TargetAllocator", "metadata": {"name": "t"},
+          "spec": {"scrapeConfigs": [{"job_name": "j", "relabel_configs": [{key: s, "z": [s]}]}], "filterStrategy": "x"}}
+    rc, out, err = run("render", "-f", "-", stdin=json.dumps(ta))
+    got = [d for d in yaml.safe_load_all(out) if d][0]["data"]["targetallocator.yaml"] if rc == 0 else err
+    cfg = {"allocation_strategy": "consistent-hashing", "collector_not_ready_grace_period": "30s",
+           "collector_selector": None, "config": {"scrape_configs": [{"job_name": "j", "relabel_configs": [
+               {key: s, "z": [s]}]}]}, "filter_strategy": "x"}
+    want = yaml.dump(cfg, Dumper=getattr(yaml, "CDumper", yaml.Dumper), default_flow_style=False, width=80)
+    folded += "\n        " in want
+    check("targetallocator.yaml is libyaml's text %d" % it, got == want, (got, want))
+check("some of those were folded", folded > 5, folded)
 
 # Determinism: the same input renders the same bytes.
 rc2, out2, _ = run("render", "-f", DATA + "/deployment-full.yaml", "--namespace", "test-ns")

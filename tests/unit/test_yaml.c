@@ -586,6 +586,13 @@ START_TEST(test_emit_styles) {
     ck_emit_style("{\"a\":\":8443\",\"b\":\"- x\",\"c\":\"#x\",\"d\":\"\",\"e\":\"10\",\"f\":\"it's: ok\","
                   "\"g\":2.5,\"h\":\"-x\",\"i\":{},\"j\":[]}",
                   &v2, "a: :8443\nb: '- x'\nc: '#x'\nd: \"\"\ne: \"10\"\nf: 'it''s: ok'\ng: 2.5\nh: -x\ni: {}\nj: []\n");
+    /* past 80 columns, folded at a space onto the owner's column + 2 (libyaml,
+     * best_width 80); keys never are */
+    ck_emit_style("{\"top\":\"w0 w1 w2 w3 w4 w5 w6 w7 w8 w9 w10 w11 w12 w13 w14 w15 w16 w17 w18 w19 w20 w21 w22 w23 w24\","
+                  "\"l\":[\"it's w0 w1 w2 w3 w4 w5 w6 w7 w8 w9 w10 w11 w12 w13 w14 w15 w16 w17 w18 w19 w20 w21 w22 w23\"]}",
+                  &v2, "top: w0 w1 w2 w3 w4 w5 w6 w7 w8 w9 w10 w11 w12 w13 w14 w15 w16 w17 w18 w19 w20 w21\n  w22 w23 w24\n"
+                       "l:\n- it's w0 w1 w2 w3 w4 w5 w6 w7 w8 w9 w10 w11 w12 w13 w14 w15 w16 w17 w18 w19 w20 w21\n"
+                       "  w22 w23\n");
 }
 END_TEST
 
