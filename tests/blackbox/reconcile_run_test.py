@@ -478,6 +478,20 @@ def steps(k, fake, tmp):
     rc, nums, err, reqs = k.run()
     check("TargetAllocator: the next run writes nothing", rc == 0 and count(reqs, "PATCH") == 0 and
           count(reqs, "DELETE") == 0, [r["path"] for r in reqs if r["method"] != "GET"])
+    # targetallocator-features/02: the collector's app.kubernetes.io/name becomes the
+    # allocator's selector, which the API server will not change: recreated.
+    named = k.get("opentelemetrycollectors", "scraper", "team")
+    named["metadata"]["labels"] = {"app.kubernetes.io/name": "test"}
+    fake.apply("opentelemetrycollectors", named)
+    rc, nums, err, reqs = k.run()
+    tadep = k.get("deployments", "scraper-targetallocator", "team") or {}
+    check("TargetAllocator: a new name label recreates its Deployment with the new selector",
+          rc == 0 and nums["recreated"] == 1 and
+          tadep.get("spec", {}).get("selector", {}).get("matchLabels", {}).get("app.kubernetes.io/name") == "test" and
+          count(reqs, "DELETE", "/deployments/scraper-targetallocator") == 1, (rc, nums, err[-800:]))
+    rc, nums, err, reqs = k.run()
+    check("TargetAllocator: after the recreate, the next run writes nothing", rc == 0 and count(reqs, "PATCH") == 0
+          and count(reqs, "DELETE") == 0, [r["path"] for r in reqs if r["method"] != "GET"])
     fake.hide("targetallocators")
     rc, nums, err, reqs = k.run()
     msg = cond(k.get("opentelemetrycollectors", "scraper", "team")).get("message", "")
