@@ -33,7 +33,7 @@ obj = $(patsubst %.c,$(1)/%.o,$(2))
 .SECONDARY:
 
 .PHONY: all deps run test unit valgrind roundtrip cli server-test convert-test hardening-test cluster-test reconcile-test \
-        parity-test bounds-test \
+        parity-test bounds-test cr-admission-test \
         fuzz-replay deploy-test clang-build bench fuzz clean install
 all: deps $(B)/otel-webhook $(B)/otel-reconcile
 
@@ -111,9 +111,9 @@ export ASAN_OPTIONS := detect_leaks=1:abort_on_error=0
 export UBSAN_OPTIONS := print_stacktrace=1:halt_on_error=1
 
 TEST_SUITES := clang-build unit valgrind roundtrip cli server-test convert-test hardening-test cluster-test \
-               reconcile-test parity-test bounds-test fuzz-replay deploy-test
-EXPECTED_RESULTS := $(addprefix unit-,$(UNIT_TESTS)) $(addprefix valgrind-,$(UNIT_TESTS)) roundtrip cli server \
-                    convert hardening cluster reconcile parity bounds fuzz-replay deploy
+               reconcile-test parity-test bounds-test cr-admission-test fuzz-replay deploy-test
+EXPECTED_RESULTS := $(addprefix unit-,$(UNIT_TESTS)) $(addprefix valgrind-,$(UNIT_TESTS)) roundtrip cli cli-validate server \
+                    convert hardening cluster reconcile parity bounds cr-admission fuzz-replay deploy
 
 test:
 	@sh scripts/deps.sh test
@@ -140,8 +140,9 @@ valgrind: $(addprefix $(B)/vg/tests/unit/,$(UNIT_TESTS)) tests/unit/run_check.sh
 roundtrip: unit tests/unit/roundtrip.py
 	@/usr/bin/python3 tests/unit/roundtrip.py $(CASES) $(RESULTS)/roundtrip
 
-cli: $(B)/asan/otel-webhook tests/blackbox/cli_test.py
+cli: $(B)/asan/otel-webhook tests/blackbox/cli_test.py tests/blackbox/validate_test.py
 	@/usr/bin/python3 tests/blackbox/cli_test.py $(B)/asan/otel-webhook $(RESULTS)/cli
+	@/usr/bin/python3 tests/blackbox/validate_test.py $(B)/asan/otel-webhook $(RESULTS)/cli-validate
 
 # The server over real TLS on loopback; the release build too, for what
 # only glibc's allocator shows (memory given back).
@@ -179,11 +180,17 @@ bounds-test: $(B)/asan/otel-webhook $(B)/otel-webhook $(B)/asan/otel-reconcile t
 	@/usr/bin/python3 tests/blackbox/bounds_test.py $(B)/asan/otel-webhook $(B)/otel-webhook \
 	  $(B)/asan/otel-reconcile $(RESULTS)/bounds
 
+# The custom resources' admission webhooks over real TLS: exact answers,
+# patches, 400s, metrics and logs (the RBAC check is in cluster-test).
+cr-admission-test: $(B)/asan/otel-webhook tests/blackbox/cr_admission_test.py tests/blackbox/serverlib.py
+	@/usr/bin/python3 tests/blackbox/cr_admission_test.py $(B)/asan/otel-webhook $(RESULTS)/cr-admission
+
 # Every input the fuzzers ever found, and their seed corpora, once more.
-fuzz-replay: $(B)/fuzz/fuzz_engine $(B)/fuzz/fuzz_review $(B)/fuzz/fuzz_conversion tests/fuzz/replay.sh
+fuzz-replay: $(B)/fuzz/fuzz_engine $(B)/fuzz/fuzz_review $(B)/fuzz/fuzz_conversion $(B)/fuzz/fuzz_cr tests/fuzz/replay.sh
 	@sh tests/fuzz/replay.sh $(RESULTS)/fuzz-replay $(B)/fuzz/fuzz_engine tests/fuzz/crashes/engine tests/fuzz/corpus \
 	  -- $(B)/fuzz/fuzz_review tests/fuzz/crashes/review tests/fuzz/review-corpus \
-	  -- $(B)/fuzz/fuzz_conversion tests/fuzz/crashes/conversion tests/fuzz/conversion-corpus
+	  -- $(B)/fuzz/fuzz_conversion tests/fuzz/crashes/conversion tests/fuzz/conversion-corpus \
+	  -- $(B)/fuzz/fuzz_cr tests/fuzz/crashes/cr tests/fuzz/cr-corpus
 
 # deploy/: rendering, schema validation, safety properties, and RBAC coverage
 # against the requests cluster-test and reconcile-test recorded.
@@ -197,7 +204,7 @@ clean:
 
 # ---------------------------------------------------------------------------
 # Benchmarks: compare figures within one run.
-BENCH_SRC := $(call mods,base kube collector mutate) server/review.c server/log.c server/metrics.c
+BENCH_SRC := $(call mods,base kube collector mutate) server/review.c server/log.c server/metrics.c server/cr_admission.c
 $(B)/bench/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
@@ -208,6 +215,7 @@ $(B)/bench/bench_engine: $(B)/bench/tests/bench/bench_engine.o $(call obj,$(B)/o
 bench: deps $(B)/bench/bench_engine $(B)/otel-webhook $(B)/otel-reconcile
 	@sh scripts/deps.sh bench
 	@$(B)/bench/bench_engine tests/bench
+	@sh tests/bench/callgrind.sh $(B)/bench/bench_engine
 	@/usr/bin/python3 tests/bench/server_bench.py $(B)/otel-webhook
 	@/usr/bin/python3 tests/blackbox/cluster_test.py --rss $(B)/otel-webhook
 	@/usr/bin/python3 tests/bench/reconcile_bench.py $(B)/otel-reconcile
@@ -216,8 +224,9 @@ bench: deps $(B)/bench/bench_engine $(B)/otel-webhook $(B)/otel-reconcile
 # Fuzzing with clang's libFuzzer under ASan, UBSan and leak detection:
 # fuzz_engine (the engine on arbitrary pods: JSON, YAML and annotation/env
 # fields), fuzz_review (the AdmissionReview decoder and everything behind
-# it) and fuzz_conversion (the ConversionReview decoder and the collector
-# conversion). `make fuzz` runs each FUZZ_SECONDS on a copy of its seed corpus; a
+# it), fuzz_conversion (the ConversionReview decoder and the collector
+# conversion) and fuzz_cr (the custom resources' admission answers on every
+# route). `make fuzz` runs each FUZZ_SECONDS on a copy of its seed corpus; a
 # crash, leak or broken invariant fails the target and leaves the input in
 # build/fuzz/artifacts/ (keep it in tests/fuzz/crashes/TARGET/).
 FUZZ_CC      ?= clang
@@ -241,8 +250,14 @@ $(B)/fuzz/fuzz_conversion: tests/fuzz/fuzz_conversion.c server/conversion.c serv
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(shell pkg-config --cflags $(PKGS_WEBHOOK)) -o $@ tests/fuzz/fuzz_conversion.c \
 	  server/conversion.c server/metrics.c $(FUZZ_LIB) $(LIBS_WEBHOOK)
 
-fuzz: $(B)/fuzz/fuzz_engine $(B)/fuzz/fuzz_review $(B)/fuzz/fuzz_conversion
-	@set -e; for t in engine:corpus review:review-corpus conversion:conversion-corpus; do name=$${t%%:*}; seeds=$${t#*:}; \
+FUZZ_CR_SRC := server/cr_admission.c server/review.c server/log.c server/metrics.c
+$(B)/fuzz/fuzz_cr: tests/fuzz/fuzz_cr.c $(FUZZ_CR_SRC) $(FUZZ_LIB) $(FUZZ_HDRS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(shell pkg-config --cflags $(PKGS_WEBHOOK)) -o $@ tests/fuzz/fuzz_cr.c \
+	  $(FUZZ_CR_SRC) $(FUZZ_LIB) $(LIBS_WEBHOOK)
+
+fuzz: $(B)/fuzz/fuzz_engine $(B)/fuzz/fuzz_review $(B)/fuzz/fuzz_conversion $(B)/fuzz/fuzz_cr
+	@set -e; for t in engine:corpus review:review-corpus conversion:conversion-corpus cr:cr-corpus; do name=$${t%%:*}; seeds=$${t#*:}; \
 	  rm -rf $(B)/fuzz/$$name-corpus && mkdir -p $(B)/fuzz/$$name-corpus $(B)/fuzz/artifacts && \
 	  cp tests/fuzz/$$seeds/* $(B)/fuzz/$$name-corpus/ && \
 	  echo "== fuzz_$$name for $(FUZZ_SECONDS) s" && \

@@ -1,15 +1,18 @@
-/* collector/defaults.c - config and CR defaulting; see defaults.h.
+/* collector/defaults.c - the reference's collector defaulting
+ * (cr-admission.md 2.2, 2.3); see defaults.h.
  *
  * The reference computes a defaults map per component and deep-merges the
  * user's map over it, defaults winning only where they are set. Since the
  * defaults are themselves derived from the user's endpoint, that is the same
  * as editing the user's map in place, which is what we do.
  *
- * The defaulting never replaces a user value it does not understand (a
- * numeric endpoint is left alone rather than overwritten). The reference is
- * harsher (its mapstructure decode rejects such configs outright); being
- * lenient costs nothing because the collector itself will reject the
- * config later. */
+ * Where the reference's defaulting is wrong (spec 8.13, 8.14) we leave the
+ * user's value alone: a host without a port ("myhost") is not turned into
+ * "0.0.0.0:myhost", and a telemetry section of a shape its model does not
+ * know is not replaced wholesale. Values of the wrong type in an enabled
+ * component (a receiver that is a string, a numeric endpoint) are refused,
+ * as the reference's decoder refuses them, with a message of our own that
+ * names the field instead of a multi-line decoder dump. */
 #include "collector/defaults.h"
 
 #include "base/alloc.h"
@@ -19,6 +22,7 @@
 #include "collector/config.h"
 #include "collector/convert.h"
 #include "collector/ports.h"
+#include "collector/shape.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,12 +40,14 @@ static json_object *make_map(json_object *o, const char *key) {
     return jset_obj(o, key);
 }
 
-/* An endpoint without a host (":4317") gets DEFAULT_HOST prefixed. Values
- * of other shapes stay as the user wrote them. */
+/* An endpoint without a host (":4317", or the port alone: "4317") gets
+ * DEFAULT_HOST prefixed, as in the reference. Values of other shapes stay
+ * as the user wrote them ("localhost" is not a port: spec 8.13). */
 static void prefix_host(json_object *m, const char *key) {
     const char *s = jstr(m, key);
-    if (!s || s[0] != ':') return;
-    char *p = xasprintf(DEFAULT_HOST "%s", s);
+    if (!s || !*s) return;
+    if (s[0] != ':' && s[strspn(s, "0123456789")] != '\0') return;
+    char *p = xasprintf(DEFAULT_HOST "%s%s", s[0] == ':' ? "" : ":", s);
     jset_str(m, key, p);
     free(p);
 }
@@ -58,18 +64,74 @@ static void default_endpoint(json_object *m, const char *key, long port) {
     prefix_host(m, key);
 }
 
-/* Multi-protocol receivers reject protocols they do not know. Checked before
- * anything is edited so a failed defaulting leaves the config untouched. */
-static int check_protocols(json_object *config, const collector_ids *receivers, char *err, size_t errlen) {
-    json_object *section = jmap(config, "receivers");
-    for (size_t i = 0; i < receivers->n; i++) {
-        const char *id = receivers->v[i];
-        const collector_component_def *d = collector_component(COLLECTOR_RECEIVERS, id);
-        json_object *protocols = jmap(jget(section, id), "protocols");
-        if (d->kind != K_MULTI || !protocols) continue;
-        json_object_object_foreach(protocols, name, v) {
-            (void)v;
-            if (!collector_protocol(d, name)) return err_printf(err, errlen, "unknown protocol set: %s", name);
+static const char *type_name(json_object *v) {
+    switch (json_object_get_type(v)) {
+    case json_type_boolean: return "a boolean";
+    case json_type_int:
+    case json_type_double: return "a number";
+    case json_type_string: return "a string";
+    case json_type_array: return "a list";
+    default: return "an object";
+    }
+}
+
+/* Absent, null or a map; else the reason in err. */
+static int want_map(json_object *o, const char *key, const char *path, char *err, size_t errlen) {
+    json_object *v = jget(o, key);
+    if (!v || json_object_is_type(v, json_type_object)) return 0;
+    return err_printf(err, errlen, "%s%s%s: expected a map, got %s", path, *path ? "." : "", key, type_name(v));
+}
+
+static int want_string(json_object *o, const char *key, const char *path, char *err, size_t errlen) {
+    json_object *v = jget(o, key);
+    if (!v || json_object_is_type(v, json_type_string)) return 0;
+    return err_printf(err, errlen, "%s.%s: expected a string, got %s", path, key, type_name(v));
+}
+
+/* What the reference's decoder would refuse in the enabled components it
+ * defaults: the shapes below, and protocols a multi-protocol receiver does
+ * not know. Checked before anything is edited, so a failed defaulting
+ * leaves the config untouched. */
+static int check_components(json_object *config, const collector_kind *kinds, const collector_ids *ids, char *err,
+                            size_t errlen) {
+    for (int k = 0; k < 3; k++) {
+        const char *key = collector_kind_key(kinds[k]);
+        if (want_map(config, key, "", err, errlen)) return -1;
+        json_object *section = jmap(config, key);
+        for (size_t i = 0; i < ids[k].n; i++) {
+            const char *id = ids[k].v[i];
+            const collector_component_def *d = collector_component(kinds[k], id);
+            char path[512];
+            snprintf(path, sizeof path, "%s.%s", key, id);
+            if (d->kind == K_NONE || d->kind == K_GENERIC || d->kind == K_PROMETHEUS_RX) continue;
+            if (d->kind == K_SINGLE && d->port == 0) continue;
+            if (want_map(section, id, key, err, errlen)) return -1;
+            json_object *cfg = jmap(section, id);
+            if (d->kind == K_JAEGER_QUERY) {
+                char sub[600];
+                for (int g = 0; g < 2; g++) {
+                    const char *part = g ? "grpc" : "http";
+                    if (want_map(cfg, part, path, err, errlen)) return -1;
+                    snprintf(sub, sizeof sub, "%s.%s", path, part);
+                    if (want_string(jmap(cfg, part), "endpoint", sub, err, errlen)) return -1;
+                }
+                continue;
+            }
+            if (d->kind != K_MULTI) {
+                if (want_string(cfg, "endpoint", path, err, errlen)) return -1;
+                continue;
+            }
+            if (want_map(cfg, "protocols", path, err, errlen)) return -1;
+            json_object *protocols = jmap(cfg, "protocols");
+            if (!protocols) continue;
+            json_object_object_foreach(protocols, name, v) {
+                char sub[600];
+                if (!collector_protocol(d, name)) return err_printf(err, errlen, "unknown protocol set: %s", name);
+                snprintf(sub, sizeof sub, "%s.protocols", path);
+                if (want_map(protocols, name, sub, err, errlen)) return -1;
+                snprintf(sub, sizeof sub, "%s.protocols.%s", path, name);
+                if (want_string(v, "endpoint", sub, err, errlen)) return -1;
+            }
         }
     }
     return 0;
@@ -83,12 +145,14 @@ static void component_defaults(const collector_component_def *d, json_object *se
         if ((m = make_map(section, id))) default_endpoint(m, "endpoint", d->port);
         return;
     case K_MULTI:
-        /* No protocols, no default: the reference only walks the entries
-         * that are there. */
-        if (!(m = jmap(jget(section, id), "protocols"))) return;
+        /* Only the protocols that are there are defaulted; a receiver
+         * without any gets an empty map, as in the reference, so that a
+         * collector defaulted here stores (and hashes) what one defaulted
+         * by the operator does. */
+        if (!(m = make_map(section, id)) || !(m = make_map(m, "protocols"))) return;
         json_object_object_foreach(m, name, v) {
             const collector_protocol_def *p = collector_protocol(d, name);
-            if (!p) continue; /* rejected by check_protocols */
+            if (!p) continue; /* rejected by check_components */
             if (v == NULL) {
                 /* A null protocol becomes a map. Replacing the value of an
                  * existing key keeps the entry, so the walk is safe. */
@@ -148,7 +212,7 @@ int collector_default_config(json_object *config, char *err, size_t errlen) {
     int rc = 0;
     if (!json_object_is_type(config, json_type_object)) return err_printf(err, errlen, "config is not an object");
     for (int k = 0; k < 3; k++) collector_enabled(config, kinds[k], &ids[k]);
-    if (check_protocols(config, &ids[0], err, errlen) < 0) {
+    if (check_components(config, kinds, ids, err, errlen) < 0) {
         rc = -1;
         goto out;
     }
@@ -189,6 +253,67 @@ static int check_bounds(json_object *spec, json_object *config, char *err, size_
     return 0;
 }
 
+static bool is_set(json_object *o, const char *key) { return jget(o, key) != NULL; }
+
+static bool empty_str(json_object *o, const char *key) {
+    const char *v = jstr(o, key);
+    return !jget(o, key) || (v && !*v);
+}
+
+/* Steps 1 to 10 of cr-admission.md 2.2, in its order. Step 3 (an empty
+ * labels map when there is none) changes nothing that is stored and is
+ * left out, so that it is not in the patch either. */
+static void default_fields(json_object *spec) {
+    json_object *v, *as;
+    int64_t replicas;
+    if (empty_str(spec, "mode")) jset_str(spec, "mode", "deployment");
+    if (empty_str(spec, "upgradeStrategy")) jset_str(spec, "upgradeStrategy", "automatic");
+    if (!is_set(spec, "replicas")) jset_int(spec, "replicas", 1);
+    if ((v = jmap(spec, "targetAllocator")) && jbool(v, "enabled") && !is_set(v, "replicas")) jset_int(v, "replicas", 1);
+    if ((as = jmap(spec, "autoscaler")) && is_set(as, "maxReplicas")) {
+        if (!is_set(as, "minReplicas") && jint(spec, "replicas", &replicas)) jset_int(as, "minReplicas", replicas);
+        if (!is_set(as, "targetCPUUtilization") && !is_set(as, "targetMemoryUtilization"))
+            jset_int(as, "targetCPUUtilization", 90);
+    }
+    if ((v = jmap(spec, "ingress"))) {
+        const char *type = jstr(v, "type");
+        if (type && !strcmp(type, "route")) {
+            json_object *route = make_map(v, "route");
+            if (route && empty_str(route, "termination")) jset_str(route, "termination", "edge");
+        }
+        if (type && !strcmp(type, "ingress") && empty_str(v, "ruleType")) jset_str(v, "ruleType", "path");
+    }
+    if (empty_str(spec, "managementState")) jset_str(spec, "managementState", "managed");
+    /* The operand.networkpolicy gate is on (its Beta default); there is no
+     * switch for it here. */
+    if ((v = make_map(spec, "networkPolicy")) && !is_set(v, "enabled")) jset_bool(v, "enabled", 1);
+}
+
+int collector_default_spec(json_object *obj, char *err, size_t errlen) {
+    char *bad = collector_check_shape(obj);
+    if (bad) {
+        err_printf(err, errlen, "%s", bad);
+        free(bad);
+        return -1;
+    }
+    json_object *spec = jget(obj, "spec");
+    if (!spec) spec = jset_obj(obj, "spec");
+    /* The config first, on a copy: a failure leaves the object as it came.
+     * A collector without one is the API server's to refuse (the CRD
+     * requires it; its schema runs after the mutating webhooks). */
+    json_object *config = jmap(spec, "config"), *work = NULL;
+    if (config) {
+        work = jcopy(config);
+        if (collector_default_config(work, err, errlen) != 0) {
+            json_object_put(work);
+            return -1;
+        }
+    }
+    default_fields(spec);
+    if (work) jset(spec, "config", work);
+    return 0;
+}
+
 /* dst's members become src's (src is consumed): the in-place conversion of
  * a v1alpha1 object, done only once everything else succeeded. metadata
  * stays the same object, only its annotations (all the conversion changes
@@ -222,46 +347,54 @@ static void replace_members(json_object *dst, json_object *src) {
     json_object_put(src);
 }
 
+int collector_check_bounds(json_object *obj, char *err, size_t errlen) {
+    json_object *spec = jmap(obj, "spec");
+    return check_bounds(spec, jmap(spec, "config"), err, errlen);
+}
+
 int collector_default(json_object *obj, char *err, size_t errlen) {
-    json_object *spec = jmap(obj, "spec"), *config = jget(spec, "config"), *work, *conv = NULL;
+    json_object *spec = jmap(obj, "spec"), *config = jget(spec, "config"), *work;
+    bool converted = false;
     if (!spec) return err_printf(err, errlen, "spec is missing");
     if (!config) return err_printf(err, errlen, "spec.config is missing");
-    /* Defaulting works on copies that replace the object's parts only once
+    /* Defaulting works on a copy that replaces the object's parts only once
      * it succeeded: a failed object stays exactly as it came. */
     if (json_object_is_type(config, json_type_string)) {
         /* A v1alpha1 collector (config as a YAML string): the one
          * conversion, except that a config it cannot read is an error here,
          * where nothing is stored, instead of the empty config. */
         collector_convert_notes notes;
-        if (!(conv = collector_convert_to_v1beta1(obj, &notes, err, errlen))) return -1;
+        if (!(work = collector_convert_to_v1beta1(obj, &notes, err, errlen))) return -1;
         if (notes.config[0]) {
-            json_object_put(conv);
+            json_object_put(work);
             return err_printf(err, errlen, "%s", notes.config);
         }
-        spec = jmap(conv, "spec");
-        work = jcopy(jget(spec, "config"));
+        converted = true;
     } else {
-        work = jcopy(config);
+        if (!json_object_is_type(config, json_type_object)) return err_printf(err, errlen, "spec.config is not a map");
+        work = jcopy(obj);
     }
-    if (!json_object_is_type(work, json_type_object)) {
+    json_object *wspec = jmap(work, "spec");
+    if (check_bounds(wspec, jmap(wspec, "config"), err, errlen) != 0 ||
+        collector_default_spec(work, err, errlen) != 0) {
         json_object_put(work);
-        return err_printf(err, errlen, "spec.config is not a map");
-    }
-    if (check_bounds(spec, work, err, errlen) != 0 || collector_default_config(work, err, errlen) != 0) {
-        json_object_put(work);
-        json_object_put(conv);
         return -1;
     }
-    if (conv) {
-        replace_members(obj, conv);
-        spec = jmap(obj, "spec");
+    if (converted) {
+        replace_members(obj, work);
+    } else {
+        /* Only spec changed: metadata, which callers may hold pointers
+         * into, stays the object it was. */
+        jset(obj, "spec", json_object_get(jget(work, "spec")));
+        json_object_put(work);
     }
-    jset(spec, "config", work);
+    spec = jmap(obj, "spec");
+    config = jmap(spec, "config");
     char perr[256] = "";
-    json_object *ports = collector_container_ports(work, jget(spec, "ports"), perr, sizeof perr);
+    json_object *ports = collector_container_ports(config, jget(spec, "ports"), perr, sizeof perr);
     if (ports) jset(obj, COLLECTOR_DERIVED_PORTS, ports);
     else jset(obj, COLLECTOR_DERIVED_ERROR, jnew_str(perr));
-    char *yaml = collector_config_yaml(work);
+    char *yaml = collector_config_yaml(config);
     if (yaml) jset(obj, COLLECTOR_DERIVED_YAML, jnew_str(yaml));
     free(yaml);
     return 0;

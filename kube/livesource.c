@@ -33,6 +33,7 @@
 
 const char *const kube_lookup_names[KUBE_LOOKUP_NRESULTS] = {"cached", "found", "not_found", "error", "timeout",
                                                             "budget_spent"};
+const char *const kube_review_names[KUBE_REVIEW_NRESULTS] = {"allowed", "denied", "error"};
 const double kube_lookup_bounds[KUBE_LOOKUP_NBUCKETS] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.5};
 
 static const kube_informer_spec specs[KUBE_LIVE_NRES] = {
@@ -62,6 +63,7 @@ struct kube_livesource {
     atomic_bool ready; /* published once every informer had listed */
     atomic_ulong lookups[KUBE_LOOKUP_NRESULTS], buckets[KUBE_LOOKUP_NBUCKETS + 1];
     atomic_ullong lookup_ns;
+    atomic_ulong reviews[KUBE_REVIEW_NRESULTS];
     pthread_key_t key;
 };
 
@@ -309,6 +311,7 @@ void kube_livesource_stats(kube_livesource *ls, kube_live_stats *st) {
     st->lookup_seconds = (double)atomic_load(&ls->lookup_ns) / 1e9;
     st->publishes = atomic_load(&ls->publishes);
     st->native_sidecars = atomic_load(&ls->native);
+    for (int i = 0; i < KUBE_REVIEW_NRESULTS; i++) st->reviews[i] = atomic_load(&ls->reviews[i]);
 }
 
 /* ---- on-demand lookups ---- */
@@ -470,4 +473,51 @@ void kube_live_end(kube_live_req *r) {
     if (!t) return;
     for (size_t i = 0; i < t->ndeferred; i++) json_object_put(t->deferred[i]);
     t->ndeferred = 0;
+}
+
+/* ---- access reviews ---- */
+
+#define SAR_PATH "/apis/authorization.k8s.io/v1/subjectaccessreviews"
+
+int kube_livesource_access_review(kube_livesource *ls, json_object *spec, double deadline, char *err, size_t errlen) {
+    kube_live_thread *t = thread_state(ls);
+    if (!t) {
+        atomic_fetch_add_explicit(&ls->reviews[KUBE_REVIEW_ERROR], 1, memory_order_relaxed);
+        snprintf(err, errlen, "cannot connect to the API server");
+        return -1;
+    }
+    long left_ms = (long)((deadline - mono()) * 1000);
+    if (left_ms < 1) {
+        atomic_fetch_add_explicit(&ls->reviews[KUBE_REVIEW_ERROR], 1, memory_order_relaxed);
+        snprintf(err, errlen, "no answer within the admission's budget");
+        return -1;
+    }
+    json_object *review = jnew_obj();
+    jset_str(review, "apiVersion", "authorization.k8s.io/v1");
+    jset_str(review, "kind", "SubjectAccessReview");
+    jset(review, "spec", json_object_get(spec));
+    const char *text = json_object_to_json_string_ext(review, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+    char *body = NULL, cerr[512] = "";
+    int st = kube_api_request(t->conn, "POST", SAR_PATH, NULL, "application/json", text, strlen(text), left_ms, &body,
+                              NULL, cerr, sizeof cerr);
+    json_object_put(review);
+    json_object *doc = st == 200 || st == 201 ? json_tokener_parse(body) : NULL;
+    json_object *status = jmap(doc, "status");
+    int rc = -1;
+    if (status) {
+        rc = jbool(status, "allowed") && !jbool(status, "denied") ? 1 : 0;
+    } else if (st < 0) {
+        snprintf(err, errlen, "%s", mono() >= deadline - 0.002 ? "no answer within the admission's budget" : cerr);
+    } else {
+        json_object *e = body ? json_tokener_parse(body) : NULL;
+        const char *msg = jstr(e, "message");
+        snprintf(err, errlen, "POST %s: HTTP %d%s%s", SAR_PATH, st, msg ? ": " : "", msg ? msg : "");
+        json_object_put(e);
+    }
+    atomic_fetch_add_explicit(&ls->reviews[rc == 1 ? KUBE_REVIEW_ALLOWED : rc == 0 ? KUBE_REVIEW_DENIED : KUBE_REVIEW_ERROR],
+                              1, memory_order_relaxed);
+    if (rc < 0) kube_logf(&ls->log, KUBE_LOG_WARN, "SubjectAccessReview: %s", err);
+    json_object_put(doc);
+    free(body);
+    return rc;
 }

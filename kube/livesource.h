@@ -82,6 +82,19 @@ extern const char *const kube_lookup_names[KUBE_LOOKUP_NRESULTS];
 #define KUBE_LOOKUP_NBUCKETS 9
 extern const double kube_lookup_bounds[KUBE_LOOKUP_NBUCKETS];
 
+/* Outcomes of access reviews. */
+enum { KUBE_REVIEW_ALLOWED, KUBE_REVIEW_DENIED, KUBE_REVIEW_ERROR, KUBE_REVIEW_NRESULTS };
+extern const char *const kube_review_names[KUBE_REVIEW_NRESULTS];
+
+/* Asks the API server whether spec's subject may do what it names: POSTs
+ * a SubjectAccessReview with spec ({user, groups, uid, extra,
+ * resourceAttributes | nonResourceAttributes}, borrowed) on the calling
+ * thread's connection, answered before deadline (CLOCK_MONOTONIC
+ * seconds). 1 allowed, 0 not allowed (or explicitly denied), -1 with the
+ * reason in err when there is no answer. For the collector admission's
+ * privilege-escalation check (collector/validate.h). */
+int kube_livesource_access_review(kube_livesource *ls, json_object *spec, double deadline, char *err, size_t errlen);
+
 typedef struct kube_live_stats {
     struct {
         const char *name;
@@ -94,6 +107,7 @@ typedef struct kube_live_stats {
     double lookup_seconds;
     unsigned long publishes;
     int native_sidecars;
+    unsigned long reviews[KUBE_REVIEW_NRESULTS];
 } kube_live_stats;
 void kube_livesource_stats(kube_livesource *ls, kube_live_stats *st);
 #endif

@@ -26,6 +26,7 @@ void mutate_settings_init(mutate_settings *c) {
 void mutate_settings_free(mutate_settings *c) {
     for (int i = 0; i < MUTATE_NLANGS; i++) free(c->images[i]);
     free(c->collector_image);
+    free(c->fips_disabled);
     memset(c, 0, sizeof *c);
 }
 
@@ -101,6 +102,12 @@ int mutate_settings_parse(mutate_settings *c, const char *path, const char *text
             continue;
         }
         const char *s = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+        if (!strcmp(k, "fips-disabled-components")) {
+            if (!s && v) { snprintf(err, errlen, "%s:%d: %s: expected a comma-separated list", path, line, k); goto out; }
+            free(c->fips_disabled);
+            c->fips_disabled = s && *s ? xstrdup(s) : NULL;
+            continue;
+        }
         if (!strcmp(k, "native-sidecars")) {
             /* YAML reads bare on/off as booleans; accept both spellings. */
             if (json_object_is_type(v, json_type_boolean)) c->native_sidecars = json_object_get_boolean(v) ? MUTATE_ON : MUTATE_OFF;

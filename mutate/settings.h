@@ -3,8 +3,8 @@
  *
  * A flat YAML map. The keys are the OpenTelemetry Operator's own config-file
  * keys (enable-java-auto-instrumentation, auto-instrumentation-java-image,
- * collector-image, ...), so an operator config can be reused as is, plus
- * two of ours: native-sidecars (auto|on|off) and python-mode
+ * collector-image, fips-disabled-components, ...), so an operator config
+ * can be reused as is, plus two of ours: native-sidecars (auto|on|off) and python-mode
  * (pythonpath|entrypoint). Parsing is pure: the caller reads the file. */
 #ifndef MUTATE_SETTINGS_H
 #define MUTATE_SETTINGS_H
@@ -21,6 +21,10 @@ typedef struct mutate_settings {
     char *collector_image;
     mutate_options opt;          /* engine options; its strings point into this struct */
     mutate_tristate native_sidecars;
+    /* fips-disabled-components: the comma list of collector components
+     * (receiver.<type>, exporter.<type>, ...) a collector may not use
+     * (cr-admission.md 3.6); NULL: none. */
+    char *fips_disabled;
 } mutate_settings;
 
 /* The reference defaults. */

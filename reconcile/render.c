@@ -5,10 +5,11 @@
  * built here; each larger family has its own file (see context.h).
  *
  * Trade-offs:
- * - The reference's admission webhook would refuse some CRs outright (bad
- *   mode, replicas above maxReplicas, ...). With no admission step those
- *   are render errors, reported as "file:line: reason" by the CLI and as a
- *   Ready=False condition by `run`. Problems the reference turns into a
+ * - What the admission webhook refuses (collector/validate.h: the same
+ *   function, the same message) is a render error, reported as
+ *   "file:line: reason" by the CLI and as a Ready=False condition by `run`:
+ *   a collector may have been written without the webhook in front of it.
+ *   Its warnings are render warnings. Problems the reference turns into a
  *   permanently failing reconcile but that have an obvious safe outcome
  *   (an autoscaler without maxReplicas) are warnings: the object is left
  *   out and everything else is rendered (spec 7.10).
@@ -24,6 +25,7 @@
 #include "collector/defaults.h"
 #include "collector/naming.h"
 #include "collector/ports.h"
+#include "collector/validate.h"
 #include "kube/yaml.h"
 #include "reconcile/context.h"
 #include "reconcile/upgrade.h"
@@ -201,77 +203,42 @@ void reconcile_owner_reference(reconcile_ctx *c, json_object *meta) {
 }
 
 /* ---------------------------------------------------------------------------
- * Defaulting and validation (1.1).
+ * Defaults of the CRD schema (1.1). The webhook's own defaulting is
+ * collector_default's, done before; what the API server's schema would add
+ * to a stored object is added here, for manifests read from disk.
  */
-
-static json_object *ensure_map(json_object *o, const char *key) {
-    json_object *v = jmap(o, key);
-    return v ? v : jset_obj(o, key);
-}
 
 static int is_set(json_object *o, const char *key) {
     json_object *v = jget(o, key);
     return v && !json_object_is_type(v, json_type_null);
 }
 
-static int default_spec(reconcile_ctx *c) {
-    json_object *spec = c->spec, *as, *v;
-    const char *mode = jstr(spec, "mode");
-    int64_t replicas = 1, minr, maxr;
-
-    if (!mode || !*mode) jset_str(spec, "mode", (mode = "deployment"));
-    if (strcmp(mode, "deployment") && strcmp(mode, "daemonset") && strcmp(mode, "statefulset") &&
-        strcmp(mode, "sidecar"))
-        return reconcile_fail(c, "spec.mode: unsupported value \"%s\" (deployment, daemonset, statefulset, sidecar)",
-                              mode);
-    if (!jint(spec, "replicas", &replicas)) jset_int(spec, "replicas", (replicas = 1));
-    if (!jstr(spec, "managementState")) jset_str(spec, "managementState", "managed");
-    if (!jstr(spec, "upgradeStrategy")) jset_str(spec, "upgradeStrategy", "automatic");
+static void crd_defaults(reconcile_ctx *c) {
+    json_object *spec = c->spec, *v;
     if (!jstr(spec, "ipFamilyPolicy")) jset_str(spec, "ipFamilyPolicy", "SingleStack");
     if (!is_set(spec, "configVersions")) jset_int(spec, "configVersions", 3);
-    /* CRD default for spec.ports[].protocol; it decides which inferred
-     * ports a spec port displaces, so it must be there before ports are
-     * derived. */
+    /* spec.ports[].protocol decides which inferred ports a spec port
+     * displaces, so it must be there before ports are derived. */
     if ((v = jarr(spec, "ports")))
         for (size_t i = 0; i < json_object_array_length(v); i++) {
             json_object *p = json_object_array_get_idx(v, i);
             if (json_object_is_type(p, json_type_object) && !jnonempty(jget(p, "protocol")))
                 jset_str(p, "protocol", "TCP");
         }
+}
 
-    if ((as = jmap(spec, "autoscaler")) && jint(as, "maxReplicas", &maxr)) {
-        if (!jint(as, "minReplicas", &minr)) jset_int(as, "minReplicas", (minr = replicas));
-        if (!is_set(as, "targetCPUUtilization") && !is_set(as, "targetMemoryUtilization"))
-            jset_int(as, "targetCPUUtilization", 90);
-        if (maxr < 1) return reconcile_fail(c, "spec.autoscaler.maxReplicas should be one or more");
-        if (replicas > maxr) return reconcile_fail(c, "spec.replicas must not be greater than maxReplicas");
-        if (minr > maxr) return reconcile_fail(c, "spec.autoscaler.minReplicas must not be greater than maxReplicas");
-        if (minr < 1) return reconcile_fail(c, "spec.autoscaler.minReplicas should be one or more");
-    }
-    if ((v = jmap(spec, "ingress"))) {
-        const char *type = jstr(v, "type");
-        if (type && strcmp(type, "ingress") == 0 && !jstr(v, "ruleType"))
-            jset_str(v, "ruleType", "path");
-        if (type && strcmp(type, "route") == 0) {
-            json_object *route = ensure_map(v, "route");
-            if (!jstr(route, "termination")) jset_str(route, "termination", "edge");
-        }
-        if (type && *type && strcmp(mode, "sidecar") == 0)
-            return reconcile_fail(c, "spec.ingress: sidecar mode does not support an ingress");
-        if (jstr(v, "ruleType") && strcmp(jstr(v, "ruleType"), "subdomain") == 0) {
-            const char *h = jstr(v, "hostname");
-            if (!h || !*h || strcmp(h, "*") == 0)
-                return reconcile_fail(c, "spec.ingress.hostname: ruleType subdomain needs a hostname that is not empty or *");
-        }
-    }
-    v = ensure_map(spec, "networkPolicy");
-    if (!is_set(v, "enabled")) jset_bool(v, "enabled", 1);
-    if ((v = jmap(spec, "targetAllocator")) && jbool(v, "enabled")) {
-        if (!is_set(v, "replicas")) jset_int(v, "replicas", 1);
-        if (strcmp(mode, "statefulset") && strcmp(mode, "daemonset"))
-            return reconcile_fail(c, "spec.targetAllocator: mode must be statefulset or daemonset, not %s", mode);
-    }
-    return 0;
+/* What the admission webhook would refuse is not rendered, with its
+ * message: no webhook may have been in front of this collector (a file, a
+ * cluster where it was written before ours ran). The CRD's own rules are
+ * checked too, for the same reason. */
+static int validate(reconcile_ctx *c) {
+    collector_validate_opts vo = {.cert_manager = -1, .schema = true, .ns = c->ns};
+    verdict v = VERDICT_INIT;
+    int rc = collector_validate(c->cr, NULL, VERDICT_CREATE, &vo, &v);
+    for (size_t i = 0; i < v.nwarnings; i++) reconcile_warn(c, "%s", v.warnings[i]);
+    if (rc != 0) reconcile_fail(c, "%s", v.message);
+    verdict_free(&v);
+    return rc;
 }
 
 /* ---------------------------------------------------------------------------
@@ -460,7 +427,8 @@ int reconcile_render(json_object *collector, const char *ns, const reconcile_opt
     const char *strategy = jstr(c.spec, "upgradeStrategy");
     if (!(strategy && strcmp(strategy, "none") == 0) && reconcile_upgrade_config(c.config))
         reconcile_warn(&c, "service.telemetry.metrics.address is deprecated: rendered as a prometheus pull reader");
-    if (default_spec(&c)) goto out;
+    crd_defaults(&c);
+    if (validate(&c)) goto out;
     c.mode = jstr(c.spec, "mode");
     state = jstr(c.spec, "managementState");
     if (strcmp(state, "unmanaged") == 0) {

@@ -6,7 +6,8 @@ set -u
 PKGS="libh2o-evloop-dev libssl-dev libjson-c-dev libyaml-dev check libcurl4-openssl-dev pkg-config"
 # Tools the test suite drives (patch round trip, YAML checks); `bench` mode
 # adds wrk and nginx (the floor the server is compared with) and GNU time
-# (the peak RSS of a run-to-completion child, see tests/bench/reconcile_bench.py).
+# (the peak RSS of a run-to-completion child, see tests/bench/reconcile_bench.py)
+# and valgrind (instructions per admission, tests/bench/callgrind.sh).
 TEST_PKGS="python3 python3-jsonpatch python3-yaml"
 mode=${1:-build}
 
@@ -26,6 +27,7 @@ if [ "$mode" = test ]; then
     command -v /usr/bin/python3 >/dev/null 2>&1 || missing="$missing python3"
     # The openssl tool writes the test suites' odd certificates (expired, EC, foreign CAs).
     command -v openssl >/dev/null 2>&1 || missing="$missing openssl"
+    command -v valgrind >/dev/null 2>&1 || missing="$missing valgrind"
     /usr/bin/python3 -c 'import jsonpatch' 2>/dev/null || missing="$missing python3-jsonpatch"
     /usr/bin/python3 -c 'import yaml' 2>/dev/null || missing="$missing python3-yaml"
     command -v valgrind >/dev/null 2>&1 || missing="$missing valgrind"

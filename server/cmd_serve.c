@@ -55,6 +55,10 @@ static const char usage[] =
     "\n"
     "Serves POST /mutate-v1-pod (AdmissionReview admission.k8s.io/v1), GET /healthz, /readyz, /metrics.\n"
     "Serves POST /convert (ConversionReview: OpenTelemetryCollector v1alpha1 <-> v1beta1).\n"
+    "Serves the operator's defaulting and validation of its custom resources (AdmissionReview v1):\n"
+    "  POST /mutate-opentelemetry-io-VERSION-KIND and /validate-opentelemetry-io-VERSION-KIND for\n"
+    "  v1beta1-opentelemetrycollector, v1alpha1-instrumentation and v1alpha1-opampbridge; with\n"
+    "  --kubeconfig or --in-cluster, collector writes are checked for privilege escalation.\n"
     "\n"
     "  --listen HOST:PORT        address to listen on, e.g. 0.0.0.0:10250 or [::]:10250\n"
     "  --tls-cert FILE           serving certificate (PEM, leaf first); reloaded when it changes\n"
@@ -220,6 +224,10 @@ static int parse_args(int argc, char **argv, serve_opts *o) {
 }
 #undef BAD
 
+/* The access reviews of one collector admission (cr-admission.md 3.7):
+ * within the registration's 5 s timeout, with room for the rest. */
+#define CR_REVIEW_BUDGET_S 3.0
+
 /* What serve() sets up, and what only this file needs. Static: a loop that
  * could not be disposed stays reachable from here until the process exits. */
 static struct {
@@ -307,6 +315,7 @@ static int setup_store(const serve_opts *o) {
     S.srv.store = kube_store_new();
     pthread_mutex_init(&S.srv.store_mu, NULL);
     S.srv.env = (review_env){S.srv.store, &S.cfg.opt, NULL, NULL};
+    S.srv.cr = (cr_env){&S.cfg, NULL, CR_REVIEW_BUDGET_S};
     S.srv.files_grace = o->res_grace;
     if (o->ndirs) {
         kube_logger lg = log_kube_sink("files");
@@ -362,6 +371,7 @@ static int setup_live(const serve_opts *o, kube_api *api) {
     S.srv.live = kube_livesource_new(S.srv.store, api, &S.prep, &S.srv.store_mu, &lo, &lg);
     if (kube_livesource_start(S.srv.live) != 0) return -1;
     S.srv.env.live = S.srv.live;
+    S.srv.cr.live = S.srv.live;
     if (S.cfg.native_sidecars == MUTATE_AUTO) S.srv.env.opt_native = &S.mopt_native;
     log_kv(LOG_INFO, "watching the cluster", "server", kube_api_server(api), NULL);
     return 0;

@@ -1,11 +1,12 @@
-/* server/inject_input.c - `inject -f`: files, folders and standard input
- * into documents that remember their file, line and bytes; see inject.h.
+/* server/inject_input.c - `inject -f` and `validate -f`: files, folders and
+ * standard input into documents that remember their file, line and bytes;
+ * see inject_input.h.
  *
  * Folders are read as kubectl reads them (manifests in name order, files
  * of other extensions ignored, subfolders only with -R), except that
  * dot-files and dot-folders are skipped as the resource folders skip them:
  * .git or an editor's swap file is never a manifest. */
-#include "server/inject.h"
+#include "server/inject_input.h"
 
 #include "base/alloc.h"
 #include "kube/file.h"

@@ -17,6 +17,7 @@ static const char usage[] =
     "Commands:\n"
     "  serve     run the HTTPS admission webhook\n"
     "  inject    mutate pod templates in YAML/JSON manifests offline\n"
+    "  validate  check collectors and Instrumentations as the webhook would, offline\n"
     "  certs     generate a CA and serving certificate (certs generate --help)\n"
     "  version   print the version\n"
     "\n"
@@ -33,6 +34,7 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(argv[1], "serve")) return cmd_serve(argc - 1, argv + 1);
     if (!strcmp(argv[1], "inject")) return cmd_inject(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "validate")) return cmd_validate(argc - 1, argv + 1);
     if (!strcmp(argv[1], "certs")) return tls_cmd_certs(argc - 1, argv + 1);
     if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
         printf("otel-webhook %s\n", OTEL_WEBHOOK_VERSION);

@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const char *const result_names[METRICS_NRESULTS] = {"mutated", "unchanged", "ignored", "failed_open",
                                                            "rejected"};
@@ -26,6 +27,22 @@ const char *metrics_skip_name(mutate_skip s) { return s < MUTATE_NSKIPS ? skip_n
 const char *const metrics_kinds[8] = {"Namespace", "Instrumentation", "OpenTelemetryCollector", "Secret",
                                       "ConfigMap", "ReplicaSet", "Job", "Deployment"};
 
+const char *const metrics_cr_kinds[METRICS_CR_NKINDS] = {"OpenTelemetryCollector", "Instrumentation", "OpAMPBridge"};
+const char *const metrics_cr_ops[METRICS_CR_NOPS] = {"CREATE", "UPDATE", "DELETE", "CONNECT", "other"};
+const char *const metrics_cr_results[METRICS_CR_NRESULTS] = {"defaulted", "unchanged", "allowed", "denied", "rejected"};
+
+/* The rule ids each kind's checks refuse with (collector/validate.c,
+ * mutate/inst_validate.c, mutate/opampbridge.c, and "defaulting" for a
+ * refusal of the mutating webhook); the last, "other", catches an id this
+ * table does not know, so the label set stays bounded whatever happens. */
+#define CR_MAX_RULES 20
+static const char *const cr_rules[METRICS_CR_NKINDS][CR_MAX_RULES] = {
+    {"defaulting", "bounds", "config", "mode_change", "statefulset_only", "sidecar", "target_allocator", "mtls", "target_allocator_rbac",
+     "ports", "config_ports", "autoscaler", "ingress", "update_strategy", "fips", "rbac", "other", NULL},
+    {"defaulting", "sampler", "volume", "other", NULL},
+    {"defaulting", "endpoint", "tls", "capabilities", "ports", "replicas", "other", NULL},
+};
+
 /* Sub-millisecond buckets first: a mutation takes tens of microseconds. */
 static const double bounds[] = {0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1};
 #define NBUCKETS (sizeof bounds / sizeof bounds[0])
@@ -35,6 +52,33 @@ static atomic_ulong injections[MUTATE_NLANGS], sidecars[2], limits[MUTATE_NLIMIT
 static atomic_ulong buckets[NBUCKETS + 1], count;
 static atomic_ullong sum_ns;
 static atomic_ulong accept_pauses;
+static atomic_ulong cr_admissions[METRICS_CR_NKINDS][METRICS_CR_NOPS][METRICS_CR_NRESULTS];
+static atomic_ulong cr_denials[METRICS_CR_NKINDS][CR_MAX_RULES];
+/* CR admissions may wait for the authorizer: their own histogram, so they
+ * do not move the pod admissions' latency (and its alert). */
+static const double cr_bounds[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5};
+#define CR_NBUCKETS (sizeof cr_bounds / sizeof cr_bounds[0])
+static atomic_ulong cr_buckets[CR_NBUCKETS + 1], cr_count;
+static atomic_ullong cr_sum_ns;
+
+void metrics_cr_admission(metrics_cr_kind kind, metrics_cr_op op, metrics_cr_result result, const char *rule,
+                          double seconds) {
+    atomic_fetch_add_explicit(&cr_admissions[kind][op][result], 1, memory_order_relaxed);
+    if (result == CR_DENIED) {
+        size_t r = 0, other = 0;
+        for (; cr_rules[kind][r]; r++) {
+            if (!strcmp(cr_rules[kind][r], "other")) other = r;
+            if (rule && !strcmp(cr_rules[kind][r], rule)) break;
+        }
+        atomic_fetch_add_explicit(&cr_denials[kind][cr_rules[kind][r] ? r : other], 1, memory_order_relaxed);
+    }
+    size_t i = 0;
+    while (i < CR_NBUCKETS && seconds > cr_bounds[i]) i++;
+    atomic_fetch_add_explicit(&cr_buckets[i], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&cr_count, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&cr_sum_ns, (unsigned long long)(seconds * 1e9), memory_order_relaxed);
+}
+
 static atomic_ulong conversions[METRICS_NCONV][2], converted_objects[METRICS_NCONV];
 static const char *const conv_names[METRICS_NCONV] = {"to_v1beta1", "to_v1alpha1", "other"};
 
@@ -135,10 +179,42 @@ static void render_live(sbuf *f, const kube_live_stats *l) {
     sbuf_printf(f, "otel_webhook_live_publishes_total %lu\n", l->publishes);
     /* Not known (no answer from /version yet, or --native-sidecars on|off,
      * which does not ask): no sample rather than a value that means "none". */
+    family(f, "otel_webhook_access_reviews_total", "counter",
+           "SubjectAccessReviews the collector admissions asked (privilege escalation, the target allocator's "
+           "account), by answer.");
+    for (int i = 0; i < KUBE_REVIEW_NRESULTS; i++)
+        sbuf_printf(f, "otel_webhook_access_reviews_total{result=\"%s\"} %lu\n", kube_review_names[i], l->reviews[i]);
     family(f, "otel_webhook_native_sidecars", "gauge",
            "1 when the API server's version enables native sidecars, 0 when not (--native-sidecars auto); no "
            "sample until it has answered.");
     if (l->native_sidecars >= 0) sbuf_printf(f, "otel_webhook_native_sidecars %d\n", l->native_sidecars);
+}
+
+static void render_cr(sbuf *f) {
+    family(f, "otel_webhook_cr_admissions_total", "counter",
+           "Admissions of Instrumentations, collectors and OpAMPBridges, by kind, operation and result.");
+    for (int k = 0; k < METRICS_CR_NKINDS; k++)
+        for (int o = 0; o < METRICS_CR_NOPS; o++)
+            for (int r = 0; r < METRICS_CR_NRESULTS; r++)
+                sbuf_printf(f, "otel_webhook_cr_admissions_total{kind=\"%s\",operation=\"%s\",result=\"%s\"} %lu\n",
+                            metrics_cr_kinds[k], metrics_cr_ops[o], metrics_cr_results[r],
+                            atomic_load(&cr_admissions[k][o][r]));
+    family(f, "otel_webhook_cr_denials_total", "counter", "Custom resource admissions refused, by kind and rule.");
+    for (int k = 0; k < METRICS_CR_NKINDS; k++)
+        for (int r = 0; cr_rules[k][r]; r++)
+            sbuf_printf(f, "otel_webhook_cr_denials_total{kind=\"%s\",rule=\"%s\"} %lu\n", metrics_cr_kinds[k],
+                        cr_rules[k][r], atomic_load(&cr_denials[k][r]));
+    family(f, "otel_webhook_cr_admission_duration_seconds", "histogram",
+           "Time to answer a custom resource admission, body parsed to response built (access reviews included).");
+    unsigned long cum = 0;
+    for (size_t i = 0; i < CR_NBUCKETS; i++) {
+        cum += atomic_load(&cr_buckets[i]);
+        sbuf_printf(f, "otel_webhook_cr_admission_duration_seconds_bucket{le=\"%g\"} %lu\n", cr_bounds[i], cum);
+    }
+    cum += atomic_load(&cr_buckets[CR_NBUCKETS]);
+    sbuf_printf(f, "otel_webhook_cr_admission_duration_seconds_bucket{le=\"+Inf\"} %lu\n", cum);
+    sbuf_printf(f, "otel_webhook_cr_admission_duration_seconds_sum %.9f\n", (double)atomic_load(&cr_sum_ns) / 1e9);
+    sbuf_printf(f, "otel_webhook_cr_admission_duration_seconds_count %lu\n", atomic_load(&cr_count));
 }
 
 char *metrics_render(const metrics_gauges *g, size_t *len) {
@@ -219,6 +295,7 @@ char *metrics_render(const metrics_gauges *g, size_t *len) {
            "1 when the certificate and every source are loaded, and the resources have not been unreadable for "
            "--resources-grace.");
     sbuf_printf(f, "otel_webhook_ready %d\n", g->ready);
+    render_cr(f);
     if (g->live) render_live(f, g->live);
     return sbuf_take(&b, len);
 }

@@ -48,6 +48,25 @@ typedef enum metrics_conversion {
 } metrics_conversion;
 
 void metrics_request(metrics_result r, double seconds);
+
+/* Admissions of the operator's custom resources (server/cr_admission.c). */
+typedef enum metrics_cr_kind { CR_KIND_COLLECTOR, CR_KIND_INSTRUMENTATION, CR_KIND_OPAMPBRIDGE, METRICS_CR_NKINDS } metrics_cr_kind;
+typedef enum metrics_cr_op { CR_OP_CREATE, CR_OP_UPDATE, CR_OP_DELETE, CR_OP_CONNECT, CR_OP_OTHER, METRICS_CR_NOPS } metrics_cr_op;
+typedef enum metrics_cr_result {
+    CR_DEFAULTED, /* mutating: answered with a patch */
+    CR_UNCHANGED, /* mutating: nothing to default */
+    CR_ALLOWED,   /* validating: allowed */
+    CR_DENIED,    /* either: refused, with a rule */
+    CR_REJECTED,  /* not an AdmissionReview (HTTP 400), or an object that does not decode (code 400) */
+    METRICS_CR_NRESULTS
+} metrics_cr_result;
+/* rule: the verdict's rule id when denied (one of the fixed set metrics.c
+ * lists per kind; anything else counts as "other"), else NULL. */
+void metrics_cr_admission(metrics_cr_kind kind, metrics_cr_op op, metrics_cr_result result, const char *rule,
+                          double seconds);
+extern const char *const metrics_cr_kinds[METRICS_CR_NKINDS];
+extern const char *const metrics_cr_ops[METRICS_CR_NOPS];
+extern const char *const metrics_cr_results[METRICS_CR_NRESULTS];
 /* One ConversionReview answered (HTTP 200): its result, and the objects it
  * converted. */
 void metrics_conversion_review(metrics_conversion dir, int failed, size_t objects);

@@ -50,29 +50,27 @@ static void reject(review_out *out, const char *fmt, const char *arg) {
     free(msg);
 }
 
-/* The request's uid, as the bytes it came as: a JSON string may hold
- * \u0000, and the API server matches the answer's uid byte for byte. */
-typedef struct review_uid {
-    const char *s;
-    size_t len;
-} review_uid;
-
-static void respond(review_out *out, const char *api_version, review_uid uid, const char *patch_b64,
-                    char **warnings, size_t nwarnings) {
+void review_respond(review_out *out, const review_request *rq, const review_answer *a) {
     json_object *o = jnew_obj(), *r = jnew_obj();
-    jset(o, "apiVersion", jnew_str(api_version));
+    jset(o, "apiVersion", jnew_str(rq->api_version));
     jset(o, "kind", jnew_str("AdmissionReview"));
-    jset(r, "uid", jnew_strn(uid.s, uid.len));
-    jset(r, "allowed", jnew_bool(1));
-    if (patch_b64) {
-        jset(r, "patchType", jnew_str("JSONPatch"));
-        jset(r, "patch", jnew_str(patch_b64));
+    jset(r, "uid", jnew_strn(rq->uid.s, rq->uid.len));
+    jset(r, "allowed", jnew_bool(a->allowed));
+    if (a->code) {
+        json_object *st = jset_obj(r, "status");
+        jset_int(st, "code", a->code);
+        if (a->reason) jset_str(st, "reason", a->reason);
+        if (a->message) jset_str(st, "message", a->message);
     }
-    if (nwarnings) {
+    if (a->patch_b64) {
+        jset(r, "patchType", jnew_str("JSONPatch"));
+        jset(r, "patch", jnew_str(a->patch_b64));
+    }
+    if (a->nwarnings) {
         json_object *w = jnew_arr();
-        for (size_t i = 0; i < nwarnings; i++) {
-            char *line = NULL;
-            if (asprintf(&line, WARNING_PREFIX "%s", warnings[i]) < 0) continue;
+        const char *prefix = a->warning_prefix ? a->warning_prefix : "";
+        for (size_t i = 0; i < a->nwarnings; i++) {
+            char *line = xasprintf("%s%s", prefix, a->warnings[i]);
             jpush(w, jnew_str(line));
             free(line);
         }
@@ -84,7 +82,16 @@ static void respond(review_out *out, const char *api_version, review_uid uid, co
     json_object_put(o);
 }
 
-static char *base64(const char *in, size_t len) {
+/* The pod path's allowed answers: warnings carry our prefix, since the pod
+ * is not ours and kubectl shows them next to other webhooks' warnings. */
+static void respond(review_out *out, const review_request *rq, const char *patch_b64, char **warnings,
+                    size_t nwarnings) {
+    review_answer a = {.allowed = true, .patch_b64 = patch_b64, .warnings = warnings, .nwarnings = nwarnings,
+                       .warning_prefix = WARNING_PREFIX};
+    review_respond(out, rq, &a);
+}
+
+char *review_base64(const char *in, size_t len) {
     char *out = xmalloc(4 * ((len + 2) / 3) + 1);
     EVP_EncodeBlock((unsigned char *)out, (const unsigned char *)in, (int)len);
     return out;
@@ -212,12 +219,13 @@ static char *without_managed_fields(const char *body, size_t len, size_t *outlen
     return copy;
 }
 
-void review_handle(const review_env *env, json_tokener *tok, const char *body, size_t len, review_out *out) {
+int review_decode(json_tokener *tok, const char *body, size_t len, review_request *rq, review_out *out) {
     memset(out, 0, sizeof *out);
+    memset(rq, 0, sizeof *rq);
     json_object *root = NULL;
     if (!body || len == 0) {
         reject(out, "empty request body%s", NULL);
-        return;
+        return -1;
     }
     size_t slen = 0;
     char *skimmed = without_managed_fields(body, len, &slen);
@@ -232,74 +240,102 @@ void review_handle(const review_env *env, json_tokener *tok, const char *body, s
         jerr = json_tokener_get_error(tok);
         if (jerr == json_tokener_success && root) {
             reject(out, "expected an AdmissionReview object%s", NULL);
-            goto done;
+            goto fail;
         }
     }
     if (jerr == json_tokener_continue) {
         reject(out, "invalid JSON: the body ends in the middle of a value%s", NULL);
-        goto done;
+        goto fail;
     }
     if (jerr != json_tokener_success) {
         reject(out, "invalid JSON: %s", json_tokener_error_desc(jerr));
-        goto done;
+        goto fail;
     }
     size_t end = json_tokener_get_parse_end(tok);
     while (end < len && (body[end] == ' ' || body[end] == '\n' || body[end] == '\r' || body[end] == '\t')) end++;
     if (end != len) {
         reject(out, "invalid JSON: unexpected data after the value%s", NULL);
-        goto done;
+        goto fail;
     }
     if (!json_object_is_type(root, json_type_object)) {
         reject(out, "expected an AdmissionReview object%s", NULL);
-        goto done;
+        goto fail;
     }
     const char *api = jstr(root, "apiVersion"), *kind = jstr(root, "kind");
     if (!api || strcmp(api, "admission.k8s.io/v1") != 0) {
         reject(out, "unsupported apiVersion \"%s\": expected admission.k8s.io/v1", api ? api : "");
-        goto done;
+        goto fail;
     }
     if (!kind || strcmp(kind, "AdmissionReview") != 0) {
         reject(out, "unsupported kind \"%s\": expected AdmissionReview", kind ? kind : "");
-        goto done;
+        goto fail;
     }
     json_object *req = jget(root, "request");
     if (!json_object_is_type(req, json_type_object)) {
         reject(out, "the AdmissionReview has no request%s", NULL);
-        goto done;
+        goto fail;
     }
     json_object *juid = jget(req, "uid");
-    review_uid uid = {NULL, 0};
     if (json_object_is_type(juid, json_type_string))
-        uid = (review_uid){json_object_get_string(juid), (size_t)json_object_get_string_len(juid)};
-    if (!uid.len) {
+        rq->uid = (review_uid){json_object_get_string(juid), (size_t)json_object_get_string_len(juid)};
+    if (!rq->uid.len) {
         reject(out, "request.uid is missing%s", NULL);
-        goto done;
+        goto fail;
     }
     /* For the log line, a C string: a NUL byte shows as U+FFFD. */
     size_t lo = 0;
-    for (size_t i = 0; i < uid.len && lo + 4 <= sizeof out->uid; i++) {
-        if (uid.s[i]) {
-            out->uid[lo++] = uid.s[i];
+    for (size_t i = 0; i < rq->uid.len && lo + 4 <= sizeof out->uid; i++) {
+        if (rq->uid.s[i]) {
+            out->uid[lo++] = rq->uid.s[i];
         } else {
             memcpy(out->uid + lo, "\xef\xbf\xbd", 3);
             lo += 3;
         }
     }
     out->uid[lo] = 0;
-    const char *op = jstr(req, "operation"), *rkind = jstr(jget(req, "kind"), "kind"), *sub = jstr(req, "subResource");
-    const char *group = jstr(jget(req, "kind"), "group");
+    free(skimmed);
+    rq->root = root;
+    rq->api_version = api;
+    rq->req = req;
+    rq->operation = jstr(req, "operation");
+    rq->sub_resource = jstr(req, "subResource");
+    rq->ns = jstr(req, "namespace");
+    rq->name = jstr(req, "name");
+    rq->kind = jstr(jget(req, "kind"), "kind");
+    rq->group = jstr(jget(req, "kind"), "group");
+    rq->version = jstr(jget(req, "kind"), "version");
+    rq->object = jget(req, "object");
+    rq->old_object = jget(req, "oldObject");
+    rq->dry_run = jbool(req, "dryRun");
+    rq->user_info = jmap(req, "userInfo");
+    return 0;
+fail:
+    json_object_put(root);
+    free(skimmed);
+    return -1;
+}
+
+void review_request_free(review_request *rq) {
+    json_object_put(rq->root);
+    memset(rq, 0, sizeof *rq);
+}
+
+void review_handle(const review_env *env, json_tokener *tok, const char *body, size_t len, review_out *out) {
+    review_request rq;
+    if (review_decode(tok, body, len, &rq, out) != 0) return;
+    const char *op = rq.operation, *rkind = rq.kind, *sub = rq.sub_resource, *group = rq.group;
     if (!op || strcmp(op, "CREATE") != 0 || !rkind || strcmp(rkind, "Pod") != 0 || (group && *group) ||
         (sub && *sub)) {
         out->result = RESULT_IGNORED;
-        respond(out, api, uid, NULL, NULL, 0);
+        respond(out, &rq, NULL, NULL, 0);
         goto done;
     }
-    json_object *pod = jget(req, "object");
+    json_object *pod = rq.object;
     if (!json_object_is_type(pod, json_type_object)) {
         reject(out, "request.object is missing or not an object%s", NULL);
         goto done;
     }
-    const char *ns = jstr(req, "namespace");
+    const char *ns = rq.ns;
     if (!ns || !*ns) ns = jstr(jget(pod, "metadata"), "namespace");
     if (!ns || !*ns) ns = "default";
     snprintf(out->ns, sizeof out->ns, "%s", ns);
@@ -333,16 +369,16 @@ void review_handle(const review_env *env, json_tokener *tok, const char *body, s
         /* Fail open: the pod goes ahead untouched, the reason is in the
          * warnings, the log and the metrics. */
         out->result = RESULT_FAILED_OPEN;
-        respond(out, api, uid, NULL, res.warnings, res.nwarnings);
+        respond(out, &rq, NULL, res.warnings, res.nwarnings);
     } else if (json_object_array_length(res.patch) == 0) {
         out->result = RESULT_UNCHANGED;
-        respond(out, api, uid, NULL, res.warnings, res.nwarnings);
+        respond(out, &rq, NULL, res.warnings, res.nwarnings);
     } else {
         size_t plen;
         char *ptext = jtext(res.patch, &plen);
-        char *b64 = base64(ptext, plen);
+        char *b64 = review_base64(ptext, plen);
         out->result = RESULT_MUTATED;
-        respond(out, api, uid, b64, res.warnings, res.nwarnings);
+        respond(out, &rq, b64, res.warnings, res.nwarnings);
         free(ptext);
         free(b64);
     }
@@ -351,8 +387,7 @@ void review_handle(const review_env *env, json_tokener *tok, const char *body, s
     if (env->live) kube_live_end(&live);
     kube_store_release(env->store, &view);
 done:
-    json_object_put(root);
-    free(skimmed);
+    review_request_free(&rq);
 }
 
 void review_out_free(review_out *out) {

@@ -39,4 +39,49 @@ typedef struct review_out {
 /* tok is the caller's (one per thread, reused). */
 void review_handle(const review_env *env, json_tokener *tok, const char *body, size_t len, review_out *out);
 void review_out_free(review_out *out);
+
+/* ---- the codec, for every admission handler ------------------------------ */
+
+/* The request's uid, as the bytes it came as: a JSON string may hold
+ * \u0000, and the API server matches the answer's uid byte for byte. */
+typedef struct review_uid {
+    const char *s;
+    size_t len;
+} review_uid;
+
+/* An AdmissionReview request, decoded. Everything is borrowed from root,
+ * which rq owns; absent fields are NULL. */
+typedef struct review_request {
+    json_object *root;
+    const char *api_version; /* as received: the answer echoes it */
+    review_uid uid;
+    json_object *req;        /* request */
+    const char *operation, *sub_resource, *ns, *name;
+    const char *kind, *group, *version; /* request.kind */
+    json_object *object, *old_object;
+    bool dry_run;
+    json_object *user_info;  /* {username, uid, groups, extra} */
+} review_request;
+
+/* Parses body as an AdmissionReview admission.k8s.io/v1 with a request and
+ * a uid (out->uid set for the log). 0 with *rq filled (release with
+ * review_request_free), or -1 with out holding the 400 answer. */
+int review_decode(json_tokener *tok, const char *body, size_t len, review_request *rq, review_out *out);
+void review_request_free(review_request *rq);
+
+/* One answer: response.allowed, a status when code is not 0, a patch
+ * (base64 of RFC 6902 text) and warnings, each with warning_prefix (NULL:
+ * none). Into out->body, status 200. */
+typedef struct review_answer {
+    bool allowed;
+    int code;
+    const char *reason, *message;
+    const char *patch_b64;
+    char *const *warnings;
+    size_t nwarnings;
+    const char *warning_prefix;
+} review_answer;
+void review_respond(review_out *out, const review_request *rq, const review_answer *a);
+/* Base64 of len bytes (malloc'ed). */
+char *review_base64(const char *in, size_t len);
 #endif

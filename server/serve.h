@@ -2,6 +2,7 @@
  *
  *   cmd_serve.c     the command: flags, set-up in order, one release chain
  *   serve_http.c    the routes and their handlers
+ *   serve_cr.c      the custom resources' admission routes (cr_admission.h)
  *   serve_convert.c POST /convert, the collector conversion webhook
  *   serve_framing.c HTTP/1 requests whose length is ambiguous (smuggling)
  *   serve_loop.c    the event loops, the watcher and the signal thread:
@@ -19,6 +20,7 @@
 #include "kube/filesource.h"
 #include "kube/livesource.h"
 #include "kube/store.h"
+#include "server/cr_admission.h"
 #include "server/review.h"
 
 #include <h2o.h>
@@ -38,6 +40,7 @@ typedef struct serve_server {
     kube_livesource *live;    /* NULL without --kubeconfig or --in-cluster */
     pthread_mutex_t store_mu; /* every store writer: files and the live source */
     review_env env;
+    cr_env cr;                /* the custom resources' admissions */
     double grace, delay;      /* --shutdown-grace, --shutdown-delay (seconds) */
     double files_grace;       /* --resources-grace: read errors tolerated before /readyz says 503 */
     size_t max_body;          /* --max-body: one request body (HTTP/2: one stream's) */
@@ -91,6 +94,9 @@ static inline bool serve_ratelimit_ok(serve_ratelimit *r, double interval_s, uns
  * srv->config (after h2o_config_init; released by h2o_config_dispose). */
 void serve_http_routes(serve_server *srv);
 
+/* serve_cr.c: answers the request of a custom resource admission route
+ * (a cr_route). */
+void serve_cr_admission(serve_server *srv, h2o_req_t *req, int route);
 /* serve_convert.c: answers req and returns true when it is for /convert;
  * false (nothing sent) for any other path. */
 bool serve_convert_route(serve_server *srv, h2o_req_t *req);

@@ -1,7 +1,8 @@
 /* server/serve_http.c - the routes of `otel-webhook serve` and their
- * handlers: POST /mutate-v1-pod (AdmissionReview admission.k8s.io/v1),
- * POST /convert (serve_convert.c), GET /healthz, /readyz and /metrics;
- * anything else is a JSON 404 or 405.
+ * handlers: POST /mutate-v1-pod (AdmissionReview admission.k8s.io/v1), the
+ * custom resources' admission paths (serve_cr.c), POST /convert
+ * (serve_convert.c), GET /healthz, /readyz and /metrics; anything else is
+ * a JSON 404 or 405.
  *
  * Requests are answered inline in the loop: a mutation costs tens of
  * microseconds, far less than handing it to another thread. */
@@ -138,6 +139,16 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req) {
     if (serve_convert_route(srv, req)) return 0;
     h2o_iovec_t p = req->path_normalized, m = req->method;
     bool get = h2o_memis(m.base, m.len, H2O_STRLIT("GET")) || h2o_memis(m.base, m.len, H2O_STRLIT("HEAD"));
+    int cr = cr_admission_route(p.base, p.len);
+    if (cr >= 0) {
+        if (!h2o_memis(m.base, m.len, H2O_STRLIT("POST"))) {
+            metrics_error(ERR_METHOD);
+            send_json_error(req, 405, "Method Not Allowed", "method not allowed: use POST");
+            return 0;
+        }
+        serve_cr_admission(srv, req, cr);
+        return 0;
+    }
     if (h2o_memis(p.base, p.len, H2O_STRLIT("/mutate-v1-pod"))) {
         if (!h2o_memis(m.base, m.len, H2O_STRLIT("POST"))) {
             metrics_error(ERR_METHOD);

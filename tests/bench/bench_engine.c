@@ -6,7 +6,13 @@
  * real pods reach. Each iteration is what the webhook does per admission
  * after parsing: mutate, then serialise the patch. The figures are CPU time
  * per mutation on one core; compare them side by side in one run, the
- * machines are shared. */
+ * machines are shared.
+ *
+ * Then the admission handlers without HTTP: the pod review, and beside it a
+ * typical collector (deployment mode, three pipelines, an autoscaler, about
+ * 3 KB as the API server sends it) defaulted and validated, and the
+ * Instrumentation of examples/, each with its time as a multiple of the
+ * pod review's in the same run. */
 #include "base/jtext.h"
 
 #include "kube/filesource.h"
@@ -15,6 +21,7 @@
 #include "kube/yaml.h"
 #include "mutate/defaults.h"
 #include "mutate/mutate.h"
+#include "server/cr_admission.h"
 #include "server/review.h"
 
 #include <stdio.h>
@@ -65,6 +72,25 @@ static json_object *pad_pod(json_object *pod, size_t target) {
 }
 
 static const char *only; /* run only benches whose label contains this */
+/* BENCH_RUNS=N: the review benches run exactly N times through the
+ * *_once functions below instead of for a second, so that
+ * tests/bench/callgrind.sh can count their instructions per review
+ * (valgrind --toggle-collect) apart from the set-up. */
+static long fixed_runs;
+
+__attribute__((noinline)) static void review_once(const review_env *env, json_tokener *tok, const char *body,
+                                                  size_t len) {
+    review_out out;
+    review_handle(env, tok, body, len, &out);
+    review_out_free(&out);
+}
+
+__attribute__((noinline)) static void cr_once(const cr_env *env, cr_route route, json_tokener *tok, const char *body,
+                                              size_t len) {
+    cr_out out;
+    cr_admission_handle(env, route, tok, body, len, &out);
+    review_out_free(&out.r);
+}
 
 static void bench(const char *label, json_object *pod, const kube_reader *src, const mutate_options *opt,
                   json_object *ns) {
@@ -94,30 +120,53 @@ static void bench(const char *label, json_object *pod, const kube_reader *src, c
            plen, us, 1e6 / us, n);
 }
 
-/* The whole admission handler minus HTTP and TLS: parse, mutate, respond. */
-static void bench_review(const char *label, const char *body, size_t len, kube_store *store, const mutate_options *opt) {
-    if (only && !strstr(label, only)) return;
+/* The whole admission handler minus HTTP and TLS: parse, mutate, respond.
+ * Returns microseconds per review. */
+static double bench_review(const char *label, const char *body, size_t len, kube_store *store, const mutate_options *opt) {
+    if (only && !strstr(label, only)) return 0;
     review_env env = {.store = store, .opt = opt};
     json_tokener *tok = json_tokener_new();
     long n = 0;
     double t0 = now(), t1;
     do {
-        for (int i = 0; i < 200; i++, n++) {
-            review_out out;
-            review_handle(&env, tok, body, len, &out);
-            review_out_free(&out);
-        }
+        for (int i = 0; i < 200 && (!fixed_runs || n < fixed_runs); i++, n++) review_once(&env, tok, body, len);
         t1 = now();
-    } while (t1 - t0 < 1.0);
+    } while (fixed_runs ? n < fixed_runs : t1 - t0 < 1.0);
     double us = (t1 - t0) / (double)n * 1e6;
     printf("review %-28s body %6zu B                 %8.2f us/review    %9.0f reviews/s    (%ld runs)\n", label, len, us,
            1e6 / us, n);
+    json_tokener_free(tok);
+    return us;
+}
+
+/* A custom resource admission on one route (server/cr_admission.c), in
+ * microseconds per review and as a multiple of the pod review's. */
+static void bench_cr(const char *label, cr_route route, const char *body, size_t len, const mutate_settings *cfg,
+                     double pod_us) {
+    if (only && !strstr(label, only)) return;
+    cr_env env = {cfg, NULL, 1.0};
+    json_tokener *tok = json_tokener_new();
+    cr_out out;
+    cr_admission_handle(&env, route, tok, body, len, &out);
+    const char *result = metrics_cr_results[out.result];
+    review_out_free(&out.r);
+    long n = 0;
+    double t0 = now(), t1;
+    do {
+        for (int i = 0; i < 200 && (!fixed_runs || n < fixed_runs); i++, n++) cr_once(&env, route, tok, body, len);
+        t1 = now();
+    } while (fixed_runs ? n < fixed_runs : t1 - t0 < 1.0);
+    double us = (t1 - t0) / (double)n * 1e6;
+    printf("cr     %-28s body %6zu B  %-9s      %8.2f us/review    %9.0f reviews/s    %5.2fx the pod review\n", label,
+           len, result, us, 1e6 / us, pod_us > 0 ? us / pod_us : 0);
     json_tokener_free(tok);
 }
 
 int main(int argc, char **argv) {
     const char *dir = argc > 1 ? argv[1] : "tests/bench";
     only = argc > 2 ? argv[2] : NULL;
+    const char *runs = getenv("BENCH_RUNS");
+    fixed_runs = runs ? atol(runs) : 0;
     mutate_settings cfg;
     mutate_settings_init(&cfg);
     kube_store *store = kube_store_new();
@@ -148,8 +197,29 @@ int main(int argc, char **argv) {
     cfg.opt.native_sidecars = false;
     size_t rlen;
     char *review = slurp("examples/review-java.json", &rlen);
-    bench_review("parse+mutate+respond (~4 KB)", review, rlen, store, &cfg.opt);
+    double pod_us = bench_review("parse+mutate+respond (~4 KB)", review, rlen, store, &cfg.opt);
     free(review);
+    snprintf(path, sizeof path, "%s/collector-review.json", dir);
+    char *col = slurp(path, &rlen);
+    bench_cr("collector: default (patch)", CR_MUTATE_COLLECTOR, col, rlen, &cfg, pod_us);
+    bench_cr("collector: default+validate", CR_VALIDATE_COLLECTOR, col, rlen, &cfg, pod_us);
+    free(col);
+    /* The example Instrumentation, as a CREATE review. */
+    size_t ilen;
+    char *itext = slurp("examples/resources/instrumentation.yaml", &ilen);
+    kube_yaml_error ye;
+    json_object *inst = kube_yaml_parse_one(itext, ilen, &ye), *rv = json_object_new_object(), *rq = json_object_new_object();
+    json_object_object_add(rv, "apiVersion", json_object_new_string("admission.k8s.io/v1"));
+    json_object_object_add(rv, "kind", json_object_new_string("AdmissionReview"));
+    json_object_object_add(rq, "uid", json_object_new_string("bench"));
+    json_object_object_add(rq, "operation", json_object_new_string("CREATE"));
+    json_object_object_add(rq, "object", inst);
+    json_object_object_add(rv, "request", rq);
+    const char *ibody = json_object_to_json_string(rv);
+    bench_cr("instrumentation: default", CR_MUTATE_INSTRUMENTATION, ibody, strlen(ibody), &cfg, pod_us);
+    bench_cr("instrumentation: validate", CR_VALIDATE_INSTRUMENTATION, ibody, strlen(ibody), &cfg, pod_us);
+    json_object_put(rv);
+    free(itext);
     kube_store_release(store, &v);
     json_object_put(pod);
     json_object_put(big);

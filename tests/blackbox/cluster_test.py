@@ -395,6 +395,84 @@ def test_lookups(wh, fake):
           any("/secrets/nope" in x["path"] for x in fake.requests))
 
 
+def test_cr_rbac(wh, fake):
+    """The collector admission's privilege-escalation check (cr-admission.md
+    3.7) and the target allocator's account check (3.3 step 9), asked of
+    the API server as SubjectAccessReviews."""
+    path = "/validate-opentelemetry-io-v1beta1-opentelemetrycollector"
+
+    def col(receivers, name="esc", ta=None):
+        spec = {"mode": "statefulset" if ta else "deployment",
+                "config": {"receivers": receivers, "exporters": {"debug": {}},
+                           "service": {"pipelines": {"p": {"receivers": sorted(receivers), "exporters": ["debug"]}}}}}
+        if ta:
+            spec["targetAllocator"] = ta
+        return {"apiVersion": "opentelemetry.io/v1beta1", "kind": "OpenTelemetryCollector",
+                "metadata": {"name": name, "namespace": "team"}, "spec": spec}
+
+    def ask(obj, user="jane", groups=("dev",), op="CREATE"):
+        rv = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+            "uid": "cr-1", "operation": op, "namespace": "team",
+            "kind": {"group": "opentelemetry.io", "version": "v1beta1", "kind": "OpenTelemetryCollector"},
+            "userInfo": {"username": user, "uid": "uid-" + user, "groups": list(groups),
+                         "extra": {"scopes": ["a"]}}, "object" if op != "DELETE" else "oldObject": obj}}
+        st, body = wh.request("POST", path, json.dumps(rv).encode())
+        return st, (json.loads(body)["response"] if st == 200 else body)
+
+    events = col({"k8s_events": {}})
+    n0 = len(fake.reviews)
+    st, r = ask(events)
+    check("escalation: neither the user nor the collector's account holds events: refused", st == 200 and r == {
+        "uid": "cr-1", "allowed": False, "status": {
+            "code": 403, "reason": "Forbidden", "message": "user \"jane\" is not allowed to create a collector whose "
+            "config would grant permissions they do not hold: missing the following rules for jane - events: "
+            "[get,list,watch]"}}, r)
+    asked = fake.reviews[n0:]
+    check("escalation: the user asked first, with groups, uid and extra; then the account, with its groups",
+          len(asked) == 6 and asked[0] == {"user": "jane", "uid": "uid-jane", "groups": ["dev"],
+                                           "extra": {"scopes": ["a"]},
+                                           "resourceAttributes": {"verb": "get", "group": "", "resource": "events"}}
+          and asked[3] == {"user": "system:serviceaccount:team:esc-collector",
+                           "groups": ["system:serviceaccounts", "system:serviceaccounts:team", "system:authenticated"],
+                           "resourceAttributes": {"verb": "get", "group": "", "resource": "events"}}, asked)
+    fake.allow("system:serviceaccount:team:esc-collector", "*", "", "events")
+    st, r = ask(events)
+    check("escalation: the account holds them already: allowed", st == 200 and r.get("allowed") is True, r)
+    fake.allow("admins", "*", "", "*")
+    n0 = len(fake.reviews)
+    st, r = ask(col({"k8s_events": {}, "kubeletstats": {}}, name="esc2"), user="ann", groups=("admins",))
+    check("escalation: a user whose group holds them: allowed, one review per rule",
+          st == 200 and r.get("allowed") is True and len(fake.reviews) - n0 == 4, (r, fake.reviews[n0:]))
+    st, r = ask(events, op="DELETE")
+    check("escalation: a DELETE asks nothing", st == 200 and r.get("allowed") is True and len(fake.reviews) - n0 == 4)
+    fake.fail_reviews(503)
+    st, r = ask(col({"k8s_events": {}}, name="esc3"), user="bob")
+    check("escalation: the authorizer does not answer: refused, it says why", st == 200 and r.get("status") == {
+        "code": 403, "reason": "Forbidden", "message": "unable to check RBAC privilege escalation for user \"bob\": "
+        "POST /apis/authorization.k8s.io/v1/subjectaccessreviews: HTTP 503: injected failure"}, r)
+    fake.heal_reviews()
+    # The target allocator's account (prometheusCR): missing rules are warnings, sorted.
+    ta = col({"prometheus": {}}, name="scrape", ta={"enabled": True, "prometheusCR": {"enabled": True}})
+    fake.allow("system:serviceaccount:team:scrape-targetallocator", "*", "monitoring.coreos.com", "*")
+    st, r = ask(ta)
+    w = r.get("warnings", []) if st == 200 else []
+    sa = "missing the following rules for system:serviceaccount:team:scrape-targetallocator - "
+    glw = ": [get,list,watch]"
+    want = [sa + "configmaps: [get]", sa + "discovery.k8s.io/endpointslices" + glw, sa + "endpoints" + glw,
+            sa + "namespaces" + glw, sa + "networking.k8s.io/ingresses" + glw, sa + "nodes" + glw,
+            sa + "nodes/metrics" + glw] + [sa + "nonResourceURL: %s: [get]" % u for u in
+                                           ("/api", "/api/*", "/apis", "/apis/*", "/metrics")] + [
+        sa + "pods" + glw, sa + "services" + glw]
+    check("target allocator account: allowed with one warning per resource it lacks, by resource",
+          st == 200 and r.get("allowed") is True and w == want, (r.get("allowed"), r.get("status"), w))
+    m = wh.metrics()
+    reviews = {k: m.get('otel_webhook_access_reviews_total{result="%s"}' % k) for k in ("allowed", "denied", "error")}
+    check("metrics: access reviews by answer", reviews["error"] == 1 and reviews["denied"] >= 6 and
+          sum(reviews.values()) == len(fake.reviews), (reviews, len(fake.reviews)))
+    check("log: a failed access review says why", "SubjectAccessReview: POST /apis/authorization.k8s.io/v1/"
+          "subjectaccessreviews: HTTP 503: injected failure" in wh.stderr(), wh.stderr()[-1500:])
+
+
 def test_cli_errors(tmp, certs, server):
     def run(args, env=None):
         e = dict(os.environ)
@@ -534,6 +612,7 @@ def main():
         test_changes(wh, fake)
         test_disruptions(wh, fake)
         test_lookups(wh, fake)
+        test_cr_rbac(wh, fake)
         bg.stop_ev.set()
         bg.join(15)
         check("admissions during changes: all answered with a patch", bg.n > 20 and not bg.bad,

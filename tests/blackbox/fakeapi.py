@@ -55,6 +55,16 @@ Writes, for otel-reconcile run:
   POST collection?dryRun=All   a dry-run create: 409 when the object exists,
                                unless fail_create refuses it first
 
+Access reviews, for the collector admission's RBAC checks:
+  POST /apis/authorization.k8s.io/v1/subjectaccessreviews
+                               201 with status.allowed: whether allow() lets
+                               spec.user (or one of spec.groups) do the verb
+                               on the resource or non-resource URL; every
+                               review's spec is kept in self.reviews
+  allow(subject, verb, group="", resource=None, path=None)  ("*" verb or
+                               resource: any), fail_reviews(code) (answer code
+                               until heal_reviews()), slow_reviews(seconds)
+
 Authentication: a bearer token, or a client certificate signed by
 client_ca. Every request (method, path, query, accept, status) is kept in
 self.requests and, when a log path is given (log_path or $OTEL_FAKEAPI_LOG),
@@ -212,6 +222,10 @@ class FakeAPI:
         self.lingering = {}  # (resource, name) -> (GETs left, the deleted object)
         self.failing_create = {}  # (resource, name) -> (HTTP status, message) of dry-run creates
         self.version = ("1", "30")
+        self.grants = []  # (subject, verb, group, resource, path) the access reviews allow
+        self.reviews = []
+        self.review_status = 0
+        self.review_delay = 0.0
         self.bookmark_interval = bookmark_interval
         self.requests = []
         self.log_path = log_path or os.environ.get("OTEL_FAKEAPI_LOG")
@@ -347,6 +361,35 @@ class FakeAPI:
             obj = self.objects[resource].get((namespace, name))
             return json.loads(json.dumps(obj)) if obj is not None else None
 
+    def allow(self, subject, verb, group="", resource=None, path=None):
+        with self.cond:
+            self.grants.append((subject, verb, group, resource, path))
+
+    def fail_reviews(self, code=503):
+        self.review_status = int(code)
+
+    def heal_reviews(self):
+        self.review_status = 0
+
+    def slow_reviews(self, seconds):
+        self.review_delay = float(seconds)
+
+    def review(self, spec):
+        """True when a grant lets spec's user or one of its groups do what it asks."""
+        who = [spec.get("user")] + list(spec.get("groups") or [])
+        ra, na = spec.get("resourceAttributes"), spec.get("nonResourceAttributes")
+        with self.cond:
+            self.reviews.append(spec)
+            for subject, verb, group, resource, path in self.grants:
+                if subject not in who:
+                    continue
+                if ra is not None and path is None and verb in ("*", ra.get("verb")) and group == ra.get("group", "") \
+                        and resource in ("*", ra["resource"] + ("/" + ra["subresource"] if ra.get("subresource") else "")):
+                    return True
+                if na is not None and path is not None and verb in ("*", na.get("verb")) and path == na.get("path"):
+                    return True
+        return False
+
     def set_version(self, major, minor):
         self.version = (str(major), str(minor))
 
@@ -426,6 +469,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self):
         u = urllib.parse.urlsplit(self.path)
+        if u.path == "/apis/authorization.k8s.io/v1/subjectaccessreviews":
+            return self._access_review()
         if u.path != "/_control":
             return self._create()
         n = int(self.headers.get("Content-Length", "0"))
@@ -436,6 +481,26 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(400, {"error": "unknown op %r" % op}, record=False)
         result = getattr(self.fake, op)(**args)
         self._send(200, {"ok": True, "result": result if isinstance(result, (bool, dict)) else None}, record=False)
+
+    def _access_review(self):
+        fake = self.fake
+        if not self._authorised():
+            return self._send(401, status(401, "Unauthorized", "Unauthorized"))
+        try:
+            obj = self._body()
+        except Exception as e:  # noqa: BLE001
+            return self._send(400, status(400, "BadRequest", "body: %s" % e))
+        if obj.get("kind") != "SubjectAccessReview" or obj.get("apiVersion") != "authorization.k8s.io/v1" or \
+                not isinstance(obj.get("spec"), dict):
+            return self._send(400, status(400, "BadRequest", "not a SubjectAccessReview"))
+        if fake.review_delay:
+            time.sleep(fake.review_delay)  # an API server that answers late
+        if fake.review_status:
+            with fake.cond:
+                fake.reviews.append(obj["spec"])
+            return self._send(fake.review_status, status(fake.review_status, "ServiceUnavailable", "injected failure"))
+        obj["status"] = {"allowed": fake.review(obj["spec"])}
+        self._send(201, obj)
 
     def _create(self):
         """POST collection?dryRun=All: what otel-reconcile asks before it

@@ -710,7 +710,7 @@ def steps(k, fake, tmp):
           count(reqs, "DELETE") == 0, [r["path"] for r in reqs if r["method"] != "GET"])
 
     # ---- an autoscaler without maxReplicas (spec 7.10): no HPA, said in status
-    hpa = fake.apply("opentelemetrycollectors", collector("scaled", autoscaler={"minReplicas": 2}))
+    hpa = fake.apply("opentelemetrycollectors", collector("scaled", autoscaler={"targetCPUUtilization": 50}))
     rc, nums, err, reqs = k.run()
     c = k.get("opentelemetrycollectors", "scaled", "obs")
     check("autoscaler without maxReplicas: reconciled without an HPA, the reason in the Ready condition",
@@ -721,6 +721,32 @@ def steps(k, fake, tmp):
     check("autoscaler without maxReplicas: the next run writes nothing", rc == 0 and count(reqs, "PATCH") == 0,
           [r["path"] for r in reqs if r["method"] != "GET"])
     fake.delete("opentelemetrycollectors", "scaled", "obs")
+
+    # ---- what the admission webhook refuses (collector/validate.c) is refused
+    # here too, with its message: Ready False, nothing of it applied.
+    refused = fake.apply("opentelemetrycollectors", collector("tolerant", mode="sidecar",
+                                                             tolerations=[{"key": "dedicated", "operator": "Exists"}]))
+    minmax = fake.apply("opentelemetrycollectors", collector("minmax", autoscaler={"minReplicas": 2}))
+    rc, nums, err, reqs = k.run()
+    sidecar_msg = ("the OpenTelemetry Collector mode is set to sidecar, which does not support the attribute "
+                   "'tolerations'")
+    for obj, msg in ((refused, sidecar_msg), (minmax, "spec.maxReplica must be set when spec.minReplica is set")):
+        name = obj["metadata"]["name"]
+        c = k.get("opentelemetrycollectors", name, "obs")
+        check("refused by validation: %s: Ready False with the webhook's message" % name,
+              rc == 1 and cond(c).get("status") == "False" and cond(c).get("reason") == "ReconcileError" and
+              cond(c).get("message") == msg, (rc, cond(c)))
+        check("refused by validation: %s: nothing applied" % name,
+              not [r for r in reqs if r["method"] == "PATCH" and "/%s" % name in r["path"] and
+                   not r["path"].endswith("/status")] and
+              not any(k.names(res, "obs", obj["metadata"]["uid"]) for res in ("configmaps", "serviceaccounts",
+                                                                               "deployments")),
+              [r["path"] for r in reqs if r["method"] == "PATCH"])
+        check("refused by validation: %s: the log says why" % name, ("error: obs/%s: %s" % (name, msg)) in err,
+              err[-800:])
+    fake.delete("opentelemetrycollectors", "tolerant", "obs")
+    fake.delete("opentelemetrycollectors", "minmax", "obs")
+    k.run()
 
     # ---- upgrade (spec 5.6): the telemetry address becomes a reader, in memory
     old = collector("old")

@@ -228,8 +228,11 @@ for (const o of OVERLAYS) {
   const objs = rendered[o];
   const find = (kind, name) => objs.find((x) => x.kind === kind && x.metadata.name === name);
   const mwc = find('MutatingWebhookConfiguration', 'otel-webhook');
-  if (!check(mwc && mwc.webhooks?.length === 1, `${o}: one MutatingWebhookConfiguration otel-webhook with one webhook`)) continue;
-  const w = mwc.webhooks[0];
+  const vwc = find('ValidatingWebhookConfiguration', 'otel-webhook');
+  const podHooks = (mwc?.webhooks || []).filter((x) => x.rules?.some((r) => r.resources?.includes('pods')));
+  if (!check(mwc && podHooks.length === 1 && mwc.webhooks[0] === podHooks[0],
+             `${o}: MutatingWebhookConfiguration otel-webhook, its first webhook the one pod webhook`)) continue;
+  const w = podHooks[0];
   const canon = (v) => (Array.isArray(v) ? v.map(canon) : v && typeof v === 'object'
     ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, canon(v[k])])) : v);
   const eq = (a, b) => JSON.stringify(canon(a)) === JSON.stringify(canon(b));
@@ -273,6 +276,55 @@ for (const o of OVERLAYS) {
   check(ownNs && !selectorMatches(w.namespaceSelector, { 'kubernetes.io/metadata.name': 'otel-webhook-system', ...ownNs.metadata.labels }),
         `${o}: our own namespace is never sent`);
 
+  // The custom resources' webhooks: the operator's registrations (names,
+  // paths, rules), failing closed for writes but only ever for
+  // opentelemetry.io resources, Ignore for deletes.
+  const CR_HOOKS = [
+    ['minstrumentation.kb.io', 'm', '/mutate-opentelemetry-io-v1alpha1-instrumentation', 'v1alpha1', 'instrumentations', ['CREATE', 'UPDATE'], 'Fail'],
+    ['mopampbridge.kb.io', 'm', '/mutate-opentelemetry-io-v1alpha1-opampbridge', 'v1alpha1', 'opampbridges', ['CREATE', 'UPDATE'], 'Fail'],
+    ['mopentelemetrycollectorbeta.kb.io', 'm', '/mutate-opentelemetry-io-v1beta1-opentelemetrycollector', 'v1beta1', 'opentelemetrycollectors', ['CREATE', 'UPDATE'], 'Fail'],
+    ['vinstrumentationcreateupdate.kb.io', 'v', '/validate-opentelemetry-io-v1alpha1-instrumentation', 'v1alpha1', 'instrumentations', ['CREATE', 'UPDATE'], 'Fail'],
+    ['vinstrumentationdelete.kb.io', 'v', '/validate-opentelemetry-io-v1alpha1-instrumentation', 'v1alpha1', 'instrumentations', ['DELETE'], 'Ignore'],
+    ['vopampbridgecreateupdate.kb.io', 'v', '/validate-opentelemetry-io-v1alpha1-opampbridge', 'v1alpha1', 'opampbridges', ['CREATE', 'UPDATE'], 'Fail'],
+    ['vopampbridgedelete.kb.io', 'v', '/validate-opentelemetry-io-v1alpha1-opampbridge', 'v1alpha1', 'opampbridges', ['DELETE'], 'Ignore'],
+    ['vopentelemetrycollectorcreateupdatebeta.kb.io', 'v', '/validate-opentelemetry-io-v1beta1-opentelemetrycollector', 'v1beta1', 'opentelemetrycollectors', ['CREATE', 'UPDATE'], 'Fail'],
+    ['vopentelemetrycollectordeletebeta.kb.io', 'v', '/validate-opentelemetry-io-v1beta1-opentelemetrycollector', 'v1beta1', 'opentelemetrycollectors', ['DELETE'], 'Ignore'],
+  ];
+  check(vwc, `${o}: ValidatingWebhookConfiguration otel-webhook`);
+  const crHooks = [...(mwc.webhooks || []).slice(1), ...(vwc?.webhooks || [])];
+  check(eq(crHooks.map((x) => x.name), CR_HOOKS.map((x) => x[0])), `${o}: the custom resources' webhooks, as the operator names them`,
+        JSON.stringify(crHooks.map((x) => x.name)));
+  for (const [name, which, hookPath, version, resource, ops, policy] of CR_HOOKS) {
+    const x = (which === 'm' ? mwc.webhooks : vwc?.webhooks || []).find((y) => y.name === name);
+    const where = `${o}: webhook ${name}`;
+    if (!check(x, `${where} registered in the ${which === 'm' ? 'mutating' : 'validating'} configuration`)) continue;
+    check(eq(x.admissionReviewVersions, ['v1']) && x.sideEffects === 'None', `${where}: admissionReviewVersions [v1], sideEffects None`);
+    check(x.failurePolicy === policy, `${where}: failurePolicy ${policy}`, x.failurePolicy);
+    check(x.timeoutSeconds === 5, `${where}: timeoutSeconds 5 (the pod webhook's)`);
+    check(x.matchPolicy === 'Equivalent', `${where}: matchPolicy Equivalent (v1alpha1 collectors arrive converted)`);
+    check(!x.reinvocationPolicy || x.reinvocationPolicy === 'Never', `${where}: not reinvoked`);
+    check(eq(x.rules, [{ apiGroups: ['opentelemetry.io'], apiVersions: [version], resources: [resource], operations: ops, scope: 'Namespaced' }]),
+          `${where}: only ${resource} ${ops.join(', ')} in opentelemetry.io`, JSON.stringify(x.rules));
+    // A webhook that fails closed must never match what keeps the cluster
+    // (or the webhook) running: no core or other group, no subresources.
+    check(x.failurePolicy !== 'Fail' || x.rules.every((r) => eq(r.apiGroups, ['opentelemetry.io']) && !r.resources.some((q) => q.includes('/') || q === '*')),
+          `${where}: failing closed, it matches opentelemetry.io resources only, no subresource`);
+    check(!x.objectSelector || Object.keys(x.objectSelector).length === 0, `${where}: no objectSelector`);
+    const ref = x.clientConfig?.service || {};
+    check(ref.path === hookPath && !x.clientConfig.url && ref.name === svcRef.name && ref.namespace === svcRef.namespace &&
+          (ref.port ?? 443) === 443, `${where}: ${hookPath} through the webhook's Service, port 443`);
+    for (const [what, labels, called] of [
+      ['kube-system', nsLabels('kube-system'), false], ['kube-public', nsLabels('kube-public'), false],
+      ['kube-node-lease', nsLabels('kube-node-lease'), false], ['otel-webhook-system', nsLabels('otel-webhook-system'), false],
+      ['an unlabelled app namespace', nsLabels('team-a'), true],
+      // the label opts a namespace out of injection, not out of the privilege-escalation check
+      ['skip-labelled', nsLabels('team-a', { 'otel-webhook/skip': 'true' }), true],
+      ['not opted in (label-opt-in is about pods)', nsLabels('team-b', { 'otel-webhook/enabled': 'false' }), true],
+    ]) {
+      check(selectorMatches(x.namespaceSelector, labels) === called, `${where}: namespace ${what} is ${called ? '' : 'not '}sent`);
+    }
+  }
+
   // Certificates.
   const certVol = dep?.spec.template.spec.volumes.find((v) => v.secret);
   const certMount = ctr?.volumeMounts?.find((m) => m.name === certVol?.name);
@@ -290,7 +342,11 @@ for (const o of OVERLAYS) {
     const cm = find('ConfigMap', 'otel-webhook-certs-script');
     const script = cm?.data?.['certs.sh'] || '';
     check(script.includes('$SERVICE-tls') && secretName === `${svc?.metadata.name}-tls`, `${o}: the Job writes the Secret the Deployment mounts`);
-    check(script.includes(`- name: ${w.name}\n`), `${o}: the Job patches the caBundle of webhook ${w.name}`);
+    for (const x of [...mwc.webhooks, ...(vwc?.webhooks || [])]) {
+      check(new RegExp(`[ "]${x.name.replace(/\./g, '\\.')}[ "\n]`).test(script), `${o}: the Job patches the caBundle of webhook ${x.name}`);
+    }
+    check(script.includes('ValidatingWebhookConfiguration') && script.includes('MutatingWebhookConfiguration'),
+          `${o}: the Job patches both webhook configurations`);
     check(JSON.stringify(job?.spec.template.spec.containers[0].args || []).includes('--server-side'), `${o}: the Job applies server-side`);
   }
   // The conversion webhook: the same Service, port and certificate.
@@ -306,6 +362,8 @@ for (const o of OVERLAYS) {
           `${o}: the Job patches the collector CRD's conversion caBundle`);
   } else {
     check(crdInject && crdInject === inject, `${o}: cert-manager injects the webhook's CA into the collector CRD`, crdInject);
+    check(vwc?.metadata.annotations?.['cert-manager.io/inject-ca-from'] === inject,
+          `${o}: cert-manager injects the same CA into the ValidatingWebhookConfiguration`);
   }
   if (o !== 'self-managed') {
     const cert = inject && find('Certificate', inject.split('/')[1]);

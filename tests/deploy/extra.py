@@ -169,18 +169,32 @@ r = certs_run(os.path.join(cw, "1"), os.path.join(cw, "none"))
 check(r.returncode == 0, "certs.sh runs", r.stderr.strip()[-300:])
 sm = rendered("self-managed")
 mwc = find(sm, "MutatingWebhookConfiguration", "otel-webhook")
+vwc = find(sm, "ValidatingWebhookConfiguration", "otel-webhook")
 dep = find(sm, "Deployment", "otel-webhook")
 secret_name = next((v["secret"]["secretName"] for v in (dep or {}).get("spec", {}).get("template", {}).get("spec", {}).get("volumes", [])
                     if "secret" in v), None)
+def configurations(path):
+    """The caBundle manifest: (mutating, validating), {} for one that is missing."""
+    docs = [d for d in yaml.safe_load_all(open(path)) if d]
+    pick = lambda kind: next((d for d in docs if d.get("kind") == kind), {})  # noqa: E731
+    return pick("MutatingWebhookConfiguration"), pick("ValidatingWebhookConfiguration"), len(docs)
+
+
 try:
-    wh = yaml.safe_load(open(os.path.join(cw, "1/apply/1-webhook.yaml")))
+    wh, vwh, ndocs = configurations(os.path.join(cw, "1/apply/1-webhook.yaml"))
     crd = yaml.safe_load(open(os.path.join(cw, "1/apply/1-crd.yaml")))
     sec = yaml.safe_load(open(os.path.join(cw, "1/apply/2-secret.yaml")))
 except Exception as e:  # noqa: BLE001
-    wh, crd, sec = {}, {}, {}
+    wh, vwh, ndocs, crd, sec = {}, {}, 0, {}, {}
     check(False, "certs.sh writes the three manifests", str(e))
 check(sorted(os.listdir(os.path.join(cw, "1/apply"))) == ["1-crd.yaml", "1-webhook.yaml", "2-secret.yaml"],
       "certs.sh: the caBundles are applied before the Secret (file order)")
+check(ndocs == 2, "certs.sh: the caBundle manifest holds the two webhook configurations", ndocs)
+for got, want, kind in ((wh, mwc, "mutating"), (vwh, vwc, "validating")):
+    check(got.get("metadata", {}).get("name") == (want or {}).get("metadata", {}).get("name")
+          and [w["name"] for w in got.get("webhooks", [])] == [w["name"] for w in (want or {}).get("webhooks", [])],
+          f"certs.sh: names the {kind} webhook configuration and every webhook of it, in the manifests' order",
+          [w["name"] for w in got.get("webhooks", [])])
 crd_bundle = ((((crd.get("spec") or {}).get("conversion") or {}).get("webhook") or {}).get("clientConfig") or {}).get("caBundle")
 check(crd.get("kind") == "CustomResourceDefinition" and crd.get("metadata", {}).get("name") ==
       "opentelemetrycollectors.opentelemetry.io" and crd_bundle and
@@ -188,15 +202,15 @@ check(crd.get("kind") == "CustomResourceDefinition" and crd.get("metadata", {}).
       "certs.sh: the collector CRD's conversion caBundle is the webhook's")
 check(find(sm, "CustomResourceDefinition", "opentelemetrycollectors.opentelemetry.io") is not None,
       "certs.sh: the CRD it patches is in the manifests")
-check(wh.get("metadata", {}).get("name") == (mwc or {}).get("metadata", {}).get("name")
-      and [w["name"] for w in wh.get("webhooks", [])] == [w["name"] for w in (mwc or {}).get("webhooks", [])],
-      "certs.sh: names the webhook configuration and webhook of the manifests")
 check(sec.get("metadata", {}).get("name") == secret_name and sec.get("metadata", {}).get("namespace") == "otel-webhook-system"
       and sec.get("type") == "kubernetes.io/tls", "certs.sh: the Secret is the kubernetes.io/tls Secret the Deployment mounts")
 data = {k: base64.b64decode(v) for k, v in sec.get("data", {}).items()}
 check(sorted(data) == ["ca.crt", "tls.crt", "tls.key"], "certs.sh: Secret keys ca.crt, tls.crt, tls.key", str(sorted(data)))
 bundle1 = base64.b64decode(wh["webhooks"][0]["clientConfig"]["caBundle"]) if wh.get("webhooks") else b""
 check(pems(bundle1) == pems(data.get("ca.crt", b"")) and len(pems(bundle1)) == 1, "certs.sh: first caBundle is the new CA")
+every = [w["clientConfig"]["caBundle"] for c in (wh, vwh) for w in c.get("webhooks", [])]
+check(len(every) == 10 and len(set(every)) == 1, "certs.sh: every webhook of both configurations gets that caBundle",
+      len(every))
 check(not os.path.exists(os.path.join(cw, "1/certs/ca.key")), "certs.sh: the CA key is not kept")
 for k, v in data.items():
     open(os.path.join(cw, "1", k), "wb").write(v)
@@ -213,9 +227,11 @@ open(os.path.join(cw, "cur/ca.crt"), "wb").write(data.get("ca.crt", b""))
 r = certs_run(os.path.join(cw, "2"), os.path.join(cw, "cur"))
 check(r.returncode == 0, "certs.sh renews", r.stderr.strip()[-300:])
 try:
-    wh2 = yaml.safe_load(open(os.path.join(cw, "2/apply/1-webhook.yaml")))
+    wh2, vwh2, _ = configurations(os.path.join(cw, "2/apply/1-webhook.yaml"))
     sec2 = yaml.safe_load(open(os.path.join(cw, "2/apply/2-secret.yaml")))
     bundle2 = pems(base64.b64decode(wh2["webhooks"][0]["clientConfig"]["caBundle"]))
+    check(all(pems(base64.b64decode(w["clientConfig"]["caBundle"])) == bundle2 for w in vwh2["webhooks"]),
+          "certs.sh: on renewal the validating webhooks get the same two CAs")
     newca = pems(base64.b64decode(sec2["data"]["ca.crt"]))
 except Exception as e:  # noqa: BLE001
     bundle2, newca = [], [None]

@@ -521,8 +521,10 @@ START_TEST(invalid_config_fixture) {
 }
 END_TEST
 
-/* The store's and render's use (collector_default): the same conversion, a
- * config that does not read an error there. */
+/* The store's and render's use (collector_default): the same conversion,
+ * then the webhook's defaulting (cr-admission.md 2.2; the v1alpha1
+ * maxReplicas filled minReplicas and the CPU target), a config that does
+ * not read an error there. */
 START_TEST(defaulting_converts) {
     char err[256] = "";
     json_object *o = yaml(A "spec:\n  updateStrategy: {type: OnDelete}\n  maxReplicas: 2\n"
@@ -535,7 +537,9 @@ START_TEST(defaulting_converts) {
                      "{\"zipkin\":{\"endpoint\":\"0.0.0.0:9411\"}},\"exporters\":{\"debug\":{}},\"service\":"
                      "{\"pipelines\":{\"t\":{\"exporters\":[\"debug\"],\"receivers\":[\"zipkin\"]}},\"telemetry\":"
                      "{\"metrics\":{\"readers\":[{\"pull\":{\"exporter\":{\"prometheus\":{\"host\":\"0.0.0.0\","
-                     "\"port\":8888}}}}]}}}},\"autoscaler\":{\"maxReplicas\":2}}}");
+                     "\"port\":8888}}}}]}}}},\"autoscaler\":{\"maxReplicas\":2,\"minReplicas\":1,"
+                     "\"targetCPUUtilization\":90},\"mode\":\"deployment\",\"upgradeStrategy\":\"automatic\","
+                     "\"replicas\":1,\"managementState\":\"managed\",\"networkPolicy\":{\"enabled\":true}}}");
     json_object_put(o);
     o = yaml(A "spec: {config: 'receivers: [a]'}\n");
     char *before = js(o);

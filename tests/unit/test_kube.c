@@ -1435,8 +1435,10 @@ START_TEST(config_operator_keys) {
                       "collector-image: registry.local/collector:4\n"
                       "enable-multi-instrumentation: false\n"
                       "native-sidecars: on\n"
-                      "python-mode: entrypoint\n");
+                      "python-mode: entrypoint\n"
+                      "fips-disabled-components: receiver.otlp,exporter.debug\n");
     ck_assert_msg(rc == 0, "%s", x.err);
+    ck_assert_str_eq(x.c.fips_disabled, "receiver.otlp,exporter.debug");
     ck_assert_uint_eq(x.c.opt.enabled, (ALL_LANGS_BUT_GO & ~MUTATE_BIT(MUTATE_JAVA) & ~MUTATE_BIT(MUTATE_APACHE) &
                                          ~MUTATE_BIT(MUTATE_NGINX)) | MUTATE_BIT(MUTATE_GO));
     ck_assert_str_eq(x.c.images[MUTATE_JAVA], "registry.local/java:1");
@@ -1484,6 +1486,8 @@ START_TEST(config_errors) {
     cfg_error("collector-image: ''\n", "%s:1: collector-image: expected an image reference");
     cfg_error("auto-instrumentation-java-image: [a]\n", "%s:1: auto-instrumentation-java-image: expected an image reference");
     cfg_error("auto-instrumentation-sdk-image: x\n", "%s:1: unknown setting \"auto-instrumentation-sdk-image\"");
+    cfg_error("fips-disabled-components: [receiver.otlp]\n", "%s:1: fips-disabled-components: expected a "
+                                                             "comma-separated list");
     cfg_error("- a\n- b\n", "%s:1: expected a map of settings");
     cfg_error("a: [\n", "%s:2: did not find expected node content");
     cfg_error("collector-image: a\n---\ncollector-image: b\n", "%s:3: expected one document");
@@ -1503,10 +1507,20 @@ START_TEST(defaults_empty_instrumentation) {
     mutate_settings_init(&cfg);
     json_object *o = tu_json("{\"apiVersion\":\"opentelemetry.io/v1alpha1\",\"kind\":\"Instrumentation\","
                              "\"metadata\":{\"name\":\"i\"},\"spec\":{}}");
-    mutate_default_instrumentation(o, &cfg);
-    EQ(js(o),
-       "{\"apiVersion\":\"opentelemetry.io/v1alpha1\",\"kind\":\"Instrumentation\",\"metadata\":{\"name\":\"i\"},"
-       "\"spec\":{"
+    ck_assert_int_eq(mutate_default_instrumentation(o, &cfg, NULL, 0), 0);
+    /* The default images are recorded, for the operator's upgrade routine. */
+    EQ(js(kube_obj_get(o, "metadata")),
+       "{\"name\":\"i\",\"annotations\":{"
+       "\"instrumentation.opentelemetry.io/default-auto-instrumentation-java-image\":\"" IMG "java:2.30.0\","
+       "\"instrumentation.opentelemetry.io/default-auto-instrumentation-nodejs-image\":\"" IMG "nodejs:0.78.0\","
+       "\"instrumentation.opentelemetry.io/default-auto-instrumentation-python-image\":\"" IMG "python:0.64b0\","
+       "\"instrumentation.opentelemetry.io/default-auto-instrumentation-dotnet-image\":\"" IMG "dotnet:1.16.0\","
+       "\"instrumentation.opentelemetry.io/default-auto-instrumentation-go-image\":"
+       "\"ghcr.io/open-telemetry/opentelemetry-go-instrumentation/autoinstrumentation-go:v0.24.0\","
+       "\"instrumentation.opentelemetry.io/default-auto-instrumentation-apache-httpd-image\":\"" IMG "apache-httpd:1.0.4\","
+       "\"instrumentation.opentelemetry.io/default-auto-instrumentation-nginx-image\":\"" IMG "apache-httpd:1.0.4\"}}");
+    EQ(js(kube_obj_get(o, "spec")),
+       "{"
        "\"java\":{" RES("resources", "50m", "64Mi") ",\"image\":\"" IMG "java:2.30.0\"},"
        "\"nodejs\":{" RES("resourceRequirements", "50m", "128Mi") ",\"image\":\"" IMG "nodejs:0.78.0\"},"
        "\"python\":{" RES("resourceRequirements", "50m", "64Mi") ",\"image\":\"" IMG "python:0.64b0\"},"
@@ -1516,18 +1530,18 @@ START_TEST(defaults_empty_instrumentation) {
        "\"apacheHttpd\":{" RES("resourceRequirements", "1m", "128Mi") ",\"image\":\"" IMG "apache-httpd:1.0.4\","
        "\"version\":\"2.4\",\"configPath\":\"/usr/local/apache2/conf\"},"
        "\"nginx\":{" RES("resourceRequirements", "1m", "128Mi") ",\"image\":\"" IMG "apache-httpd:1.0.4\","
-       "\"configFile\":\"/etc/nginx/nginx.conf\"}}}");
+       "\"configFile\":\"/etc/nginx/nginx.conf\"}}");
     /* Idempotent. */
     char *once = js(o);
-    mutate_default_instrumentation(o, &cfg);
+    ck_assert_int_eq(mutate_default_instrumentation(o, &cfg, NULL, 0), 0);
     EQ(js(o), once);
     free(once);
     json_object_put(o);
 
     /* No spec at all, or a spec that is not a map: the same defaults. */
     json_object *a = tu_json("{\"kind\":\"Instrumentation\"}"), *b = tu_json("{\"kind\":\"Instrumentation\",\"spec\":null}");
-    mutate_default_instrumentation(a, &cfg);
-    mutate_default_instrumentation(b, &cfg);
+    ck_assert_int_eq(mutate_default_instrumentation(a, &cfg, NULL, 0), 0);
+    ck_assert_int_eq(mutate_default_instrumentation(b, &cfg, NULL, 0), 0);
     char *sa = js(json_object_object_get(a, "spec")), *sb = js(json_object_object_get(b, "spec"));
     ck_assert_str_eq(sa, sb);
     ck_assert_ptr_nonnull(strstr(sa, "\"image\":\"" IMG "apache-httpd:1.0.4\",\"configFile\":\"/etc/nginx/nginx.conf\"}}"));
@@ -1537,7 +1551,7 @@ START_TEST(defaults_empty_instrumentation) {
     json_object_put(b);
     /* Not an object: left alone. */
     json_object *s = json_object_new_string("x");
-    mutate_default_instrumentation(s, &cfg);
+    ck_assert_int_eq(mutate_default_instrumentation(s, &cfg, NULL, 0), 0);
     ck_assert_str_eq(json_object_get_string(s), "x");
     json_object_put(s);
     mutate_settings_free(&cfg);
@@ -1555,7 +1569,7 @@ START_TEST(defaults_keep_user_values) {
         "\"dotnet\":{\"resources\":{\"limits\":{\"cpu\":\"9\"}}},"
         "\"apacheHttpd\":{\"version\":\"2.2\",\"configPath\":\"\"},"
         "\"nginx\":{\"configFile\":\"/opt/nginx.conf\",\"image\":\"my/nginx\"}}}");
-    mutate_default_instrumentation(o, &cfg);
+    ck_assert_int_eq(mutate_default_instrumentation(o, &cfg, NULL, 0), 0);
     /* Set fields stay; absent (or null) siblings are filled; an empty image is defaulted. */
     EQ(js(kube_obj_get(o, "spec.java")),
        "{\"image\":\"my/java:1\",\"resources\":{\"limits\":{\"cpu\":\"2\"},\"requests\":{\"cpu\":\"50m\",\"memory\":\"64Mi\"}},"

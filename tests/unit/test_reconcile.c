@@ -478,14 +478,15 @@ END_TEST
 START_TEST(render_hpa) {
     rendered *x;
     /* maxReplicas set: minReplicas defaults to replicas, CPU target to 90. */
-    x = render_yaml(CR("c", "  replicas: 2\n  autoscaler: {maxReplicas: 5, metrics: [{type: Pods, pods: {}},"
-                            " {type: External}]}\n" EMPTY_CONFIG));
+    x = render_yaml(CR("c", "  replicas: 2\n  autoscaler: {maxReplicas: 5, metrics: [{type: Pods, pods:"
+                            " {metric: {name: m}, target: {type: AverageValue, averageValue: 10}}}]}\n" EMPTY_CONFIG));
     ck_assert_int_eq(x->rc, 0);
     EQ(at(find(x, "HorizontalPodAutoscaler"), "spec"),
        "{\"scaleTargetRef\":{\"kind\":\"OpenTelemetryCollector\",\"name\":\"c\",\"apiVersion\":"
        "\"opentelemetry.io/v1beta1\"},\"minReplicas\":2,\"maxReplicas\":5,\"metrics\":[{\"type\":\"Resource\","
        "\"resource\":{\"name\":\"cpu\",\"target\":{\"type\":\"Utilization\",\"averageUtilization\":90}}},"
-       "{\"type\":\"Pods\",\"pods\":{}}]}");
+       "{\"type\":\"Pods\",\"pods\":{\"metric\":{\"name\":\"m\"},\"target\":{\"type\":\"AverageValue\","
+       "\"averageValue\":10}}}]}");
     EQ(at(find(x, "Deployment"), "spec.replicas"), "2");
     rendered_free(x);
     /* Memory first, then CPU; replicas = max(minReplicas, replicas). */
@@ -517,18 +518,28 @@ START_TEST(render_errors) {
     static const struct {
         const char *yaml, *err;
     } cases[] = {
+        /* What the admission webhook refuses, with its message
+         * (collector/validate.c), and the CRD's own rules. */
         {CR("c", "  mode: job\n" EMPTY_CONFIG),
-         "spec.mode: unsupported value \"job\" (deployment, daemonset, statefulset, sidecar)"},
+         "spec.mode: Unsupported value: \"job\": supported values: \"daemonset\", \"deployment\", \"sidecar\", "
+         "\"statefulset\""},
+        {CR("c", "  autoscaler: {maxReplicas: 0}\n" EMPTY_CONFIG),
+         "spec.autoscaler.maxReplicas in body should be greater than or equal to 1"},
         {CR("c", "  replicas: 6\n  autoscaler: {maxReplicas: 5}\n" EMPTY_CONFIG),
-         "spec.replicas must not be greater than maxReplicas"},
+         "the OpenTelemetry Spec autoscale configuration is incorrect, replicas must not be greater than maxReplicas"},
         {CR("c", "  autoscaler: {minReplicas: 6, maxReplicas: 5}\n" EMPTY_CONFIG),
-         "spec.autoscaler.minReplicas must not be greater than maxReplicas"},
+         "the OpenTelemetry Spec autoscale configuration is incorrect, minReplicas must not be greater than "
+         "maxReplicas"},
         {CR("c", "  mode: sidecar\n  ingress: {type: ingress}\n" EMPTY_CONFIG),
-         "spec.ingress: sidecar mode does not support an ingress"},
+         "the OpenTelemetry Spec Ingress configuration is incorrect. Ingress can only be used in combination with "
+         "the modes: deployment, daemonset, statefulset"},
         {CR("c", "  ingress: {type: ingress, ruleType: subdomain, hostname: '*'}\n" EMPTY_CONFIG),
-         "spec.ingress.hostname: ruleType subdomain needs a hostname that is not empty or *"},
+         "a valid Ingress hostname has to be defined for subdomain ruleType"},
         {CR("c", "  targetAllocator: {enabled: true}\n" EMPTY_CONFIG),
-         "spec.targetAllocator: mode must be statefulset or daemonset, not deployment"},
+         "the OpenTelemetry Collector mode is set to deployment, which does not support the target allocation "
+         "deployment"},
+        {CR("c", "  mode: sidecar\n  tolerations: [{key: k, operator: Exists}]\n" EMPTY_CONFIG),
+         "the OpenTelemetry Collector mode is set to sidecar, which does not support the attribute 'tolerations'"},
         {CR("c", "  config:\n    receivers: {otlp: {protocols: {kafka: {}}}}\n    exporters: {}\n"
                  "    service: {pipelines: {p: {receivers: [otlp]}}}\n"),
          "unknown protocol set: kafka"},
@@ -820,8 +831,8 @@ START_TEST(render_target_allocator_by_label) {
      * at that allocator's Service. */
     rendered *x = render_yaml("apiVersion: opentelemetry.io/v1beta1\nkind: OpenTelemetryCollector\n"
                               "metadata: {name: c, labels: {opentelemetry.io/target-allocator: shared}}\n"
-                              "spec:\n  mode: daemonset\n  targetAllocator: {enabled: true, mtls: {}}\n"
-                              "  config:\n    receivers: {prometheus: {config: {scrape_configs: []}}}\n"
+                              "spec:\n  mode: daemonset\n  targetAllocator: {enabled: true, allocationStrategy: per-node, mtls: {}}\n"
+                              "  config:\n    receivers: {prometheus: {config: {scrape_configs: [{job_name: self}]}}}\n"
                               "    exporters: {debug: {}}\n"
                               "    service: {pipelines: {m: {receivers: [prometheus], exporters: [debug]}}}\n");
     char *data;
@@ -1037,7 +1048,8 @@ START_TEST(stream_one_bad_does_not_hide_others) {
     ck_assert_uint_eq(st.collectors, 2);
     ck_assert_uint_eq(st.failed, 2);
     ck_assert_uint_eq(st.objects, 8);
-    ck_assert_str_eq(diag, "in.yaml:12: b: spec.mode: unsupported value \"job\" (deployment, daemonset, statefulset, sidecar)\n"
+    ck_assert_str_eq(diag, "in.yaml:12: b: spec.mode: Unsupported value: \"job\": supported values: \"daemonset\", "
+                           "\"deployment\", \"sidecar\", \"statefulset\"\n"
                            "in.yaml:24: did not find expected ',' or ']'\n");
     ck_assert_ptr_nonnull(strstr(out, "name: c-collector-bd40e3c9"));
     free(out);

@@ -3,7 +3,8 @@
 # Job): new CA and serving certificate, then the three manifests the kubectl
 # container applies server-side, in this order (file names sort):
 #   /work/apply/1-crd.yaml      the collector CRD's conversion caBundle (POST /convert)
-#   /work/apply/1-webhook.yaml  the webhook configuration's caBundle
+#   /work/apply/1-webhook.yaml  the caBundle of every webhook of both
+#                               configurations
 #   /work/apply/2-secret.yaml   the Secret otel-webhook-tls (tls.crt, tls.key, ca.crt)
 # Both bundles hold the new CA, then the previous one (read from the mounted
 # current Secret, if any), and go first: the API server trusts both CAs
@@ -33,16 +34,23 @@ spec:
       clientConfig:
         caBundle: $bundle
 YAML
-cat > "$WORK/apply/1-webhook.yaml" <<YAML
-apiVersion: admissionregistration.k8s.io/v1
-kind: MutatingWebhookConfiguration
-metadata:
-  name: $WEBHOOK
-webhooks:
-  - name: pods.otel-webhook.opentelemetry.io
-    clientConfig:
-      caBundle: $bundle
-YAML
+# The webhooks of each configuration (deploy/base/webhook/*webhookconfiguration.yaml).
+MUTATING="pods.otel-webhook.opentelemetry.io minstrumentation.kb.io mopampbridge.kb.io mopentelemetrycollectorbeta.kb.io"
+VALIDATING="vinstrumentationcreateupdate.kb.io vinstrumentationdelete.kb.io vopampbridgecreateupdate.kb.io
+  vopampbridgedelete.kb.io vopentelemetrycollectorcreateupdatebeta.kb.io vopentelemetrycollectordeletebeta.kb.io"
+configuration() { # KIND NAMES...
+  kind=$1
+  shift
+  printf 'apiVersion: admissionregistration.k8s.io/v1\nkind: %s\nmetadata:\n  name: %s\nwebhooks:\n' "$kind" "$WEBHOOK"
+  for w in "$@"; do
+    printf '  - name: %s\n    clientConfig:\n      caBundle: %s\n' "$w" "$bundle"
+  done
+}
+{
+  configuration MutatingWebhookConfiguration $MUTATING
+  echo ---
+  configuration ValidatingWebhookConfiguration $VALIDATING
+} > "$WORK/apply/1-webhook.yaml"
 cat > "$WORK/apply/2-secret.yaml" <<YAML
 apiVersion: v1
 kind: Secret
