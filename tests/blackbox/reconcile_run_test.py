@@ -544,7 +544,8 @@ def steps(k, fake, tmp):
 
     # ---- mTLS between collector and allocator (cert-manager) ------------------
     sec = collector("secure", ns="tls", mode="statefulset", targetAllocator={"enabled": True, "mtls": {"enabled": True}})
-    sec["spec"]["config"]["receivers"]["prometheus"] = {"config": {"scrape_configs": []}}
+    sec["spec"]["config"]["receivers"]["prometheus"] = {"config": {"scrape_configs": [
+        {"job_name": "secure-job", "static_configs": [{"targets": ["0.0.0.0:9999"]}]}]}}
     sec["spec"]["config"]["service"]["pipelines"]["metrics"] = {"receivers": ["prometheus"], "exporters": ["debug"]}
     sec = fake.apply("opentelemetrycollectors", sec)
     rc, nums, err, reqs = k.run("--namespace", "tls")
