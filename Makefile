@@ -198,7 +198,7 @@ fuzz-replay: $(B)/fuzz/fuzz_engine $(B)/fuzz/fuzz_review $(B)/fuzz/fuzz_conversi
 
 # deploy/: rendering, schema validation, safety properties, and RBAC coverage
 # against the requests cluster-test and reconcile-test recorded.
-deploy-test: $(B)/otel-webhook cluster-test reconcile-test tests/deploy/run.sh
+deploy-test: $(B)/otel-webhook $(B)/otel-reconcile cluster-test reconcile-test tests/deploy/run.sh
 	@sh tests/deploy/run.sh $(RESULTS)/deploy
 
 clean:

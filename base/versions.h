@@ -16,6 +16,12 @@
 #define COLLECTOR_VERSION "0.158.0"
 #define DEFAULT_COLLECTOR_IMAGE "ghcr.io/open-telemetry/opentelemetry-collector-releases/opentelemetry-collector:" COLLECTOR_VERSION
 
+/* The Target Allocator the reference ships with (versions.txt): its
+ * default image, and what `run` writes into a TargetAllocator's
+ * status.version. */
+#define TARGET_ALLOCATOR_VERSION "0.158.0"
+#define DEFAULT_TARGET_ALLOCATOR_IMAGE "ghcr.io/open-telemetry/opentelemetry-operator/target-allocator:" TARGET_ALLOCATOR_VERSION
+
 /* Auto-instrumentation images (the operator's versions.txt). */
 #define AUTOINSTRUMENTATION_REPO "ghcr.io/open-telemetry/opentelemetry-operator/"
 #define DEFAULT_JAVA_IMAGE AUTOINSTRUMENTATION_REPO "autoinstrumentation-java:2.30.0"

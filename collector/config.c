@@ -91,10 +91,14 @@ static int reorder(json_object *src, yctx ctx, int depth, json_object **out) {
 }
 
 char *collector_config_yaml(json_object *config) {
+    /* goccy/go-yaml's quoting: 0.0.0.0:4317 plain, as the reference
+     * writes it (the ConfigMap text is compared and hashed, and the
+     * sidecar's OTEL_CONFIG is the same text). */
+    static const kube_yaml_style goccy = {2, 0, KUBE_YAML_QUOTE_GO_YAML};
     json_object *copy = NULL;
     if (config == NULL) copy = jnew_obj();
     else if (reorder(config, Y_ROOT, 0, &copy) < 0) return NULL;
-    char *text = kube_yaml_emit(copy);
+    char *text = kube_yaml_emit_style(copy, &goccy);
     json_object_put(copy);
     return text;
 }

@@ -5,7 +5,10 @@
 
 #include <json-c/json.h>
 
-/* Top-level keys in struct order (receivers, exporters, processors,
+/* Quoted as goccy/go-yaml quotes (kube/yaml.h), the reference's writer:
+ * the text of the collector ConfigMap, the sidecar's OTEL_CONFIG and the
+ * v1alpha1 config string must be its byte for byte ("endpoint:
+ * 0.0.0.0:4317", managed-reconcile/02-assert.yaml). Top-level keys in struct order (receivers, exporters, processors,
  * connectors, extensions, service; in service: extensions, telemetry,
  * pipelines; in a pipeline: exporters, processors, receivers), every other
  * map sorted by key. config NULL is {}. Returns malloc'ed text, or NULL

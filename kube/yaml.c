@@ -979,12 +979,40 @@ static int needs_escape(uint32_t c) {
            c == 0xfffe || c == 0xffff;
 }
 
-enum { S_PLAIN, S_DQUOTE, S_LITERAL };
+enum { S_PLAIN, S_DQUOTE, S_SQUOTE, S_LITERAL };
+
+static const kube_yaml_style default_style = {2, 0, KUBE_YAML_QUOTE_SAFE};
+
+/* YAML 1.1 sexagesimals as go-yaml v2's encoder spots them (isBase60Float:
+ * [-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\.[0-9_]*)?), which it quotes. */
+static int base60(const char *s, size_t n) {
+    size_t i = 0;
+    int groups = 0;
+    if (i < n && (s[i] == '-' || s[i] == '+')) i++;
+    if (i >= n || !is_digit(s[i])) return 0;
+    while (i < n && (is_digit(s[i]) || s[i] == '_')) i++;
+    while (i < n && s[i] == ':') {
+        size_t d = 0;
+        i++;
+        while (i < n && is_digit(s[i]) && d < 2) i++, d++;
+        if (d == 0 || (d == 2 && s[i - 2] > '5')) return 0;
+        groups++;
+    }
+    if (!groups) return 0;
+    if (i < n && s[i] == '.') {
+        i++;
+        while (i < n && (is_digit(s[i]) || s[i] == '_')) i++;
+    }
+    return i == n;
+}
 
 /* Strings our resolver keeps but other readers may type: numbers too big
  * for us (1e400, 0x1FFFFFFFFFFFFFFFF), YAML 1.1 sexagesimals (1:20) and
- * dates (2001-12-14...). Quoting them costs nothing. */
-static int number_lookalike(const char *s, size_t n) {
+ * dates (2001-12-14...). Quoting them costs nothing. sexagesimal: whether
+ * any digits-and-colons string counts (the safe rule) or only what
+ * go-yaml v2 quotes; the collector's own writer (goccy/go-yaml, YAML 1.2)
+ * quotes none, so "0.0.0.0:4317" stays plain there. */
+static int number_lookalike(const char *s, size_t n, int sexagesimal) {
     size_t i = 0, digits = 0;
     int colon = 0, neg, sign, ovf;
     uint64_t u;
@@ -994,6 +1022,8 @@ static int number_lookalike(const char *s, size_t n) {
     if (n >= 5 && is_digit(s[0]) && is_digit(s[1]) && is_digit(s[2]) && is_digit(s[3]) &&
         s[4] == '-')
         return 1;
+    if (sexagesimal == 0) return 0;
+    if (sexagesimal == 2) return base60(s, n);
     if (i < n && (s[i] == '-' || s[i] == '+')) i++;
     for (; i < n; i++) {
         if (is_digit(s[i])) digits++;
@@ -1003,7 +1033,7 @@ static int number_lookalike(const char *s, size_t n) {
     return colon && digits;
 }
 
-static int plain_ok(const char *s, size_t n, int is_key) {
+static int plain_ok(const char *s, size_t n, int is_key, int quoting) {
     scalar r;
 
     if (n == 0 || strchr("-?:,[]{}#&*!|>'\"%@` ", s[0])) return 0;
@@ -1015,10 +1045,31 @@ static int plain_ok(const char *s, size_t n, int is_key) {
     }
     if (is_key && n == 2 && s[0] == '<' && s[1] == '<') return 0;
     resolve_plain(s, n, &r);
-    return r.kind == K_STR && !number_lookalike(s, n);
+    return r.kind == K_STR && !number_lookalike(s, n, quoting == KUBE_YAML_QUOTE_GO_YAML ? 0 : 1);
 }
 
-static int string_style(const char *s, size_t n, int is_key) {
+/* libyaml's analysis of a block plain scalar (yaml_emitter_analyze_scalar),
+ * which go-yaml v2's emitter ports: what may not be written plain whatever
+ * it resolves to. ":8443" may ("listen_addr: :8443"), "- x" may not. */
+static int v2_plain_allowed(const char *s, size_t n) {
+    if (n == 0) return 0;
+    if ((n >= 3 && (memcmp(s, "---", 3) == 0 || memcmp(s, "...", 3) == 0))) return 0;
+    if (s[0] == ' ' || s[n - 1] == ' ') return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        int next_blank = i + 1 >= n || s[i + 1] == ' ';
+        if (i == 0) {
+            if (strchr("#,[]{}&*!|>'\"%@`", c)) return 0;
+            if ((c == '?' || c == ':' || c == '-') && next_blank) return 0;
+        } else {
+            if (c == ':' && next_blank) return 0;
+            if (c == '#' && s[i - 1] == ' ') return 0;
+        }
+    }
+    return 1;
+}
+
+static int string_style(const char *s, size_t n, int is_key, const kube_yaml_style *st) {
     int bad = 0, nl = 0, tab = 0, content = 0;
 
     for (size_t i = 0; i < n;) {
@@ -1036,7 +1087,17 @@ static int string_style(const char *s, size_t n, int is_key) {
         i += k;
     }
     if (bad) return S_DQUOTE;
-    if (!nl) return !tab && plain_ok(s, n, is_key) ? S_PLAIN : S_DQUOTE;
+    if (!nl && st->quoting == KUBE_YAML_QUOTE_YAML_V2) {
+        /* go-yaml v2: double quotes for what would read back as another
+         * type, single quotes for what may not be plain. */
+        scalar r;
+        if (n == 0) return S_DQUOTE;
+        resolve_plain(s, n, &r);
+        if (r.kind != K_STR || number_lookalike(s, n, 2) || (is_key && n == 2 && s[0] == '<' && s[1] == '<'))
+            return S_DQUOTE;
+        return !tab && v2_plain_allowed(s, n) ? S_PLAIN : S_SQUOTE;
+    }
+    if (!nl) return !tab && plain_ok(s, n, is_key, st->quoting) ? S_PLAIN : S_DQUOTE;
     if (is_key || !content || s[n - 1] == ' ' || s[n - 1] == '\t') return S_DQUOTE;
     return S_LITERAL;
 }
@@ -1078,21 +1139,99 @@ static void emit_dquoted(sbuf *b, const char *s, size_t n) {
     sbuf_add(b, "\"", 1);
 }
 
-static void emit_scalar_string(sbuf *b, const char *s, size_t n, int is_key) {
-    if (string_style(s, n, is_key) == S_PLAIN) sbuf_add(b, s, n);
+static void emit_squoted(sbuf *b, const char *s, size_t n) {
+    sbuf_add(b, "'", 1);
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '\'') sbuf_add(b, "'", 1);
+        sbuf_add(b, s + i, 1);
+    }
+    sbuf_add(b, "'", 1);
+}
+
+static void emit_scalar_string(sbuf *b, const char *s, size_t n, int is_key, const kube_yaml_style *st) {
+    int style = string_style(s, n, is_key, st);
+    if (style == S_PLAIN) sbuf_add(b, s, n);
+    else if (style == S_SQUOTE) emit_squoted(b, s, n);
     else emit_dquoted(b, s, n);
+}
+
+/* The column the cursor is at (characters since the last line break). */
+static int column_of(const sbuf *b) {
+    int col = 0;
+    for (size_t i = b->len; i > 0 && b->s[i - 1] != '\n'; i--)
+        if (((unsigned char)b->s[i - 1] & 0xc0) != 0x80) col++;
+    return col;
+}
+
+/* go-yaml v2 (libyaml's emitter, best_width 80) folds a value's plain or
+ * quoted scalar at a single space once the line is past 80 columns, onto a
+ * line indented at cont: the same string when read back, and the reference's
+ * exact text (yaml_emitter_write_plain, _single_quoted, _double_quoted). */
+static void emit_v2_folded(sbuf *b, const char *s, size_t n, int style, int cont) {
+    int col = column_of(b), spaces = 0;
+    char esc[12];
+    if (style != S_PLAIN) {
+        sbuf_add(b, style == S_SQUOTE ? "'" : "\"", 1);
+        col++;
+    }
+    for (size_t i = 0; i < n;) {
+        uint32_t cp = 0;
+        size_t k = utf8_next((const unsigned char *)s + i, n - i, &cp);
+        if (!k) k = 1, cp = 0xfffd;
+        if (cp == ' ') {
+            int next_space = i + 1 < n && s[i + 1] == ' ';
+            int edge = style != S_PLAIN && (i == 0 || i == n - 1);
+            if (!spaces && col > 80 && !edge && (style == S_DQUOTE || (i + 1 < n && !next_space))) {
+                sbuf_add(b, "\n", 1);
+                sb_indent(b, cont);
+                col = cont;
+                if (style == S_DQUOTE && next_space) {
+                    sbuf_add(b, "\\", 1);
+                    col++;
+                }
+            } else {
+                sbuf_add(b, " ", 1);
+                col++;
+            }
+            spaces = 1;
+            i += k;
+            continue;
+        }
+        spaces = 0;
+        if (style == S_SQUOTE && cp == '\'') {
+            sbuf_add(b, "''", 2);
+            col += 2;
+        } else if (style == S_DQUOTE && (cp == '"' || cp == '\\' || needs_escape(cp) || cp == 0xfffd)) {
+            switch (cp) {
+            case '"': snprintf(esc, sizeof esc, "\\\""); break;
+            case '\\': snprintf(esc, sizeof esc, "\\\\"); break;
+            case '\n': snprintf(esc, sizeof esc, "\\n"); break;
+            case '\t': snprintf(esc, sizeof esc, "\\t"); break;
+            case '\r': snprintf(esc, sizeof esc, "\\r"); break;
+            case 0: snprintf(esc, sizeof esc, "\\0"); break;
+            default: snprintf(esc, sizeof esc, "\\u%04" PRIX32, cp);
+            }
+            sbuf_puts(b, esc);
+            col += (int)strlen(esc);
+        } else {
+            sbuf_add(b, s + i, k);
+            col++;
+        }
+        i += k;
+    }
+    if (style != S_PLAIN) sbuf_add(b, style == S_SQUOTE ? "'" : "\"", 1);
 }
 
 /* Literal block: the header goes on the current line, content lines at
  * indent. An indentation indicator is needed when the first content line
  * starts with a space (auto-detection would swallow it) or a tab (libyaml
  * then rejects it), or when leading empty lines precede it. */
-static void emit_literal(sbuf *b, const char *s, size_t n, int indent) {
+static void emit_literal(sbuf *b, const char *s, size_t n, int indent, int offset) {
     size_t trail = 0, i = 0;
 
     while (trail < n && s[n - 1 - trail] == '\n') trail++;
     sbuf_add(b, "|", 1);
-    if (s[0] == ' ' || s[0] == '\t' || s[0] == '\n') sbuf_add(b, "2", 1);
+    if (s[0] == ' ' || s[0] == '\t' || s[0] == '\n') sbuf_add(b, offset == 4 ? "4" : "2", 1);
     if (trail == 0) sbuf_add(b, "-", 1);
     else if (trail > 1) sbuf_add(b, "+", 1);
     sbuf_add(b, "\n", 1);
@@ -1108,24 +1247,24 @@ static void emit_literal(sbuf *b, const char *s, size_t n, int indent) {
     }
 }
 
-static void emit_double(sbuf *b, double d) {
+static void emit_double(sbuf *b, double d, const kube_yaml_style *st) {
     char tmp[40];
 
     if (isnan(d)) { sbuf_puts(b, ".nan"); return; }
     if (isinf(d)) { sbuf_puts(b, d < 0 ? "-.inf" : ".inf"); return; }
     /* shortest %g that reads back exactly; always looks like a float so
-     * that it is not re-read as an integer */
+     * that it is not re-read as an integer (go-yaml v2 writes 2.0 as "2") */
     for (int prec = 15; prec <= 17; prec++) {
         snprintf(tmp, sizeof tmp, "%.*g", prec, d);
         if (strtod(tmp, NULL) == d) break;
     }
     sbuf_puts(b, tmp);
-    if (!strpbrk(tmp, ".e")) sbuf_puts(b, ".0");
+    if (!strpbrk(tmp, ".e") && st->quoting != KUBE_YAML_QUOTE_YAML_V2) sbuf_puts(b, ".0");
 }
 
 enum { AT_ROOT, AT_MAPVAL, AT_SEQITEM };
 
-static void emit_node(sbuf *b, json_object *o, int indent, int at);
+static void emit_node(sbuf *b, json_object *o, int indent, int at, const kube_yaml_style *st);
 
 static int is_block_collection(json_object *o) {
     if (json_object_is_type(o, json_type_object)) return json_object_object_length(o) > 0;
@@ -1133,52 +1272,54 @@ static int is_block_collection(json_object *o) {
     return 0;
 }
 
-static void emit_map(sbuf *b, json_object *o, int indent, int first_inline) {
+static void emit_map(sbuf *b, json_object *o, int indent, int first_inline, const kube_yaml_style *st) {
     int first = 1;
     json_object_object_foreach(o, k, v) {
         size_t kn = strlen(k), mark;
         if (!(first && first_inline)) sb_indent(b, indent);
         first = 0;
         mark = b->len;
-        emit_scalar_string(b, k, kn, 1);
+        emit_scalar_string(b, k, kn, 1, st);
         if (b->len - mark > KUBE_YAML_MAX_SIMPLE_KEY) {
             /* too long for a simple key: use the explicit "? key" form */
             sbuf_truncate(b, mark);
             sbuf_puts(b, "? ");
-            emit_scalar_string(b, k, kn, 1);
+            emit_scalar_string(b, k, kn, 1, st);
             sbuf_add(b, "\n", 1);
             sb_indent(b, indent);
         }
         sbuf_add(b, ":", 1);
-        emit_node(b, v, indent, AT_MAPVAL);
+        emit_node(b, v, indent, AT_MAPVAL, st);
     }
 }
 
-static void emit_seq(sbuf *b, json_object *o, int indent, int first_inline) {
+static void emit_seq(sbuf *b, json_object *o, int indent, int first_inline, const kube_yaml_style *st) {
     for (size_t i = 0, n = json_object_array_length(o); i < n; i++) {
         if (i > 0 || !first_inline) sb_indent(b, indent);
         sbuf_add(b, "- ", 2);
-        emit_node(b, json_object_array_get_idx(o, i), indent, AT_SEQITEM);
+        emit_node(b, json_object_array_get_idx(o, i), indent, AT_SEQITEM, st);
     }
 }
 
 /* indent is the column of the construct that owns o: the map's keys for
  * AT_MAPVAL, the "-" for AT_SEQITEM. The cursor is just after "key:" or
- * "- " (or at column 0 for the root). */
-static void emit_node(sbuf *b, json_object *o, int indent, int at) {
+ * "- " (or at column 0 for the root). A map's children go st->indent
+ * further; its lists as far, or at its own column (flush_seq); what an
+ * item holds starts two columns in, just after "- ". */
+static void emit_node(sbuf *b, json_object *o, int indent, int at, const kube_yaml_style *st) {
     char tmp[32];
 
     if (at == AT_MAPVAL) {
         if (is_block_collection(o)) {
             sbuf_add(b, "\n", 1);
-            if (json_object_is_type(o, json_type_object)) emit_map(b, o, indent + 2, 0);
-            else emit_seq(b, o, indent + 2, 0);
+            if (json_object_is_type(o, json_type_object)) emit_map(b, o, indent + st->indent, 0, st);
+            else emit_seq(b, o, st->flush_seq ? indent : indent + st->indent, 0, st);
             return;
         }
         sbuf_add(b, " ", 1);
     } else if (at == AT_SEQITEM && is_block_collection(o)) {
-        if (json_object_is_type(o, json_type_object)) emit_map(b, o, indent + 2, 1);
-        else emit_seq(b, o, indent + 2, 1);
+        if (json_object_is_type(o, json_type_object)) emit_map(b, o, indent + 2, 1, st);
+        else emit_seq(b, o, indent + 2, 1, st);
         return;
     }
 
@@ -1192,27 +1333,30 @@ static void emit_node(sbuf *b, json_object *o, int indent, int at) {
         sbuf_puts(b, tmp);
         break;
     }
-    case json_type_double: emit_double(b, json_object_get_double(o)); break;
+    case json_type_double: emit_double(b, json_object_get_double(o), st); break;
     case json_type_string: {
         const char *s = json_object_get_string(o);
         size_t n = (size_t)json_object_get_string_len(o);
-        if (string_style(s, n, 0) == S_LITERAL) {
-            emit_literal(b, s, n, at == AT_ROOT ? 2 : indent + 2);
+        int style = string_style(s, n, 0, st);
+        if (style == S_LITERAL) {
+            int offset = at == AT_SEQITEM ? 2 : st->indent;
+            emit_literal(b, s, n, (at == AT_ROOT ? 0 : indent) + offset, offset);
             return; /* ends its own last line */
         }
-        emit_scalar_string(b, s, n, 0);
+        if (st->quoting == KUBE_YAML_QUOTE_YAML_V2) emit_v2_folded(b, s, n, style, (at == AT_ROOT ? 0 : indent) + 2);
+        else emit_scalar_string(b, s, n, 0, st);
         break;
     }
     case json_type_object:
         if (at == AT_ROOT && json_object_object_length(o) > 0) {
-            emit_map(b, o, 0, 0);
+            emit_map(b, o, 0, 0, st);
             return;
         }
         sbuf_puts(b, "{}");
         break;
     case json_type_array:
         if (at == AT_ROOT && json_object_array_length(o) > 0) {
-            emit_seq(b, o, 0, 0);
+            emit_seq(b, o, 0, 0, st);
             return;
         }
         sbuf_puts(b, "[]");
@@ -1221,9 +1365,13 @@ static void emit_node(sbuf *b, json_object *o, int indent, int at) {
     sbuf_add(b, "\n", 1);
 }
 
-char *kube_yaml_emit(json_object *obj) {
+char *kube_yaml_emit_style(json_object *obj, const kube_yaml_style *style) {
     sbuf b = SBUF_INIT;
 
-    emit_node(&b, obj, 0, AT_ROOT);
+    emit_node(&b, obj, 0, AT_ROOT, style ? style : &default_style);
     return sbuf_take(&b, NULL);
+}
+
+char *kube_yaml_emit(json_object *obj) {
+    return kube_yaml_emit_style(obj, &default_style);
 }

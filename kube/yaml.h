@@ -71,4 +71,24 @@ json_object *kube_yaml_parse_one(const char *buf, size_t len, kube_yaml_error *e
  * ending with a newline. NULL only on allocation failure. */
 char *kube_yaml_emit(json_object *obj);
 
+/* How other writers lay out and quote the same tree, for text that must be
+ * byte-identical to theirs (a ConfigMap's data is hashed and compared):
+ *   SAFE     ours: quoted whenever any YAML 1.1 reader might type it
+ *            ("1:20", "0.0.0.0:4317" included)
+ *   GO_YAML  goccy/go-yaml, the collector config's writer: as SAFE, but
+ *            host:port-like strings stay plain (no sexagesimals in 1.2)
+ *   YAML_V2  gopkg.in/yaml.v2 (the Target Allocator's config): double
+ *            quotes for what reads back as another type or a sexagesimal,
+ *            single quotes for what may not be plain (":8443" may), 2.0
+ *            written as 2, and a value's scalar folded at a space past 80
+ *            columns (libyaml's best_width) */
+enum { KUBE_YAML_QUOTE_SAFE, KUBE_YAML_QUOTE_GO_YAML, KUBE_YAML_QUOTE_YAML_V2 };
+typedef struct kube_yaml_style {
+    int indent;   /* columns per map level: 2 or 4 */
+    int flush_seq; /* a map's list at the key's column (yaml.v2), not indented */
+    int quoting;
+} kube_yaml_style;
+/* kube_yaml_emit with style (NULL: {2, 0, SAFE}, kube_yaml_emit's). */
+char *kube_yaml_emit_style(json_object *obj, const kube_yaml_style *style);
+
 #endif

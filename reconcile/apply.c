@@ -225,7 +225,7 @@ void reconcile_apply_objects(reconcile_pass *r, reconcile_collector *c, json_obj
 
 /* Deletes the listed object under key ("plural/ns/name": list items carry
  * no kind, so the plural names it). A failure fails c (NULL: the sweep). */
-static void remove_live(reconcile_pass *r, reconcile_collector *c, const char *key) {
+void reconcile_remove_live(reconcile_pass *r, reconcile_collector *c, const char *key) {
     char path[1024], err[512] = "", *body = NULL, nsbuf[256];
     const reconcile_kind *k = NULL;
     size_t plen = strcspn(key, "/");
@@ -300,10 +300,10 @@ void reconcile_prune(reconcile_pass *r, reconcile_collector *c) {
                 json_object_put(live);
                 continue;
             }
-            remove_live(r, c, key);
+            reconcile_remove_live(r, c, key);
         }
     qsort(cms, ncm, sizeof *cms, newest_first);
-    for (size_t i = (size_t)versions; i < ncm; i++) remove_live(r, c, cms[i].key);
+    for (size_t i = (size_t)versions; i < ncm; i++) reconcile_remove_live(r, c, cms[i].key);
     free(cms);
 }
 
@@ -316,6 +316,6 @@ void reconcile_sweep(reconcile_pass *r) {
             if (strncmp(okey + 3, r->o->ns, l) != 0 || okey[3 + l] != '/') continue;
         }
         for (size_t i = 0; i < json_object_array_length(keys); i++)
-            remove_live(r, NULL, json_object_get_string(json_object_array_get_idx(keys, i)));
+            reconcile_remove_live(r, NULL, json_object_get_string(json_object_array_get_idx(keys, i)));
     }
 }

@@ -56,8 +56,14 @@ int reconcile_build_routes(reconcile_ctx *c);          /* exposure.c: Routes, HT
 int reconcile_build_rbac(reconcile_ctx *c);            /* rbac.c */
 int reconcile_build_monitors(reconcile_ctx *c);        /* monitors.c */
 int reconcile_build_targetallocator(reconcile_ctx *c); /* targetallocator.c */
+/* The collector has an allocator: its label names one, or it enables its own. */
 int reconcile_ta_enabled(reconcile_ctx *c);
-/* spec.config as the ConfigMap carries it when the Target Allocator is
- * enabled (prometheus receiver rewritten, keys sorted); NULL otherwise. */
-json_object *reconcile_ta_config(reconcile_ctx *c);
+/* That allocator serves mTLS (the collector mounts its client certificate). */
+int reconcile_ta_mtls(reconcile_ctx *c);
+/* The client certificate's volumes and mounts (targetallocator.md 15.3) the
+ * collector's pod gets when its allocator serves mTLS. */
+void reconcile_ta_client_mounts(reconcile_ctx *c, json_object *volumes, json_object *mounts);
+/* *yaml: the ConfigMap text when the collector has an allocator (the
+ * prometheus receiver rewritten, 17.1), NULL otherwise. 0, or -1 (failed). */
+int reconcile_ta_config_yaml(reconcile_ctx *c, char **yaml);
 #endif

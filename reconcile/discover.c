@@ -40,12 +40,16 @@ const reconcile_need_info reconcile_needs[RECONCILE_NNEEDS] = {
     [RECONCILE_NEED_GATEWAY] = {"gateway.networking.k8s.io",
                                 "the Gateway API CRDs (gateway.networking.k8s.io/v1) are not installed"},
     [RECONCILE_NEED_TA] = {"opentelemetry.io", "the TargetAllocator CRD (opentelemetry.io/v1alpha1) is not installed"},
+    [RECONCILE_NEED_CERT_MANAGER] = {"cert-manager.io", "cert-manager (cert-manager.io/v1) is not installed"},
 };
 
 #define WORKLOAD RECONCILE_RANK_WORKLOAD
 const reconcile_kind reconcile_kinds[] = {
     {"v1", "ServiceAccount", "serviceaccounts", true, 0, RECONCILE_NEED_NONE},
     {"v1", "ConfigMap", "configmaps", true, 1, RECONCILE_NEED_NONE},
+    /* Before the allocator's pod, which mounts the Secret they issue. */
+    {"cert-manager.io/v1", "Issuer", "issuers", true, 1, RECONCILE_NEED_CERT_MANAGER},
+    {"cert-manager.io/v1", "Certificate", "certificates", true, 1, RECONCILE_NEED_CERT_MANAGER},
     {"rbac.authorization.k8s.io/v1", "ClusterRole", "clusterroles", false, 2, RECONCILE_NEED_NONE},
     {"rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "clusterrolebindings", false, 3, RECONCILE_NEED_NONE},
     {"v1", "Service", "services", true, 4, RECONCILE_NEED_NONE},
@@ -85,7 +89,7 @@ void reconcile_collection_path(char *out, size_t n, const reconcile_kind *k, con
  * extra "k=v&", may be empty), while its page is in memory: one page is
  * the most a LIST holds at a time. 0; or, with err, the HTTP status that
  * failed it, or -1 when no answer came. */
-typedef void (*each_fn)(reconcile_pass *r, json_object *item, void *ctx);
+typedef reconcile_each_fn each_fn;
 static int list_all(reconcile_pass *r, const char *path, const char *query, each_fn each, void *ctx, char *err,
                     size_t errlen) {
     char *cont = NULL, url[2048];
@@ -146,6 +150,11 @@ int reconcile_discover(reconcile_pass *r, char *err, size_t errlen) {
     return 0;
 }
 
+int reconcile_list(reconcile_pass *r, const char *path, json_object *into, reconcile_each_fn each, char *err,
+                   size_t errlen) {
+    return list_all(r, path, "", each, into, err, errlen);
+}
+
 static void keep_collector(reconcile_pass *r, json_object *cr, void *ctx) {
     (void)r;
     jpush(ctx, json_object_get(cr));
@@ -192,10 +201,12 @@ static void keep_owned(reconcile_pass *r, json_object *o, void *ctx) {
         for (size_t x = 0; refs && x < json_object_array_length(refs); x++) {
             json_object *ref = json_object_array_get_idx(refs, x);
             const char *uid = jstr(ref, "uid"), *kind = jstr(ref, "kind");
-            if (jbool(ref, "controller") && uid && kind && strcmp(kind, "OpenTelemetryCollector") == 0) {
+            bool ta = kind && strcmp(kind, "TargetAllocator") == 0;
+            if (jbool(ref, "controller") && uid && kind && (strcmp(kind, "OpenTelemetryCollector") == 0 || ta)) {
                 char ok[300];
                 snprintf(ok, sizeof ok, "uid:%s", uid);
                 index_add(r, ok, key);
+                if (ta) jset(r->ta_owners, uid, jnew_bool(1));
             }
         }
     } else {
@@ -228,19 +239,25 @@ int reconcile_list_owned(reconcile_pass *r, char *err, size_t errlen) {
 }
 
 /* A collector labelled opentelemetry.io/target-allocator: NAME uses that
- * existing allocator; the reference fails the reconcile when it is not
- * there, and so do we (in the Ready condition, not only a log). */
-void reconcile_check_target_allocator(reconcile_pass *r, reconcile_collector *c) {
-    json_object *spec = jmap(c->cr, "spec");
+ * existing allocator (with or without spec.targetAllocator.enabled); the
+ * reference fails the reconcile when it is not there, and so do we (in the
+ * Ready condition, not only a log). A collector generating its own needs
+ * the CRD. */
+json_object *reconcile_check_target_allocator(reconcile_pass *r, reconcile_collector *c) {
+    json_object *spec = jmap(c->cr, "spec"), *found = NULL;
     const char *ta = jstr(jmap(jmap(c->cr, "metadata"), "labels"), "opentelemetry.io/target-allocator");
-    if (!ta || !*ta || !jbool(jmap(spec, "targetAllocator"), "enabled")) return;
+    if (!ta || !*ta) {
+        if (jbool(jmap(spec, "targetAllocator"), "enabled") && !r->have[RECONCILE_NEED_TA])
+            reconcile_collector_fail(c, "TargetAllocator %s: %s", c->name, reconcile_needs[RECONCILE_NEED_TA].why);
+        return NULL;
+    }
     if (!r->have[RECONCILE_NEED_TA]) {
         reconcile_collector_fail(c, "TargetAllocator %s: %s", ta, reconcile_needs[RECONCILE_NEED_TA].why);
-        return;
+        return NULL;
     }
     char path[1024], err[512] = "", *body = NULL;
     snprintf(path, sizeof path, "/apis/opentelemetry.io/v1alpha1/namespaces/%s/targetallocators/%s", c->ns, ta);
-    int code = reconcile_request(r, "GET", path, NULL, NULL, &body, NULL, err, sizeof err);
+    int code = reconcile_request(r, "GET", path, NULL, NULL, &body, &found, err, sizeof err);
     if (code == 404)
         snprintf(err, sizeof err, "not found (the label opentelemetry.io/target-allocator names it)");
     else if (code > 0 && code != 200)
@@ -249,5 +266,8 @@ void reconcile_check_target_allocator(reconcile_pass *r, reconcile_collector *c)
     if (code != 200) {
         reconcile_collector_fail(c, "TargetAllocator %s: %s", ta, err);
         reconcile_logf(r, "error: %s/%s: TargetAllocator %s: %s", c->ns, c->name, ta, err);
+        json_object_put(found);
+        return NULL;
     }
+    return found;
 }

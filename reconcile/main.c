@@ -38,16 +38,23 @@ static const char usage[] =
     "Run 'otel-reconcile COMMAND --help' for a command's options.\n";
 
 static const char render_usage[] =
-    "usage: otel-reconcile render -f FILE|- [--namespace NS]\n"
+    "usage: otel-reconcile render -f FILE|- [--namespace NS] [--target-allocator-image IMAGE]\n"
     "\n"
     "Prints, as one YAML stream, the objects the OpenTelemetry Operator would\n"
     "create for each OpenTelemetryCollector (v1beta1, or v1alpha1) in FILE, in\n"
-    "its build order. Other kinds are skipped with a warning.\n"
+    "its build order, followed by those of the TargetAllocator it generates;\n"
+    "a TargetAllocator (v1alpha1) in FILE is rendered bound to the collector\n"
+    "whose opentelemetry.io/target-allocator label names it. Other kinds are\n"
+    "skipped with a warning.\n"
     "\n"
     "  -f, --filename FILE|-   the collectors: YAML or JSON, several documents,\n"
     "                          kind: List; - reads standard input\n"
     "  -n, --namespace NS      the namespace of collectors that name none\n"
     "                          (default: default)\n"
+    "  --target-allocator-image IMAGE\n"
+    "                          the allocators' image when spec.image is empty (the\n"
+    "                          operator's target-allocator-image; default\n"
+    "                          " DEFAULT_TARGET_ALLOCATOR_IMAGE ")\n"
     "  -h, --help              this text\n"
     "\n"
     "Exit status: 0 everything rendered; 1 some input could not be rendered\n"
@@ -56,11 +63,12 @@ static const char render_usage[] =
 static const char run_usage[] =
     "usage: otel-reconcile run [--once] (--in-cluster [--service-account-dir DIR] |\n"
     "                          --kubeconfig FILE [--context NAME]) [--namespace NS] [--dry-run]\n"
+    "                          [--target-allocator-image IMAGE]\n"
     "\n"
-    "One reconcile pass over the cluster's OpenTelemetryCollectors (v1beta1):\n"
-    "applies what differs (server-side apply), prunes what is no longer wanted,\n"
-    "writes each collector's status, prints one summary line. Every run is one\n"
-    "pass; the CronJob is the loop.\n"
+    "One reconcile pass over the cluster's OpenTelemetryCollectors (v1beta1), then\n"
+    "its TargetAllocators (v1alpha1): applies what differs (server-side apply),\n"
+    "prunes what is no longer wanted, writes each one's status, prints one summary\n"
+    "line. Every run is one pass; the CronJob is the loop.\n"
     "\n"
     "  --in-cluster                 the pod's ServiceAccount and KUBERNETES_SERVICE_HOST/_PORT\n"
     "  --service-account-dir DIR    its token and ca.crt (default:\n"
@@ -70,6 +78,8 @@ static const char run_usage[] =
     "  -n, --namespace NS           only the collectors of NS (default: all)\n"
     "  --dry-run                    read and compare, write nothing: each object that\n"
     "                               would change is printed with its changed fields\n"
+    "  --target-allocator-image IMAGE  the allocators' image when spec.image is empty\n"
+    "                               (the operator's target-allocator-image)\n"
     "  --once                       accepted; every run is one pass\n"
     "  -h, --help                   this text\n"
     "\n"
@@ -133,8 +143,11 @@ static int parse_options(const char *cmd, const char *use, const cli_option *opt
 }
 
 static int cmd_render(int argc, char **argv) {
-    const char *file = NULL, *ns = "default";
-    const cli_option opts[] = {{"--filename", "-f", "FILE", &file, NULL}, {"--namespace", "-n", "NS", &ns, NULL}, {0}};
+    const char *file = NULL, *ns = "default", *ta_image = NULL;
+    const cli_option opts[] = {{"--filename", "-f", "FILE", &file, NULL},
+                               {"--namespace", "-n", "NS", &ns, NULL},
+                               {"--target-allocator-image", NULL, "IMAGE", &ta_image, NULL},
+                               {0}};
     reconcile_options opt;
     reconcile_stream_stats st;
     size_t len;
@@ -150,6 +163,7 @@ static int cmd_render(int argc, char **argv) {
         return 1;
     }
     reconcile_options_default(&opt);
+    if (ta_image) opt.target_allocator_image = ta_image;
     reconcile_render_stream(strcmp(file, "-") == 0 ? "<stdin>" : file, text, len, ns, &opt, stdout, stderr, &st);
     free(text);
     if (fflush(stdout) != 0) {
@@ -160,7 +174,7 @@ static int cmd_render(int argc, char **argv) {
 }
 
 static int cmd_run(int argc, char **argv) {
-    const char *kubeconfig = NULL, *context = NULL, *ns = NULL, *sa_dir = NULL;
+    const char *kubeconfig = NULL, *context = NULL, *ns = NULL, *sa_dir = NULL, *ta_image = NULL;
     int in_cluster = 0, dry_run = 0, once = 0;
     const cli_option opts[] = {{"--once", NULL, NULL, NULL, &once},
                            {"--in-cluster", NULL, NULL, NULL, &in_cluster},
@@ -169,6 +183,7 @@ static int cmd_run(int argc, char **argv) {
                            {"--context", NULL, "NAME", &context, NULL},
                            {"--service-account-dir", NULL, "DIR", &sa_dir, NULL},
                            {"--namespace", "-n", "NS", &ns, NULL},
+                           {"--target-allocator-image", NULL, "IMAGE", &ta_image, NULL},
                            {0}};
     int p = parse_options("run", run_usage, opts, argc, argv);
     if (p) return p == 1 ? 0 : 2;
@@ -191,13 +206,13 @@ static int cmd_run(int argc, char **argv) {
         fprintf(stderr, "otel-reconcile run: %s\n", err);
         return 2;
     }
-    reconcile_run_opts o = {.ns = ns, .dry_run = dry_run, .log = stderr};
+    reconcile_run_opts o = {.ns = ns, .dry_run = dry_run, .log = stderr, .target_allocator_image = ta_image};
     reconcile_run_stats st;
     int rc = reconcile_run(api, &o, &st);
     kube_api_free(api);
-    printf("otel-reconcile run%s: %zu collectors, %zu applied, %zu pruned, %zu failed "
+    printf("otel-reconcile run%s: %zu collectors, %zu target allocators, %zu applied, %zu pruned, %zu failed "
            "(%zu unchanged, %zu recreated, %zu unmanaged, %zu status writes, %zu requests)\n",
-           dry_run ? " (dry run)" : "", st.collectors, st.applied, st.pruned, st.failed, st.unchanged, st.recreated, st.unmanaged,
+           dry_run ? " (dry run)" : "", st.collectors, st.allocators, st.applied, st.pruned, st.failed, st.unchanged, st.recreated, st.unmanaged,
            st.statuses, st.requests);
     if (fflush(stdout) != 0 && rc == 0) rc = 1;
     return rc;

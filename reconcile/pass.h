@@ -8,6 +8,7 @@
  *   diff.c      the changed fields a dry run prints (diff.h, pure)
  *   apply.c     server-side apply, recreate, prune, the sweep
  *   status.c    the collector's status subresource
+ *   ta_run.c    the TargetAllocators, after the collectors
  *
  * The state is one struct passed to everything rather than file-level
  * globals, so a pass holds nothing once reconcile_run returns. */
@@ -33,6 +34,7 @@ typedef enum {
     RECONCILE_NEED_ROUTE,
     RECONCILE_NEED_GATEWAY,
     RECONCILE_NEED_TA,
+    RECONCILE_NEED_CERT_MANAGER,
     RECONCILE_NNEEDS
 } reconcile_need;
 
@@ -67,6 +69,8 @@ typedef struct reconcile_pass {
     json_object *owned; /* "uid:UID" | "cr:NS/NAME" -> array of live keys */
     json_object *crs;   /* "NS/NAME" -> true, every collector listed */
     bool sweep_failed;  /* a gone collector's RBAC could not be deleted */
+    json_object *ta_owners; /* uid -> true: TargetAllocators owning listed objects */
+    json_object *ta_uids;   /* uid -> true: every TargetAllocator listed */
 } reconcile_pass;
 
 typedef struct reconcile_collector {
@@ -104,12 +108,19 @@ int reconcile_discover(reconcile_pass *r, char *err, size_t errlen);
 /* Appends every collector (of r->o->ns, or all) to the array crs. 0; or,
  * with err, the HTTP status that failed it, or -1 when no answer came. */
 int reconcile_list_collectors(reconcile_pass *r, json_object *crs, char *err, size_t errlen);
+/* Appends every item of a paged LIST of path to the array into. 0, or the
+ * failing HTTP status (-1: no answer) with err. */
+typedef void (*reconcile_each_fn)(reconcile_pass *r, json_object *item, void *ctx);
+int reconcile_list(reconcile_pass *r, const char *path, json_object *into, reconcile_each_fn each, char *err,
+                   size_t errlen);
 /* LISTs every owned kind into r->live and r->owned. 0, or -1 with err. */
 int reconcile_list_owned(reconcile_pass *r, char *err, size_t errlen);
 /* The listed object under key, parsed (the caller puts it), or NULL. */
 json_object *reconcile_live_get(reconcile_pass *r, const char *key);
-/* Fails c when the TargetAllocator its label names is not there. */
-void reconcile_check_target_allocator(reconcile_pass *r, reconcile_collector *c);
+/* Fails c when the TargetAllocator its label names is not there (or when it
+ * generates one and the CRD is missing); the one it names otherwise (the
+ * caller puts it), NULL without a label. */
+json_object *reconcile_check_target_allocator(reconcile_pass *r, reconcile_collector *c);
 
 /* ---- apply.c -------------------------------------------------------- */
 
@@ -119,6 +130,16 @@ void reconcile_apply_objects(reconcile_pass *r, reconcile_collector *c, json_obj
 void reconcile_prune(reconcile_pass *r, reconcile_collector *c);
 /* Deletes the cluster-scoped objects of collectors that are gone. */
 void reconcile_sweep(reconcile_pass *r);
+/* Deletes the listed object under key ("plural/ns/name"); a failure fails
+ * c (NULL: counted as a failed sweep). */
+void reconcile_remove_live(reconcile_pass *r, reconcile_collector *c, const char *key);
+
+/* ---- ta_run.c ------------------------------------------------------- */
+
+/* Every TargetAllocator: rendered with the collector it belongs to (crs:
+ * every collector listed), applied, pruned, its status written; then the
+ * objects of allocators that are gone deleted. */
+void reconcile_run_target_allocators(reconcile_pass *r, json_object *crs, const reconcile_options *opt);
 
 /* ---- status.c ------------------------------------------------------- */
 

@@ -43,6 +43,13 @@ void reconcile_options_default(reconcile_options *o) {
     o->prometheus_crds = 1;
     o->routes = 1;
     o->gateway = 1;
+    o->target_allocator_image = DEFAULT_TARGET_ALLOCATOR_IMAGE;
+    o->ta_configmap_entry = "targetallocator.yaml";
+    o->cert_manager = 1;
+    o->ta_fallback_strategy = 0;
+    o->api_server_port = 443;
+    o->api_server_ips = NULL;
+    o->target_allocator = NULL;
 }
 
 /* ---------------------------------------------------------------------------
@@ -255,9 +262,10 @@ static int build_pdb(reconcile_ctx *c) {
 }
 
 static int build_configmap(reconcile_ctx *c) {
-    json_object *ta = reconcile_ta_config(c), *o, *data;
-    char *yaml = ta ? kube_yaml_emit(ta) : collector_config_yaml(c->config);
-    json_object_put(ta);
+    json_object *o, *data;
+    char *yaml;
+    if (reconcile_ta_config_yaml(c, &yaml)) return -1;
+    if (!yaml) yaml = collector_config_yaml(c->config);
     if (!yaml) return reconcile_fail(c, "spec.config cannot be rendered as YAML");
     o = reconcile_object(c, "v1", "ConfigMap", c->configmap_name, 1, reconcile_common_labels(c, c->collector_name),
                          reconcile_object_annotations(c));

@@ -18,6 +18,16 @@ typedef struct reconcile_options {
     int prometheus_crds;         /* ServiceMonitor and PodMonitor exist */
     int routes;                  /* route.openshift.io exists */
     int gateway;                 /* gateway.networking.k8s.io/v1 exists */
+    /* The Target Allocator (targetallocator.h). */
+    const char *target_allocator_image; /* the operator's target-allocator-image */
+    const char *ta_configmap_entry;     /* its target-allocator-configmap-entry */
+    int cert_manager;                   /* cert-manager.io exists (mTLS certificates) */
+    int ta_fallback_strategy;           /* gate operator.targetallocator.fallbackstrategy */
+    long api_server_port;               /* the API server's endpoint port: NetworkPolicy egress */
+    json_object *api_server_ips;        /* its endpoint addresses (strings); NULL: none known */
+    /* The TargetAllocator a collector's opentelemetry.io/target-allocator
+     * label names, when known (its mTLS decides the receiver rewrite). */
+    json_object *target_allocator;
 } reconcile_options;
 
 /* Everything available, the default collector image. */

@@ -77,17 +77,21 @@ static bool reconcile_one(reconcile_pass *r, json_object *cr, const reconcile_op
     c.kept = jnew_obj();
     reconcile_render_result rr = {0};
     char err[512] = "";
-    bool rendered = reconcile_render(cr, c.ns, opt, &rr, err, sizeof err) == 0;
-    if (!rendered) {
+    /* A missing allocator: nothing is applied (the reference fails before
+     * building), so no ConfigMap points at an allocator that is not there.
+     * The one there decides the receiver's mTLS. */
+    reconcile_options o = *opt;
+    o.target_allocator = reconcile_check_target_allocator(r, &c);
+    bool rendered = !c.error[0] && reconcile_render(cr, c.ns, &o, &rr, err, sizeof err) == 0;
+    json_object_put(o.target_allocator);
+    if (c.error[0]) {
+        rendered = false;
+    } else if (!rendered) {
         reconcile_collector_fail(&c, "%s", err);
         reconcile_logf(r, "error: %s/%s: %s", c.ns, c.name, err);
     } else {
         for (size_t i = 0; i < rr.nwarnings; i++) reconcile_logf(r, "warning: %s/%s: %s", c.ns, c.name, rr.warnings[i]);
-        /* A missing allocator: nothing is applied (the reference fails
-         * before building), so no ConfigMap points at an allocator that
-         * is not there. */
-        reconcile_check_target_allocator(r, &c);
-        if (!c.error[0]) reconcile_apply_objects(r, &c, rr.objs, rr.nobjs);
+        reconcile_apply_objects(r, &c, rr.objs, rr.nobjs);
         if (!c.error[0]) reconcile_prune(r, &c);
     }
     reconcile_write_status(r, &c, &rr, rendered, jstr(spec, "mode"));
@@ -108,6 +112,8 @@ int reconcile_run(kube_api *api, const reconcile_run_opts *o, reconcile_run_stat
     r.live = jnew_obj();
     r.owned = jnew_obj();
     r.crs = jnew_obj();
+    r.ta_owners = jnew_obj();
+    r.ta_uids = jnew_obj();
     if (!(r.conn = kube_api_conn_new(api, NULL))) {
         reconcile_logf(&r, "error: cannot set up a connection to the API server");
         goto out;
@@ -130,6 +136,8 @@ int reconcile_run(kube_api *api, const reconcile_run_opts *o, reconcile_run_stat
     opt.prometheus_crds = r.have[RECONCILE_NEED_PROMETHEUS];
     opt.routes = r.have[RECONCILE_NEED_ROUTE];
     opt.gateway = r.have[RECONCILE_NEED_GATEWAY];
+    opt.cert_manager = r.have[RECONCILE_NEED_CERT_MANAGER];
+    if (o->target_allocator_image) opt.target_allocator_image = o->target_allocator_image;
     st->collectors = json_object_array_length(crs);
     for (size_t i = 0; i < st->collectors; i++) {
         json_object *cr = json_object_array_get_idx(crs, i), *m = jmap(cr, "metadata");
@@ -144,12 +152,16 @@ int reconcile_run(kube_api *api, const reconcile_run_opts *o, reconcile_run_stat
     for (size_t i = 0; i < st->collectors; i++)
         if (!reconcile_one(&r, json_object_array_get_idx(crs, i), &opt)) st->failed++;
     reconcile_sweep(&r);
+    /* After the collectors: the allocators they generated are applied. */
+    reconcile_run_target_allocators(&r, crs, &opt);
     ret = st->failed || r.sweep_failed ? 1 : 0;
 out:
     json_object_put(crs);
     json_object_put(r.live);
     json_object_put(r.owned);
     json_object_put(r.crs);
+    json_object_put(r.ta_owners);
+    json_object_put(r.ta_uids);
     kube_api_conn_free(r.conn);
     return ret;
 }

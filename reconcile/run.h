@@ -27,6 +27,7 @@ typedef struct reconcile_run_opts {
     const char *ns; /* only collectors of this namespace (NULL: all) */
     int dry_run;    /* read, compare and report; write nothing */
     FILE *log;      /* one line per write or problem */
+    const char *target_allocator_image; /* NULL: the default */
 } reconcile_run_opts;
 
 typedef struct reconcile_run_stats {
@@ -39,6 +40,7 @@ typedef struct reconcile_run_stats {
     size_t statuses;   /* status writes */
     size_t failed;     /* collectors with a render, apply or prune error */
     size_t requests;   /* every API request of the pass */
+    size_t allocators; /* TargetAllocators listed */
 } reconcile_run_stats;
 
 /* One pass. Returns 0 when every collector reconciled, 1 when some failed

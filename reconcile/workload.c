@@ -67,6 +67,18 @@ static json_object *pod_template(reconcile_ctx *c, int spread) {
         reconcile_fail(c, "%s", err);
         return NULL;
     }
+    /* The allocator's client certificate (targetallocator.md 17.2): its
+     * volumes after the config's, before the user's; its mounts last. */
+    if (reconcile_ta_mtls(c)) {
+        json_object *tv = jnew_arr(), *tm = jnew_arr(), *mounts = jarr_at(part.container, "volumeMounts");
+        reconcile_ta_client_mounts(c, tv, tm);
+        for (size_t i = 0; i < json_object_array_length(tv); i++)
+            jinsert(part.volumes, 1 + i, json_object_get(json_object_array_get_idx(tv, i)));
+        for (size_t i = 0; i < json_object_array_length(tm); i++)
+            jpush(mounts, json_object_get(json_object_array_get_idx(tm, i)));
+        json_object_put(tv);
+        json_object_put(tm);
+    }
     t = jnew_obj();
     m = jset_obj(t, "metadata");
     jset(m, "labels", reconcile_common_labels(c, c->collector_name));

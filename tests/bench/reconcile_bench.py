@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""`otel-reconcile run` against tests/blackbox/fakeapi.py with 1,000 collectors.
+"""`otel-reconcile render` and `run` against tests/blackbox/fakeapi.py with
+1,000 collectors, then 1,000 collectors with Target Allocators, side by side.
 
 Usage: tests/bench/reconcile_bench.py BINARY [COLLECTORS [OTHER_BINARY ...]]
        (from the repository root; BINARY is the optimised build,
@@ -13,7 +14,13 @@ the summary line are printed. The fake API server is single-process Python,
 so the wall time is an upper bound dominated by its JSON encoding of the
 LIST pages; the CPU time and peak RSS are otel-reconcile's own (measured by
 GNU time, see run_child). The fake API server records managedFields on every apply,
-as a real one does, so listed objects have a realistic size."""
+as a real one does, so listed objects have a realistic size.
+
+Each of the two sets (plain collectors; StatefulSet collectors with
+spec.targetAllocator, whose allocators add a TargetAllocator, Deployment,
+ConfigMap, ServiceAccount, Service, PDB and NetworkPolicy each) gets its own
+fake cluster, and before its runs one `render` of the same 1,000 collectors
+from a file (CPU and peak RSS)."""
 import json
 import os
 import subprocess
@@ -40,6 +47,18 @@ def collector(i):
                                                                      "exporters": ["otlp"]}}}}}}
 
 
+def collector_ta(i):
+    c = collector(i)
+    c["metadata"]["name"] = "t%04d" % i
+    s = c["spec"]
+    s["mode"] = "statefulset"
+    s["targetAllocator"] = {"enabled": True, "prometheusCR": {"enabled": True}}
+    s["config"]["receivers"]["prometheus"] = {"config": {"scrape_configs": [
+        {"job_name": "job-%d" % i, "scrape_interval": "30s", "static_configs": [{"targets": ["app-%d:8080" % i]}]}]}}
+    s["config"]["service"]["pipelines"]["metrics"] = {"receivers": ["prometheus"], "exporters": ["otlp"]}
+    return c
+
+
 def run_child(argv):
     """(exit code, stdout, stderr, CPU seconds, peak RSS MiB) of one child.
 
@@ -56,18 +75,10 @@ def run_child(argv):
         return rc, out.read(), err.read(), float(user) + float(system), int(kib) / 1024.0
 
 
-def main():
-    binary = sys.argv[1]
-    n = int(sys.argv[2]) if len(sys.argv) > 2 else 1000
-    others = sys.argv[3:]
-    tmp = scratch_dir("otel-reconcile-bench-")
-    crt, key = os.path.join(tmp, "tls.crt"), os.path.join(tmp, "tls.key")
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-                    "-subj", "/CN=kubernetes", "-addext", "subjectAltName=IP:127.0.0.1", "-days", "1",
-                    "-keyout", key, "-out", crt], check=True, capture_output=True, timeout=60)
+def scenario(label, make, binary, n, others, tmp, crt, key):
     fake = fakeapi.FakeAPI(crt, key, token="bench", log_path=os.devnull)
     fake.start()
-    kc = os.path.join(tmp, "kubeconfig.yaml")
+    kc = os.path.join(tmp, "kubeconfig-%s.yaml" % label.replace(" ", "-"))
     with open(kc, "w") as f:
         json.dump({"apiVersion": "v1", "kind": "Config", "current-context": "b",
                    "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:%d" % fake.port,
@@ -75,20 +86,32 @@ def main():
                    "users": [{"name": "u", "user": {"token": "bench"}}],
                    "contexts": [{"name": "b", "context": {"cluster": "c", "user": "u"}}]}, f)
     try:
-        for i in range(n):
-            fake.apply("opentelemetrycollectors", collector(i), record=False)
+        crs = [make(i) for i in range(n)]
+        src = os.path.join(tmp, "collectors-%s.json" % label.replace(" ", "-"))
+        with open(src, "w") as f:
+            json.dump({"apiVersion": "v1", "kind": "List", "items": crs}, f)
+        t0 = time.monotonic()
+        rc, out, err, cpu, rss = run_child([binary, "render", "-f", src])
+        dt = time.monotonic() - t0
+        print("render, %d %s: %.2f s wall, %.2f s CPU, peak RSS %.0f MiB, %d objects, %.1f MB of YAML, exit %d" % (
+            n, label, dt, cpu, rss, out.count("\n---\n") + out.startswith("---\n"), len(out) / 1e6, rc))
+        if rc != 0:
+            print(err[-2000:])
+            return 1
+        for c in crs:
+            fake.apply("opentelemetrycollectors", c, record=False)
         figures = []
         runs = [("first run (creates)", binary), ("second run (unchanged)", binary)]
         runs += [("unchanged, %s" % b, b) for b in others]
-        for label, b in runs:
+        for what, b in runs:
             before = len(fake.requests)
             t0 = time.monotonic()
             rc, out, err, cpu, rss = run_child([b, "run", "--kubeconfig", kc])
             dt = time.monotonic() - t0
             reqs = fake.requests[before:]
             by = Counter(r["method"] for r in reqs)
-            print("reconcile %s, %d collectors: %.2f s wall, %.2f s CPU in otel-reconcile, peak RSS %.0f MiB, "
-                  "%d requests (%s), exit %d" % (label, n, dt, cpu, rss, len(reqs),
+            print("reconcile %s, %d %s: %.2f s wall, %.2f s CPU in otel-reconcile, peak RSS %.0f MiB, "
+                  "%d requests (%s), exit %d" % (what, n, label, dt, cpu, rss, len(reqs),
                                                  ", ".join("%s %d" % kv for kv in sorted(by.items())), rc))
             print("  " + (out.strip().splitlines() or ["(no summary)"])[-1])
             if rc != 0:
@@ -101,6 +124,21 @@ def main():
                 return 1
     finally:
         fake.stop()
+    return 0
+
+
+def main():
+    binary = sys.argv[1]
+    n = int(sys.argv[2]) if len(sys.argv) > 2 else 1000
+    others = sys.argv[3:]
+    tmp = scratch_dir("otel-reconcile-bench-")
+    crt, key = os.path.join(tmp, "tls.crt"), os.path.join(tmp, "tls.key")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                    "-subj", "/CN=kubernetes", "-addext", "subjectAltName=IP:127.0.0.1", "-days", "1",
+                    "-keyout", key, "-out", crt], check=True, capture_output=True, timeout=60)
+    for label, make in (("collectors", collector), ("collectors with allocators", collector_ta)):
+        if scenario(label, make, binary, n, others, tmp, crt, key):
+            return 1
     return 0
 
 

@@ -123,7 +123,7 @@ def test_answers(srv):
                                                        "status": {"conditions": [{"status": "True", "type": "Ready"}]}})}},
              "spec": {"mode": "deployment", "serviceName": "s", "updateStrategy": {"type": "OnDelete"},
                       "observability": {"metrics": {"DisablePrometheusAnnotations": True}},
-                      "config": "receivers:\n  otlp:\n    protocols:\n      grpc:\n        endpoint: \"0.0.0.0:4317\"\n"
+                      "config": "receivers:\n  otlp:\n    protocols:\n      grpc:\n        endpoint: 0.0.0.0:4317\n"
                                 "exporters:\n  debug: {}\nservice:\n  pipelines:\n    traces:\n      exporters:\n"
                                 "        - debug\n      receivers:\n        - otlp\n"},
              "status": {"version": "0.158.0"}}

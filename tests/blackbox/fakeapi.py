@@ -113,6 +113,9 @@ RESOURCES = {
     "routes": ("apis/route.openshift.io/v1", "Route", True),
     "httproutes": ("apis/gateway.networking.k8s.io/v1", "HTTPRoute", True),
     "targetallocators": ("apis/opentelemetry.io/v1alpha1", "TargetAllocator", True),
+    "issuers": ("apis/cert-manager.io/v1", "Issuer", True),
+    "certificates": ("apis/cert-manager.io/v1", "Certificate", True),
+    "endpointslices": ("apis/discovery.k8s.io/v1", "EndpointSlice", True),
 }
 # What the API server refuses to change in place (apply answers 422).
 IMMUTABLE = {

@@ -28,7 +28,7 @@ BIN = sys.argv[1]
 RESULTS = sys.argv[2] if len(sys.argv) > 2 else None
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 check = Checks("reconcile-run")
-SUMMARY = re.compile(r"^otel-reconcile run(?: \(dry run\))?: (\d+) collectors, (\d+) applied, (\d+) pruned, "
+SUMMARY = re.compile(r"^otel-reconcile run(?: \(dry run\))?: (\d+) collectors, (\d+) target allocators, (\d+) applied, (\d+) pruned, "
                      r"(\d+) failed \((\d+) unchanged, (\d+) recreated, (\d+) unmanaged, (\d+) status writes, (\d+) requests\)$")
 
 
@@ -70,7 +70,7 @@ class Cluster:
               p.stderr[-3000:])
         lines = p.stdout.splitlines()
         m = SUMMARY.match(lines[-1]) if lines else None
-        nums = dict(zip(("collectors", "applied", "pruned", "failed", "unchanged", "recreated", "unmanaged",
+        nums = dict(zip(("collectors", "allocators", "applied", "pruned", "failed", "unchanged", "recreated", "unmanaged",
                          "statuses", "requests"), map(int, m.groups()))) if m else None
         return p.returncode, nums, p.stderr, self.fake.requests[before:]
 
@@ -428,12 +428,49 @@ def steps(k, fake, tmp):
         {"job_name": "self", "static_configs": [{"targets": ["0.0.0.0:8888"]}]}]}}
     ta["spec"]["config"]["service"]["pipelines"]["metrics"] = {"receivers": ["prometheus"], "exporters": ["debug"]}
     ta = fake.apply("opentelemetrycollectors", ta)
+    # The API server's endpoints, which the allocator's NetworkPolicy lets it reach.
+    fake.apply("endpointslices", {"metadata": {"name": "kubernetes", "namespace": "default",
+                                               "labels": {"kubernetes.io/service-name": "kubernetes"}},
+                                  "ports": [{"name": "https", "port": 6443, "protocol": "TCP"}],
+                                  "endpoints": [{"addresses": ["10.0.0.1"]}, {"addresses": ["10.0.0.2"]}]})
     rc, nums, err, reqs = k.run()
     tacr = k.get("targetallocators", "scraper", "team") or {}
     refs = tacr.get("metadata", {}).get("ownerReferences") or [{}]
     check("TargetAllocator: applied, owned by its collector", rc == 0 and
           refs[0].get("uid") == ta["metadata"]["uid"] and tacr["spec"].get("allocationStrategy") == "consistent-hashing",
           (rc, tacr, err[-500:]))
+    ta_uid = tacr.get("metadata", {}).get("uid")
+    want_children = {"configmaps": ["scraper-targetallocator"], "deployments": ["scraper-targetallocator"],
+                     "serviceaccounts": ["scraper-targetallocator"], "services": ["scraper-targetallocator"],
+                     "poddisruptionbudgets": ["scraper-targetallocator"],
+                     "networkpolicies": ["scraper-targetallocator-networkpolicy"]}
+    got_children = {res: k.names(res, "team", ta_uid) for res in want_children}
+    check("TargetAllocator: its controller's objects, owned by it", got_children == want_children, got_children)
+    tacm = (k.get("configmaps", "scraper-targetallocator", "team") or {}).get("data", {}).get("targetallocator.yaml")
+    check("TargetAllocator: its config selects the collector, with its scrape configs", tacm == (
+        "allocation_strategy: consistent-hashing\ncollector_not_ready_grace_period: 30s\ncollector_selector:\n"
+        "  matchlabels:\n    app.kubernetes.io/component: opentelemetry-collector\n"
+        "    app.kubernetes.io/instance: team.scraper\n    app.kubernetes.io/managed-by: opentelemetry-operator\n"
+        "    app.kubernetes.io/part-of: opentelemetry\n  matchexpressions: []\nconfig:\n  scrape_configs:\n"
+        "  - job_name: self\n    static_configs:\n    - targets:\n      - 0.0.0.0:8888\nfilter_strategy: relabel-config\n"),
+        tacm)
+    tadep = k.get("deployments", "scraper-targetallocator", "team") or {}
+    tpl = tadep.get("spec", {}).get("template", {})
+    check("TargetAllocator: the pod hashes its config, runs the default image",
+          tpl.get("metadata", {}).get("annotations", {}).get("opentelemetry-targetallocator-config/hash") ==
+          __import__("hashlib").sha256((tacm or "").encode()).hexdigest() and
+          tpl["spec"]["containers"][0]["image"] == "ghcr.io/open-telemetry/opentelemetry-operator/target-allocator:0.158.0",
+          tpl)
+    tanp = k.get("networkpolicies", "scraper-targetallocator-networkpolicy", "team") or {}
+    check("TargetAllocator: NetworkPolicy egress to the API server's endpoints",
+          tanp.get("spec", {}).get("egress") == [{"ports": [{"protocol": "TCP", "port": 6443}],
+                                                  "to": [{"ipBlock": {"cidr": "10.0.0.1/32"}},
+                                                         {"ipBlock": {"cidr": "10.0.0.2/32"}}]}] and
+          count(reqs, "GET", "/endpointslices") == 1, tanp)
+    tast = (k.get("targetallocators", "scraper", "team") or {}).get("status", {})
+    check("TargetAllocator: status version and Ready", tast.get("version") == "0.158.0" and
+          cond({"status": tast}).get("status") == "True", tast)
+    check("TargetAllocator: counted in the summary", nums and nums["allocators"] == 1, nums)
     cm = [k.get("configmaps", n, "team") for n in k.names("configmaps", "team", ta["metadata"]["uid"])]
     check("TargetAllocator: the receiver asks the allocator", len(cm) == 1 and
           "endpoint: http://scraper-targetallocator:80" in cm[0]["data"]["collector.yaml"] and
@@ -441,6 +478,20 @@ def steps(k, fake, tmp):
     rc, nums, err, reqs = k.run()
     check("TargetAllocator: the next run writes nothing", rc == 0 and count(reqs, "PATCH") == 0 and
           count(reqs, "DELETE") == 0, [r["path"] for r in reqs if r["method"] != "GET"])
+    # targetallocator-features/02: the collector's app.kubernetes.io/name becomes the
+    # allocator's selector, which the API server will not change: recreated.
+    named = k.get("opentelemetrycollectors", "scraper", "team")
+    named["metadata"]["labels"] = {"app.kubernetes.io/name": "test"}
+    fake.apply("opentelemetrycollectors", named)
+    rc, nums, err, reqs = k.run()
+    tadep = k.get("deployments", "scraper-targetallocator", "team") or {}
+    check("TargetAllocator: a new name label recreates its Deployment with the new selector",
+          rc == 0 and nums["recreated"] == 1 and
+          tadep.get("spec", {}).get("selector", {}).get("matchLabels", {}).get("app.kubernetes.io/name") == "test" and
+          count(reqs, "DELETE", "/deployments/scraper-targetallocator") == 1, (rc, nums, err[-800:]))
+    rc, nums, err, reqs = k.run()
+    check("TargetAllocator: after the recreate, the next run writes nothing", rc == 0 and count(reqs, "PATCH") == 0
+          and count(reqs, "DELETE") == 0, [r["path"] for r in reqs if r["method"] != "GET"])
     fake.hide("targetallocators")
     rc, nums, err, reqs = k.run()
     msg = cond(k.get("opentelemetrycollectors", "scraper", "team")).get("message", "")
@@ -453,7 +504,8 @@ def steps(k, fake, tmp):
 
     shared = collector("user", ns="team", mode="statefulset", targetAllocator={"enabled": True})
     shared["metadata"]["labels"] = {"opentelemetry.io/target-allocator": "shared"}
-    shared["spec"]["config"]["receivers"]["prometheus"] = {"config": {"scrape_configs": [{"job_name": "self"}]}}
+    shared["spec"]["config"]["receivers"]["prometheus"] = {"config": {"scrape_configs": [
+        {"job_name": "user-job", "static_configs": [{"targets": ["0.0.0.0:9999"]}]}]}}
     shared["spec"]["config"]["service"]["pipelines"]["metrics"] = {"receivers": ["prometheus"], "exporters": ["debug"]}
     fake.apply("opentelemetrycollectors", shared)
     rc, nums, err, reqs = k.run()
@@ -468,7 +520,73 @@ def steps(k, fake, tmp):
     check("TargetAllocator by label: an existing one is used, none created",
           rc == 0 and cond(k.get("opentelemetrycollectors", "user", "team")).get("status") == "True" and
           k.get("targetallocators", "user", "team") is None, (rc, err[-500:]))
+    shared_ta = k.get("targetallocators", "shared", "team") or {}
+    scm = (k.get("configmaps", "shared-targetallocator", "team") or {}).get("data", {}).get("targetallocator.yaml", "")
+    check("standalone TargetAllocator: its objects, its config selecting the labelled collector",
+          k.names("deployments", "team", shared_ta["metadata"]["uid"]) == ["shared-targetallocator"] and
+          "app.kubernetes.io/instance: team.user\n" in scm and "job_name: user-job" in scm and
+          "filter_strategy: relabel-config" in scm and
+          cond(shared_ta).get("status") == "True", (scm, shared_ta.get("status"), err[-500:]))
+    rc, nums, err, reqs = k.run()
+    check("standalone TargetAllocator: the next run writes nothing", rc == 0 and count(reqs, "PATCH") == 0 and
+          count(reqs, "DELETE") == 0, [r["path"] for r in reqs if r["method"] != "GET"])
     fake.delete("opentelemetrycollectors", "user", "team")
+    rc, nums, err, reqs = k.run()
+    scm = (k.get("configmaps", "shared-targetallocator", "team") or {}).get("data", {}).get("targetallocator.yaml", "")
+    check("standalone TargetAllocator: its collector gone, no selector and no scrape configs (targetallocator-label/03)",
+          rc == 0 and scm == "allocation_strategy: consistent-hashing\ncollector_not_ready_grace_period: 30s\n"
+          "collector_selector: null\nfilter_strategy: relabel-config\n", (scm, err[-500:]))
+    fake.delete("targetallocators", "shared", "team")
+    rc, nums, err, reqs = k.run()
+    check("standalone TargetAllocator deleted: its objects go", rc == 0 and
+          not k.names("deployments", "team", shared_ta["metadata"]["uid"]) and
+          not k.names("configmaps", "team", shared_ta["metadata"]["uid"]), (rc, err[-500:]))
+
+    # ---- mTLS between collector and allocator (cert-manager) ------------------
+    sec = collector("secure", ns="tls", mode="statefulset", targetAllocator={"enabled": True, "mtls": {"enabled": True}})
+    sec["spec"]["config"]["receivers"]["prometheus"] = {"config": {"scrape_configs": [
+        {"job_name": "secure-job", "static_configs": [{"targets": ["0.0.0.0:9999"]}]}]}}
+    sec["spec"]["config"]["service"]["pipelines"]["metrics"] = {"receivers": ["prometheus"], "exporters": ["debug"]}
+    sec = fake.apply("opentelemetrycollectors", sec)
+    rc, nums, err, reqs = k.run("--namespace", "tls")
+    sta = k.get("targetallocators", "secure", "tls") or {"metadata": {}}
+    suid = sta["metadata"].get("uid")
+    sts = k.get("statefulsets", "secure-collector", "tls") or {}
+    pod = sts.get("spec", {}).get("template", {}).get("spec", {})
+    scm = [k.get("configmaps", n, "tls")["data"]["collector.yaml"] for n in k.names("configmaps", "tls", sec["metadata"]["uid"])]
+    check("mTLS: cert-manager's Issuers and Certificates, owned by the allocator",
+          rc == 0 and k.names("issuers", "tls", suid) == ["secure-ca-issuer", "secure-self-signed-issuer"] and
+          k.names("certificates", "tls", suid) == ["secure-ca-cert", "secure-ta-client-cert", "secure-ta-server-cert"],
+          (rc, k.names("issuers", "tls"), k.names("certificates", "tls"), err[-500:]))
+    check("mTLS: the collector mounts the client certificate and asks over https",
+          [v["name"] for v in pod.get("volumes", [])][:2] == [pod["volumes"][0]["name"], "secure-ta-client-cert"] and
+          {"name": "secure-ta-client-cert", "mountPath": "/tls"} in pod["containers"][0]["volumeMounts"] and
+          len(scm) == 1 and "endpoint: https://secure-targetallocator:443" in scm[0] and "reload_interval: 5m" in scm[0],
+          (pod.get("volumes"), scm))
+    tdep = (k.get("deployments", "secure-targetallocator", "tls") or {}).get("spec", {}).get("template", {}).get("spec", {})
+    check("mTLS: the allocator serves https on 8443 with its server certificate",
+          {"name": "https", "containerPort": 8443, "protocol": "TCP"} in tdep["containers"][-1]["ports"] and
+          {"name": "secure-ta-server-cert", "secret": {"secretName": "secure-ta-server-cert"}} in tdep["volumes"] and
+          "listen_addr: :8443" in k.get("configmaps", "secure-targetallocator", "tls")["data"]["targetallocator.yaml"],
+          tdep)
+    rc, nums, err, reqs = k.run("--namespace", "tls")
+    check("mTLS: the next run writes nothing", rc == 0 and count(reqs, "PATCH") == 0 and count(reqs, "DELETE") == 0,
+          [r["path"] for r in reqs if r["method"] != "GET"])
+    fake.hide("issuers")
+    fake.hide("certificates")
+    rc, nums, err, reqs = k.run("--namespace", "tls")
+    msg = cond(k.get("opentelemetrycollectors", "secure", "tls")).get("message", "")
+    tamsg = cond(k.get("targetallocators", "secure", "tls")).get("message", "")
+    check("mTLS without cert-manager: the collector and its allocator fail with the webhook's message, only statuses "
+          "written", rc == 1 and msg == "spec.targetAllocator.mtls: mTLS is enabled with useCertManager but cert-manager "
+          "is not available; install cert-manager and restart the operator, or set useCertManager to false" and
+          tamsg == msg[len("spec.targetAllocator.mtls: "):] and
+          [r["path"].rsplit("/", 3)[-3] for r in reqs if r["method"] != "GET"] == ["opentelemetrycollectors",
+                                                                                 "targetallocators"],
+          (rc, msg, tamsg, [r["path"] for r in reqs if r["method"] != "GET"]))
+    fake.unhide("issuers")
+    fake.unhide("certificates")
+    fake.delete("opentelemetrycollectors", "secure", "tls")
 
     # ---- exposure: HTTPRoutes and OpenShift Routes ---------------------------
     web = fake.apply("opentelemetrycollectors", collector("web", ns="team", httpRoute={"enabled": True, "gateway": "gw"},
@@ -670,7 +788,7 @@ def steps(k, fake, tmp):
                                                                                     pinned["metadata"]["uid"])]
     p = k.get("opentelemetrycollectors", "pinned", "obs")
     check("upgradeStrategy none: no upgrade, status.version kept", rc == 0 and len(cms) == 1 and
-          'address: "0.0.0.0:9999"' in cms[0] and "readers" not in cms[0] and p["status"]["version"] == "0.110.0",
+          'address: 0.0.0.0:9999' in cms[0] and "readers" not in cms[0] and p["status"]["version"] == "0.110.0",
           (rc, cms, p.get("status"), err[-300:]))
     fake.delete("opentelemetrycollectors", "pinned", "obs")
     s = k.get("opentelemetrycollectors", "scraper", "team")
@@ -679,6 +797,9 @@ def steps(k, fake, tmp):
     rc, nums, err, reqs = k.run()
     check("TargetAllocator turned off: its CR is pruned", rc == 0 and k.get("targetallocators", "scraper", "team") is None
           and count(reqs, "DELETE", "/targetallocators/scraper") == 1, (rc, nums, err[-500:]))
+    left = {res: k.names(res, "team", ta_uid) for res in want_children}
+    check("TargetAllocator turned off: its objects go in the same run (smoke-deletion/01)",
+          not any(left.values()), left)
     fake.delete("opentelemetrycollectors", "scraper", "team")
 
     # ---- API errors ----------------------------------------------------------

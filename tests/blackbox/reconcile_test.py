@@ -10,6 +10,7 @@ CASE.out.yaml (stdout) and CASE.err (stderr; empty when absent).
 OTEL_UPDATE_GOLDENS=1 rewrites them; review the diff before committing."""
 import copy
 import glob
+import json
 import os
 import random
 import re
@@ -62,6 +63,9 @@ CASES = {
     "long-name": 0,
     "v1alpha1": 0,
     "targetallocator": 0,
+    "ta-standalone": 0,
+    "ta-collector": 0,
+    "ta-mtls": 0,
     "errors": 1,
 }
 outputs = {}
@@ -122,7 +126,8 @@ check("sidecar kinds", [k.split("/")[0] for k in kinds("sidecar")] == [
 
 check("targetallocator kinds", [k.split("/")[0] for k in kinds("targetallocator")] == [
     "StatefulSet", "PodDisruptionBudget", "ConfigMap", "ServiceAccount", "Service", "NetworkPolicy",
-    "TargetAllocator"], kinds("targetallocator"))
+    "TargetAllocator", "ConfigMap", "Deployment", "Service", "PodDisruptionBudget", "NetworkPolicy"],
+    kinds("targetallocator"))
 ta_cm = yaml.safe_load(objs("targetallocator")[2]["data"]["collector.yaml"])
 check("targetallocator receiver rewritten", ta_cm["receivers"]["prometheus"] == {
     "config": {"global": {"scrape_interval": "15s"}},
@@ -225,7 +230,7 @@ check("help rc", rc == 0 and err == "" and top.startswith("usage: otel-reconcile
       all(c in top for c in ("  render ", "  run ", "  version ")), top)
 rc, render_use, err = run("render", "--help")
 check("render --help: its own usage", rc == 0 and err == "" and
-      render_use.startswith("usage: otel-reconcile render -f FILE|- [--namespace NS]\n\n") and
+      render_use.startswith("usage: otel-reconcile render -f FILE|- [--namespace NS] [--target-allocator-image IMAGE]\n\n") and
       "--filename FILE|-" in render_use and "--kubeconfig" not in render_use, render_use)
 rc, run_use, err = run("run", "--help")
 check("run --help: its own usage", rc == 0 and err == "" and run_use.startswith(
@@ -286,6 +291,30 @@ check("empty input", rc == 0 and out == "" and err == "", (rc, out, err))
 rc, out, err = run("render", "-f", DATA + "/simplest.yaml", "--namespace=x")
 check("--namespace= form keeps the object's namespace", rc == 0 and "namespace: observability" in out)
 
+# The Target Allocator's config text is yaml.v2's, which is libyaml's emitter
+# ported to Go: random strings full of indicator characters, some past 80
+# columns, give exactly what libyaml (PyYAML's CDumper, best_width 80) writes,
+# quoting and folding included.
+check("PyYAML has libyaml (CDumper)", hasattr(yaml, "CDumper"))
+rnd = random.Random(11)
+folded = 0
+for it in range(60):
+    words = ["".join(rnd.choice("abcdefgh'#:-\"0129.,[]{}&*!|>%@`? ") for _ in range(rnd.randint(1, 12)))
+             for _ in range(rnd.randint(1, 40))]
+    s = " ".join(words)
+    key = "k" * rnd.randint(1, 20)
+    ta = {"apiVersion": "opentelemetry.io/v1alpha1", "kind": "TargetAllocator", "metadata": {"name": "t"},
+          "spec": {"scrapeConfigs": [{"job_name": "j", "relabel_configs": [{key: s, "z": [s]}]}], "filterStrategy": "x"}}
+    rc, out, err = run("render", "-f", "-", stdin=json.dumps(ta))
+    got = [d for d in yaml.safe_load_all(out) if d][0]["data"]["targetallocator.yaml"] if rc == 0 else err
+    cfg = {"allocation_strategy": "consistent-hashing", "collector_not_ready_grace_period": "30s",
+           "collector_selector": None, "config": {"scrape_configs": [{"job_name": "j", "relabel_configs": [
+               {key: s, "z": [s]}]}]}, "filter_strategy": "x"}
+    want = yaml.dump(cfg, Dumper=getattr(yaml, "CDumper", yaml.Dumper), default_flow_style=False, width=80)
+    folded += "\n        " in want
+    check("targetallocator.yaml is libyaml's text %d" % it, got == want, (got, want))
+check("some of those were folded", folded > 5, folded)
+
 # Determinism: the same input renders the same bytes.
 rc2, out2, _ = run("render", "-f", DATA + "/deployment-full.yaml", "--namespace", "test-ns")
 check("deterministic", out2 == outputs["deployment-full"])
@@ -294,8 +323,9 @@ check("deterministic", out2 == outputs["deployment-full"])
 # replaced by odd values (wrong types, nulls, out-of-range ports, IPv6).
 # Under the sanitizers, every one must render or fail cleanly.
 random.seed(7)
-seeds = [yaml.safe_load(open(f)) for f in sorted(glob.glob(DATA + "/*.yaml"))
-         if ".out." not in f and not f.endswith(("errors.yaml", "v1alpha1.yaml"))]
+seeds = [d for f in sorted(glob.glob(DATA + "/*.yaml"))
+         if ".out." not in f and not f.endswith(("errors.yaml", "v1alpha1.yaml"))
+         for d in yaml.safe_load_all(open(f)) if d]
 ODD = [None, 0, -1, 70000, "", "x", [], {}, [1], {"a": None}, True, 1.5, "[::1]:0", ":99999999999", "a/b_c"]
 
 

@@ -391,7 +391,7 @@ def check_sidecar(name, pod, native):
     check(name + ": ports", otc.get("ports") == [{"name": "jaeger-grpc", "containerPort": 14250, "protocol": "TCP"},
                                                  {"name": "metrics", "containerPort": 8888, "protocol": "TCP"}],
           otc.get("ports"))
-    check(name + ": config", "endpoint: \"0.0.0.0:14250\"" in (env_of(otc).get("OTEL_CONFIG") or ""), env_of(otc))
+    check(name + ": config", "endpoint: 0.0.0.0:14250" in (env_of(otc).get("OTEL_CONFIG") or ""), env_of(otc))
     check(name + ": volume", spec.get("volumes") == [{"name": "configmap-example-config",
                                                       "configMap": {"name": "example-config"}}], spec.get("volumes"))
 

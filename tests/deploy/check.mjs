@@ -103,7 +103,7 @@ for (const { file, d } of exampleDocs) {
 // ------------------------------------------------------------------- 2. CRDs
 const base = rendered['cert-manager'] || [];
 const crds = base.filter((o) => o.kind === 'CustomResourceDefinition');
-check(crds.length === 2, 'two CRDs in deploy/base', crds.map(id).join(', '));
+check(crds.length === 3, 'three CRDs in deploy/base', crds.map(id).join(', '));
 
 function structuralErrors(s, at, inAnyOf = false, errs = []) {
   if (!s || typeof s !== 'object') { errs.push(`${at}: not a schema`); return errs; }

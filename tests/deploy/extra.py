@@ -363,4 +363,40 @@ lock = json.load(open(os.path.join(ROOT, "tests/deploy/package-lock.json")))["pa
 check(f"the {len([k for k in lock if k]) - len(pkg)} packages they depend on" in table,
       "README: the count of npm dependencies", str(len([k for k in lock if k]) - len(pkg)))
 
+# examples/targetallocator.yaml: the RBAC the README says an allocator needs,
+# bound to the ServiceAccount otel-reconcile gives the allocator.
+RECONCILE = next((b for b in (os.path.join(ROOT, "build", "otel-reconcile"), os.path.join(ROOT, "build", "asan", "otel-reconcile"))
+                  if os.path.exists(b)), None)
+ex = os.path.join(ROOT, "examples/targetallocator.yaml")
+docs = [d for d in yaml.safe_load_all(open(ex)) if d]
+role = next((d for d in docs if d["kind"] == "ClusterRole"), {})
+binding = next((d for d in docs if d["kind"] == "ClusterRoleBinding"), {})
+check(binding.get("roleRef", {}).get("name") == role.get("metadata", {}).get("name"),
+      "examples/targetallocator.yaml: the binding grants the example's ClusterRole")
+if check(RECONCILE is not None, "otel-reconcile built (for examples/targetallocator.yaml)"):
+    r = subprocess.run([RECONCILE, "render", "-f", ex], capture_output=True, text=True, timeout=60)
+    out = [d for d in yaml.safe_load_all(r.stdout) if d]
+    dep = next((d for d in out if d["kind"] == "Deployment" and d["metadata"]["name"].endswith("-targetallocator")), None)
+    sa = dep and dep["spec"]["template"]["spec"]["serviceAccountName"]
+    check(r.returncode == 0 and dep and {"kind": "ServiceAccount", "name": sa, "namespace": dep["metadata"]["namespace"]}
+          in binding.get("subjects", []) and any(d["kind"] == "ServiceAccount" and d["metadata"]["name"] == sa for d in out),
+          "examples/targetallocator.yaml: bound to the allocator's ServiceAccount as rendered", (r.stderr, sa))
+# What the reference's webhooks check with SubjectAccessReviews
+# (targetallocator.md 16), plus what prometheusCR's scrape configs and probes
+# and their Secrets need: all granted by the example, all listed in the README.
+want = [("", r, v) for r in ("nodes", "nodes/metrics", "services", "endpoints", "pods", "namespaces")
+        for v in ("get", "list", "watch")]
+want += [("", "configmaps", "get")] + [("", "secrets", v) for v in ("get", "list", "watch")]
+want += [(g, r, v) for g, rs in (("discovery.k8s.io", ["endpointslices"]), ("networking.k8s.io", ["ingresses"]),
+                                 ("monitoring.coreos.com", ["servicemonitors", "podmonitors", "scrapeconfigs", "probes"]))
+         for r in rs for v in ("get", "list", "watch")]
+have = {(g, r, v) for rule in role.get("rules", []) for g in rule.get("apiGroups", []) for r in rule.get("resources", [])
+        for v in rule.get("verbs", [])}
+urls = {u for rule in role.get("rules", []) for u in rule.get("nonResourceURLs", [])}
+check(set(want) == have and urls == {"/metrics", "/api", "/api/*", "/apis", "/apis/*"},
+      "examples/targetallocator.yaml: exactly the allocator's rules", (sorted(set(want) ^ have), sorted(urls)))
+section = readme.split("### The Target Allocator's RBAC", 1)[-1].split("\n## ", 1)[0] if "### The Target Allocator's RBAC" in readme else ""
+check(section and all(("`%s`" % r) in section for _, r, _ in want) and all(("`%s`" % u) in section for u in urls) and
+      "examples/targetallocator.yaml" in section, "README: the allocator's RBAC lists every resource of the example")
+
 print(f"COUNTS {passed} {failed}")

@@ -125,6 +125,13 @@ export function atomCovers(atom, a) {
                                          resourceNames: atom.name ? [atom.name] : [] }, a);
 }
 
+// The owner's kind of a contract line: "ownerKind" [group, resource, version],
+// a collector by default.
+function ownerOf(l) {
+  const [group, resource, version] = l.ownerKind || ['opentelemetry.io', 'opentelemetrycollectors', 'v1beta1'];
+  return { group, resource, version };
+}
+
 // Expands the contract's compact lines ("kinds" x "verbs") into requests.
 export function expandContract(lines) {
   const out = [];
@@ -145,15 +152,13 @@ export function expandContract(lines) {
           r.method = 'PATCH'; r.path = `${prefix}${nsPart}/${resource}/${l.name}?fieldManager=otel-reconcile&force=true`;
           r.authorize = [{ verb: 'create', group, version, resource, namespace: l.namespace || '' }];
           if (l.owner) {
-            r.authorize.push({ verb: 'update', group: 'opentelemetry.io', version: 'v1beta1', resource: 'opentelemetrycollectors',
-                               subresource: 'finalizers', namespace: l.namespace, name: l.owner });
+            r.authorize.push({ verb: 'update', ...ownerOf(l), subresource: 'finalizers', namespace: l.namespace, name: l.owner });
           }
         }
         else if (verb === 'create') {
           r.method = 'POST'; r.path = `${prefix}${nsPart}/${resource}`;
           if (l.owner) {
-            r.authorize = [{ verb: 'update', group: 'opentelemetry.io', version: 'v1beta1', resource: 'opentelemetrycollectors',
-                             subresource: 'finalizers', namespace: l.namespace, name: l.owner }];
+            r.authorize = [{ verb: 'update', ...ownerOf(l), subresource: 'finalizers', namespace: l.namespace, name: l.owner }];
           }
         } else if (verb === 'update') { r.method = 'PUT'; r.path = `${prefix}${nsPart}/${resource}/${l.name}`; }
         else if (verb === 'delete') { r.method = 'DELETE'; r.path = `${prefix}${nsPart}/${resource}/${l.name}`; }

@@ -132,7 +132,7 @@ static const char *const SIDECAR_ENV_A2 =
     "  jaeger:\n"
     "    protocols:\n"
     "      grpc:\n"
-    "        endpoint: \"0.0.0.0:14250\"\n"
+    "        endpoint: 0.0.0.0:14250\n"
     "exporters:\n"
     "  debug: {}\n"
     "service:\n"

@@ -15,6 +15,8 @@
 #include "reconcile/ports.h"
 #include "reconcile/render.h"
 #include "reconcile/stream.h"
+#include "reconcile/ta_config.h"
+#include "reconcile/targetallocator.h"
 #include "reconcile/upgrade.h"
 #include "tests/unit/util.h"
 
@@ -840,10 +842,193 @@ START_TEST(render_target_allocator_by_label) {
     ck_assert_ptr_nonnull(strstr(data, "endpoint: http://shared-targetallocator:80"));
     ck_assert_ptr_null(strstr(data, "scrape_configs"));
     free(data);
-    ck_assert_uint_eq(x->r.nwarnings, 1);
-    ck_assert_str_eq(x->r.warnings[0], "spec.targetAllocator.mtls: copied to the TargetAllocator, but no client "
-                                       "certificate is mounted into the collector (the reference's "
-                                       "operator.targetallocator.mtls gate, off by default)");
+    ck_assert_uint_eq(x->r.nwarnings, 0);
+    rendered_free(x);
+    /* The label alone, without spec.targetAllocator (targetallocator-label/
+     * 01-add-ta-label.yaml): the receiver is rewritten all the same. */
+    x = render_yaml("apiVersion: opentelemetry.io/v1beta1\nkind: OpenTelemetryCollector\n"
+                    "metadata: {name: c, labels: {opentelemetry.io/target-allocator: shared}}\n"
+                    "spec:\n  mode: statefulset\n"
+                    "  config:\n    receivers: {prometheus: {config: {scrape_configs: []}}}\n"
+                    "    exporters: {debug: {}}\n"
+                    "    service: {pipelines: {m: {receivers: [prometheus], exporters: [debug]}}}\n");
+    ck_assert_int_eq(x->rc, 0);
+    ck_assert_ptr_null(find(x, "TargetAllocator"));
+    ck_assert_ptr_nonnull(strstr(jstr(jmap(find(x, "ConfigMap"), "data"), "collector.yaml"),
+                                 "\n    prometheus:\n        config: {}\n        target_allocator:\n"
+                                 "            collector_id: ${POD_NAME}\n"
+                                 "            endpoint: http://shared-targetallocator:80\n"
+                                 "            interval: 30s\n"));
+    rendered_free(x);
+}
+END_TEST
+
+/* ---- the Target Allocator's config (targetallocator.md 6) ------------- */
+
+START_TEST(ta_go_durations) {
+    static const char *const cases[][2] = {{"30s", "30s"}, {"2m", "2m0s"}, {"1h", "1h0m0s"}, {"1.5s", "1.5s"},
+                                           {"90s", "1m30s"}, {"300ms", "300ms"}, {"0", "0s"}, {"0s", "0s"},
+                                           {"1h30m15.25s", "1h30m15.25s"}, {"1500us", "1.5ms"}, {"-5s", "-5s"},
+                                           {"2ns", "2ns"}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) EQ(reconcile_go_duration_normal(cases[i][0]), cases[i][1]);
+    static const char *const bad[] = {"", "s", "10", "1x", "1.s5", "--1s"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) ck_assert_ptr_null(reconcile_go_duration_normal(bad[i]));
+}
+END_TEST
+
+/* yaml.v2's natural key order (6.5 item 2). */
+START_TEST(ta_yaml_v2_key_order) {
+    json_object *o = tu_json("{\"b\":1,\"a10\":1,\"a2\":1,\"B\":1,\"_z\":1,\"a\":1,\"a-b\":1,\"a02\":1}");
+    json_object *s = reconcile_yaml_v2_sorted(o);
+    EQ(tu_str(s), "{\"_z\":1,\"B\":1,\"a\":1,\"a-b\":1,\"a2\":1,\"a02\":1,\"a10\":1,\"b\":1}");
+    json_object_put(s);
+    json_object_put(o);
+}
+END_TEST
+
+static char *ta_text(const char *ta_json, const char *collector_json, char *err) {
+    json_object *ta = tu_json(ta_json), *col = collector_json ? tu_json(collector_json) : NULL;
+    reconcile_ta_config_in in = {.spec = json_object_object_get(ta, "spec"), .collector = col,
+                                 .collector_ns = "default"};
+    char *t = reconcile_ta_config_text(&in, err, 256);
+    json_object_put(ta);
+    json_object_put(col);
+    return t;
+}
+
+/* 6.6's worked examples, byte for byte. */
+START_TEST(ta_config_worked_examples) {
+    char err[256] = "";
+    EQ(ta_text("{\"spec\":{\"allocationStrategy\":\"consistent-hashing\",\"filterStrategy\":\"relabel-config\"}}",
+               "{\"metadata\":{\"name\":\"my-instance\"},\"spec\":{\"config\":{\"receivers\":{\"prometheus\":"
+               "{\"config\":{\"scrape_configs\":[{\"job_name\":\"otel-collector\",\"scrape_interval\":\"10s\","
+               "\"static_configs\":[{\"targets\":[\"0.0.0.0:8888\",\"0.0.0.0:9999\"]}]}]}}}}}}",
+               err),
+       "allocation_strategy: consistent-hashing\ncollector_selector:\n  matchlabels:\n"
+       "    app.kubernetes.io/component: opentelemetry-collector\n    app.kubernetes.io/instance: default.my-instance\n"
+       "    app.kubernetes.io/managed-by: opentelemetry-operator\n    app.kubernetes.io/part-of: opentelemetry\n"
+       "  matchexpressions: []\nconfig:\n  scrape_configs:\n  - job_name: otel-collector\n    scrape_interval: 10s\n"
+       "    static_configs:\n    - targets:\n      - 0.0.0.0:8888\n      - 0.0.0.0:9999\nfilter_strategy: relabel-config\n");
+    EQ(ta_text("{\"spec\":null}", NULL, err),
+       "allocation_strategy: consistent-hashing\ncollector_selector: null\nfilter_strategy: \"\"\n");
+    /* https with mTLS, ":8443" plain */
+    EQ(ta_text("{\"spec\":{\"mtls\":{\"enabled\":true},\"filterStrategy\":\"relabel-config\"}}", NULL, err),
+       "allocation_strategy: consistent-hashing\ncollector_selector: null\nfilter_strategy: relabel-config\nhttps:\n"
+       "  ca_file_path: /tls/ca.crt\n  enabled: true\n  listen_addr: :8443\n  tls_cert_file_path: /tls/tls.crt\n"
+       "  tls_key_file_path: /tls/tls.key\n");
+    /* the collector's errors (6.2) */
+    ck_assert_ptr_null(ta_text("{\"spec\":{}}", "{\"spec\":{\"config\":{\"receivers\":{\"prometheus/a\":{},"
+                                                  "\"prometheus/b\":{}}}}}", err));
+    ck_assert_str_eq(err, "the target allocator requires a receiver named exactly \"prometheus\", but only named "
+                          "instances were found: prometheus/a, prometheus/b; rename one of them to \"prometheus\"");
+    ck_assert_ptr_null(ta_text("{\"spec\":{}}", "{\"spec\":{\"config\":{\"receivers\":{\"otlp\":{}}}}}", err));
+    ck_assert_str_eq(err, "no prometheus available as part of the configuration");
+    ck_assert_ptr_null(ta_text("{\"spec\":{}}", "{\"spec\":{\"config\":{}}}", err));
+    ck_assert_str_eq(err, "no receivers available as part of the configuration");
+    ck_assert_ptr_null(ta_text("{\"spec\":{}}", "{\"spec\":{\"config\":{\"receivers\":{\"prometheus\":{\"config\":{}}}}}}", err));
+    ck_assert_str_eq(err, "no scrape_configs available as part of the configuration");
+    ck_assert_ptr_null(ta_text("{\"spec\":{\"collectorNotReadyGracePeriod\":\"soon\"}}", NULL, err));
+    ck_assert_str_eq(err, "spec.collectorNotReadyGracePeriod: not a duration: \"soon\"");
+}
+END_TEST
+
+/* 15.4: the webhooks' mTLS checks, in order, with their messages. */
+START_TEST(ta_mtls_checks) {
+    static const char *const cases[][2] = {
+        {"{\"enabled\":false}", ""},
+        {"{\"enabled\":true,\"useCertManager\":true}", ""},
+        {"{\"enabled\":true,\"useCertManager\":false,\"tls\":{\"serverCertificate\":{}}}",
+         "mTLS is enabled with useCertManager set to false; tls.serverCertificate and tls.clientCertificate must both "
+         "be set"},
+        {"{\"enabled\":true,\"useCertManager\":false,\"tls\":{\"serverCertificate\":{},\"clientCertificate\":{}}}",
+         "mTLS is enabled with useCertManager set to false; tls.certificateAuthorityCertificate must be set"},
+        {"{\"enabled\":true,\"useCertManager\":false,\"tls\":{\"serverCertificate\":{},\"clientCertificate\":{},"
+         "\"certificateAuthorityCertificate\":{\"secret\":{},\"configMap\":{}}}}",
+         "tls.certificateAuthorityCertificate must set exactly one of secret or configMap"},
+        {"{\"enabled\":true,\"useCertManager\":false,\"tls\":{\"serverCertificate\":{},\"clientCertificate\":{},"
+         "\"certificateAuthorityCertificate\":{\"secret\":{\"name\":\"ca\"}}}}",
+         ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        json_object *m = tu_json(cases[i][0]);
+        char err[256] = "";
+        int rc = reconcile_ta_mtls_check(m, 1, err, sizeof err);
+        ck_assert_int_eq(rc, cases[i][1][0] ? -1 : 0);
+        ck_assert_str_eq(err, cases[i][1]);
+        json_object_put(m);
+    }
+    json_object *m = tu_json("{\"enabled\":true,\"useCertManager\":true}");
+    char err[256] = "";
+    ck_assert_int_eq(reconcile_ta_mtls_check(m, 0, err, sizeof err), -1);
+    ck_assert_str_eq(err, "mTLS is enabled with useCertManager but cert-manager is not available; install cert-manager "
+                          "and restart the operator, or set useCertManager to false");
+    json_object_put(m);
+}
+END_TEST
+
+/* 3.4: the owner first, then the one label; two labels are an error. */
+START_TEST(ta_bound_collector) {
+    json_object *cols = tu_json("[{\"metadata\":{\"name\":\"a\",\"namespace\":\"n\",\"labels\":"
+                                "{\"opentelemetry.io/target-allocator\":\"t\"}}},{\"metadata\":{\"name\":\"b\","
+                                "\"namespace\":\"m\",\"labels\":{\"opentelemetry.io/target-allocator\":\"t\"}}},"
+                                "{\"metadata\":{\"name\":\"o\",\"namespace\":\"n\"}}]");
+    json_object *t = tu_json("{\"metadata\":{\"name\":\"t\",\"namespace\":\"n\"}}");
+    char err[256];
+    json_object *c = reconcile_ta_bound_collector(t, cols, err, sizeof err);
+    ck_assert_ptr_nonnull(c);
+    ck_assert_str_eq(jstr(jmap(c, "metadata"), "name"), "a");
+    json_object_put(t);
+    t = tu_json("{\"metadata\":{\"name\":\"t\",\"namespace\":\"n\",\"ownerReferences\":[{\"kind\":"
+                "\"OpenTelemetryCollector\",\"name\":\"o\"}]}}");
+    c = reconcile_ta_bound_collector(t, cols, err, sizeof err);
+    ck_assert_str_eq(jstr(jmap(c, "metadata"), "name"), "o");
+    json_object_put(t);
+    t = tu_json("{\"metadata\":{\"name\":\"t\"}}");
+    ck_assert_ptr_null(reconcile_ta_bound_collector(t, cols, err, sizeof err));
+    ck_assert_str_eq(err, "found multiple OpenTelemetry collectors annotated with the same Target Allocator: /t");
+    json_object_put(t);
+    json_object_put(cols);
+}
+END_TEST
+
+/* tests/e2e/managed-reconcile/02-*: the ConfigMap text is the reference's
+ * byte for byte, defaulted endpoints plain (goccy/go-yaml quotes no
+ * host:port). */
+START_TEST(render_configmap_text_as_reference) {
+    rendered *x = render_yaml(CR("simplest", "  managementState: managed\n  config:\n    receivers:\n"
+                                             "      otlp:\n        protocols:\n          grpc: {}\n          http: {}\n"
+                                             "    exporters:\n      debug: {}\n\n    service:\n      pipelines:\n"
+                                             "        traces:\n          receivers: [otlp]\n          exporters: [debug]\n"));
+    ck_assert_int_eq(x->rc, 0);
+    json_object *cm = find(x, "ConfigMap");
+    ck_assert_ptr_nonnull(cm);
+    ck_assert_str_eq(jstr(jmap(cm, "data"), "collector.yaml"),
+                     "receivers:\n  otlp:\n    protocols:\n      grpc:\n        endpoint: 0.0.0.0:4317\n"
+                     "      http:\n        endpoint: 0.0.0.0:4318\nexporters:\n  debug: {}\nservice:\n"
+                     "  telemetry:\n    metrics:\n      readers:\n        - pull:\n            exporter:\n"
+                     "              prometheus:\n                host: 0.0.0.0\n                port: 8888\n"
+                     "  pipelines:\n    traces:\n      exporters:\n        - debug\n      receivers:\n        - otlp\n");
+    rendered_free(x);
+}
+END_TEST
+
+/* tests/e2e/conversion-webhook-invalid-config: a v1alpha1 collector with
+ * config "null" converts to the empty config and is rendered: a
+ * Deployment with otc-container, the defaulted empty config mounted. */
+START_TEST(render_v1alpha1_null_config) {
+    rendered *x = render_yaml("apiVersion: opentelemetry.io/v1alpha1\nkind: OpenTelemetryCollector\n"
+                              "metadata:\n  name: invalid-config-collector\nspec:\n  mode: deployment\n"
+                              "  config: \"null\"\n");
+    ck_assert_msg(x->rc == 0, "%s", x->err);
+    json_object *d = find(x, "Deployment");
+    ck_assert_ptr_nonnull(d);
+    ck_assert_str_eq(jstr(jmap(d, "metadata"), "name"), "invalid-config-collector-collector");
+    EQ(at(d, "spec.template.spec.containers.0.name"), "\"otc-container\"");
+    ck_assert_str_eq(jstr(jmap(find(x, "ConfigMap"), "data"), "collector.yaml"),
+                     "receivers: {}\nexporters: {}\nservice:\n  telemetry:\n    metrics:\n      readers:\n"
+                     "        - pull:\n            exporter:\n              prometheus:\n"
+                     "                host: 0.0.0.0\n                port: 8888\n  pipelines: {}\n");
+    ck_assert_uint_eq(x->r.nwarnings, 0);
     rendered_free(x);
 }
 END_TEST
@@ -907,6 +1092,13 @@ static Suite *suite(void) {
     tcase_add_test(tc, upgrade_status_version);
     tcase_add_test(tc, render_upgrades_the_telemetry_address);
     tcase_add_test(tc, render_target_allocator_by_label);
+    tcase_add_test(tc, ta_go_durations);
+    tcase_add_test(tc, ta_yaml_v2_key_order);
+    tcase_add_test(tc, ta_config_worked_examples);
+    tcase_add_test(tc, ta_bound_collector);
+    tcase_add_test(tc, ta_mtls_checks);
+    tcase_add_test(tc, render_configmap_text_as_reference);
+    tcase_add_test(tc, render_v1alpha1_null_config);
     tcase_add_test(tc, stream_one_bad_does_not_hide_others);
     suite_add_tcase(s, tc);
     return s;

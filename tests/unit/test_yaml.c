@@ -560,6 +560,42 @@ static void ck_emit(const char *json, const char *want) {
     free(got);
 }
 
+static void ck_emit_style(const char *json, const kube_yaml_style *st, const char *want) {
+    json_object *o = jv(json);
+    char *got = kube_yaml_emit_style(o, st);
+    ck_assert_msg(strcmp(got, want) == 0, "emit %s\n--- got\n%s--- want\n%s", json, got, want);
+    json_object *back = kube_yaml_parse_one(got, strlen(got), NULL);
+    ck_assert_msg(json_object_equal(back, o), "round trip of %s", json);
+    json_object_put(back);
+    json_object_put(o);
+    free(got);
+}
+
+/* The other writers' layouts and quoting (kube/yaml.h). */
+START_TEST(test_emit_styles) {
+    static const kube_yaml_style goccy = {2, 0, KUBE_YAML_QUOTE_GO_YAML}, goccy4 = {4, 0, KUBE_YAML_QUOTE_GO_YAML},
+                                 v2 = {2, 1, KUBE_YAML_QUOTE_YAML_V2};
+    const char *in = "{\"e\":\"0.0.0.0:4317\",\"s\":\"1:20\",\"t\":\"true\",\"l\":[{\"a\":1,\"b\":{\"c\":[\"x\"]}}]}";
+    ck_emit(in, "e: \"0.0.0.0:4317\"\ns: \"1:20\"\nt: \"true\"\nl:\n  - a: 1\n    b:\n      c:\n        - x\n");
+    ck_emit_style(in, &goccy, "e: 0.0.0.0:4317\ns: 1:20\nt: \"true\"\nl:\n  - a: 1\n    b:\n      c:\n        - x\n");
+    ck_emit_style(in, &goccy4,
+                  "e: 0.0.0.0:4317\ns: 1:20\nt: \"true\"\nl:\n    - a: 1\n      b:\n          c:\n              - x\n");
+    ck_emit_style(in, &v2, "e: 0.0.0.0:4317\ns: \"1:20\"\nt: \"true\"\nl:\n- a: 1\n  b:\n    c:\n    - x\n");
+    /* yaml.v2: ":8443" may be plain, "- x" and "#x" may not (single
+     * quotes), "" and numbers are double-quoted, 2.0 is 2 */
+    ck_emit_style("{\"a\":\":8443\",\"b\":\"- x\",\"c\":\"#x\",\"d\":\"\",\"e\":\"10\",\"f\":\"it's: ok\","
+                  "\"g\":2.5,\"h\":\"-x\",\"i\":{},\"j\":[]}",
+                  &v2, "a: :8443\nb: '- x'\nc: '#x'\nd: \"\"\ne: \"10\"\nf: 'it''s: ok'\ng: 2.5\nh: -x\ni: {}\nj: []\n");
+    /* past 80 columns, folded at a space onto the owner's column + 2 (libyaml,
+     * best_width 80); keys never are */
+    ck_emit_style("{\"top\":\"w0 w1 w2 w3 w4 w5 w6 w7 w8 w9 w10 w11 w12 w13 w14 w15 w16 w17 w18 w19 w20 w21 w22 w23 w24\","
+                  "\"l\":[\"it's w0 w1 w2 w3 w4 w5 w6 w7 w8 w9 w10 w11 w12 w13 w14 w15 w16 w17 w18 w19 w20 w21 w22 w23\"]}",
+                  &v2, "top: w0 w1 w2 w3 w4 w5 w6 w7 w8 w9 w10 w11 w12 w13 w14 w15 w16 w17 w18 w19 w20 w21\n  w22 w23 w24\n"
+                       "l:\n- it's w0 w1 w2 w3 w4 w5 w6 w7 w8 w9 w10 w11 w12 w13 w14 w15 w16 w17 w18 w19 w20 w21\n"
+                       "  w22 w23\n");
+}
+END_TEST
+
 START_TEST(test_emit_deployment) {
     size_t len;
     char *in = tu_read_file("tests/data/yaml/deployment.yaml", &len);
@@ -953,6 +989,7 @@ static Suite *yaml_suite(void) {
     tcase_add_test(tc, test_emit_invalid_utf8);
     tcase_add_loop_test(tc, test_roundtrip_table, 0,
                         (int)(sizeof roundtrip / sizeof roundtrip[0]));
+    tcase_add_test(tc, test_emit_styles);
     tcase_add_test(tc, test_roundtrip_random);
     tcase_add_test(tc, test_roundtrip_deep);
     tcase_add_test(tc, test_roundtrip_parsed);
