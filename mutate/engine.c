@@ -12,6 +12,7 @@
 #include "mutate/internal.h"
 
 #include "base/versions.h"
+#include "mutate/record.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -31,6 +32,7 @@ void mutate_options_init(mutate_options *o) {
     o->native_sidecars = false;
     o->python_mode = MUTATE_PYTHON_PYTHONPATH;
     o->collector_image = DEFAULT_COLLECTOR_IMAGE;
+    o->record = true;
 }
 
 void mctx_warn(mctx *m, const char *fmt, ...) {
@@ -137,6 +139,7 @@ void mutate_result_free(mutate_result *res) {
     if (!res) return;
     json_object_put(res->pod);
     json_object_put(res->patch);
+    json_object_put(res->uses);
     for (size_t i = 0; i < res->nwarnings; i++) free(res->warnings[i]);
     free(res->warnings);
     for (int l = 0; l < MUTATE_NLANGS; l++) {
@@ -172,6 +175,10 @@ int mutate_pod(const mutate_request *req, mutate_result *res) {
     m.meta = meta;
     m.spec = spec;
     bool asked = res->asked = asks(&m);
+    if (record_honoured(&m)) { /* injected before: a re-invocation */
+        res->pod = json_object_get(req->pod);
+        return 0;
+    }
     if (asked && (!bounds_check(&m) || !podcheck(&m))) {
         res->pod = json_object_get(req->pod);
         return -1;
@@ -207,6 +214,7 @@ int mutate_pod(const mutate_request *req, mutate_result *res) {
     }
     mutate_patch_diff(req->pod, m.pod, res->patch);
     res->pod = m.pod;
+    if (req->opt->record) mutate_record_apply(req->pod, res);
     free(m.owner_fallback_rs);
     return 0;
 }
