@@ -141,8 +141,7 @@ static int parse_args(int argc, char **argv, opts *o) {
     return 0;
 }
 
-/* Where a kind keeps its pod template; NULL for kinds without one. */
-static json_object *template_of(json_object *o, const char *kind) {
+json_object *inject_template_of(json_object *o, const char *kind) {
     static const char *const with_template[] = {"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", NULL};
     for (int i = 0; with_template[i]; i++)
         if (!strcmp(kind, with_template[i])) return kube_obj_get(o, "spec.template");
@@ -262,7 +261,7 @@ static void visit(walk *w, size_t di, size_t item, json_object *o) {
     const char *kind = jstr(o, "kind");
     json_object *tmpl = NULL;
     bool is_pod = kind && !strcmp(kind, "Pod");
-    if (!kind || (!is_pod && !(tmpl = template_of(o, kind)))) return;
+    if (!kind || (!is_pod && !(tmpl = inject_template_of(o, kind)))) return;
 
     w->objs = xgrow(w->objs, &w->capobjs, w->nobjs + 1, sizeof *w->objs);
     inject_object *rec = &w->objs[w->nobjs++];

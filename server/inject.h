@@ -10,7 +10,10 @@
  *   inject_input.c   reading files and folders into documents
  *   inject_report.c  what happened to each object, and --report's lines
  *   inject_output.c  -o yaml and -o json
- *   cmd_inject.c     the command line and the walk over the objects */
+ *   cmd_inject.c     the command line and the walk over the objects
+ *
+ * `uninject` (cmd_uninject.c) and `explain` (cmd_explain.c) read and write
+ * the same way. */
 #ifndef SERVER_INJECT_H
 #define SERVER_INJECT_H
 
@@ -58,6 +61,11 @@ void inject_input_free(inject_input *in);
 /* The line of item i of document d's List (the document's line when the
  * parser could not say). */
 int inject_item_line(const inject_doc *d, size_t i);
+
+/* Where a kind keeps its pod template (Deployment, StatefulSet, DaemonSet,
+ * ReplicaSet, Job: spec.template; CronJob: spec.jobTemplate.spec.template);
+ * NULL for kinds without one. */
+json_object *inject_template_of(json_object *o, const char *kind);
 
 /* What became of one object. */
 typedef enum inject_outcome {
