@@ -27,6 +27,7 @@
 #include "kube/store.h"
 #include "mutate/defaults.h"
 #include "mutate/mutate.h"
+#include "mutate/record.h"
 #include "server/inject.h"
 
 #include <errno.h>
@@ -168,8 +169,7 @@ static void take_resource(json_object *o, const char *file, const kube_prepare *
     free(one);
 }
 
-/* Resources carried by the input itself, Lists' items included. */
-static void input_resources(const inject_input *in, kube_store *store, const kube_prepare *prep, const char *ns,
+void inject_input_resources(const inject_input *in, kube_store *store, const kube_prepare *prep, const char *ns,
                             const kube_logger *log) {
     json_object **objs = NULL;
     size_t nobjs = 0;
@@ -202,7 +202,7 @@ typedef struct walk {
 /* The pod the webhook would be asked about: the template, with the
  * workload as its owner. A template metadata that is not an object goes
  * over as it is, for the engine to refuse. */
-static json_object *stand_in(json_object *o, const char *kind, json_object *tmpl) {
+json_object *inject_stand_in(json_object *o, const char *kind, json_object *tmpl) {
     json_object *pod = jnew_obj(), *tmeta = kube_obj_get(tmpl, "metadata");
     if (tmeta && !json_object_is_type(tmeta, json_type_object)) {
         jset(pod, "metadata", json_object_get(tmeta));
@@ -281,7 +281,7 @@ static void visit(walk *w, size_t di, size_t item, json_object *o) {
         return;
     }
 
-    json_object *pod = is_pod ? json_object_get(o) : stand_in(o, kind, tmpl);
+    json_object *pod = is_pod ? json_object_get(o) : inject_stand_in(o, kind, tmpl);
     mutate_request req = {.pod = pod, .namespace = rec->ns, .src = w->src, .opt = w->mopt};
     req.ns = kube_snapshot_get(w->snap, "Namespace", NULL, rec->ns);
     mutate_result res;
@@ -299,6 +299,16 @@ static void visit(walk *w, size_t di, size_t item, json_object *o) {
         return;
     }
     for (size_t i = 0; i < res.nwarnings; i++) fprintf(stderr, "%s:%d: warning: %s\n", rec->file, rec->line, res.warnings[i]);
+    /* Injected before (the engine left it alone through its record): say
+     * when today's resources would inject something else. */
+    if (mrc == 0 && !json_object_array_length(res.patch)) {
+        char **why;
+        int n = mutate_record_stale(&req, &why);
+        for (int i = 0; i < n; i++)
+            fprintf(stderr, "%s:%d: warning: %s %s/%s: its otel-webhook/status record is stale: %s\n", rec->file, rec->line,
+                    rec->kind, rec->ns, rec->name, why[i]);
+        if (n > 0) mutate_strings_free(why, (size_t)n);
+    }
     if (mrc != 0) w->rc = 1;
     inject_object_judge(rec, mrc, &res);
     if (!strcmp(w->o->output, "patch")) {
@@ -384,7 +394,7 @@ int cmd_inject(int argc, char **argv) {
         if (failing) goto out; /* the reason is already on stderr */
     }
     if (inject_input_read(&in, o.files, o.nfiles, o.recursive) != 0) goto out;
-    input_resources(&in, store, &prep, o.ns, &log);
+    inject_input_resources(&in, store, &prep, o.ns, &log);
     if (!strcmp(o.output, "patch") && !one_pod(&in)) {
         if (in.nfiles == 1) fprintf(stderr, "%s: -o patch needs exactly one Pod\n", in.files[0].name);
         else fprintf(stderr, "otel-webhook inject: -o patch needs exactly one Pod\n");

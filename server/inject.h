@@ -17,6 +17,9 @@
 #ifndef SERVER_INJECT_H
 #define SERVER_INJECT_H
 
+#include "kube/log.h"
+#include "kube/store.h"
+#include "kube/trim.h"
 #include "kube/yaml.h"
 #include "mutate/mutate.h"
 
@@ -66,6 +69,14 @@ int inject_item_line(const inject_doc *d, size_t i);
  * ReplicaSet, Job: spec.template; CronJob: spec.jobTemplate.spec.template);
  * NULL for kinds without one. */
 json_object *inject_template_of(json_object *o, const char *kind);
+
+/* The pod the webhook would be asked about for a workload's template: the
+ * template, with the workload as its owner (new object). */
+json_object *inject_stand_in(json_object *o, const char *kind, json_object *tmpl);
+/* The Instrumentation, OpenTelemetryCollector and Namespace objects of the
+ * input (Lists' items included) as the store's input layer. */
+void inject_input_resources(const inject_input *in, kube_store *store, const kube_prepare *prep, const char *ns,
+                            const kube_logger *log);
 
 /* What became of one object. */
 typedef enum inject_outcome {

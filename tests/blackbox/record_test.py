@@ -148,4 +148,44 @@ for args, line in ((("-o", "patch", "-f", "x"), "-o patch: expected yaml or json
     rc, out, err = run("uninject", *args)
     check("uninject usage %s" % (args,), rc == 2 and err == "otel-webhook uninject: %s\n\n%s" % (line, UUSAGE), err[:300])
 
+# ---- explain: golden outputs ----------------------------------------------------
+# tests/data/explain/in/NAME.yaml explained against tests/data/explain's
+# resources gives tests/data/explain/out/NAME.out exactly.
+EXPLAIN = "tests/data/explain"
+for name in sorted(os.listdir(os.path.join(EXPLAIN, "in"))):
+    base = name[:-len(".yaml")]
+    with open(os.path.join(EXPLAIN, "out", base + ".out")) as f:
+        want = f.read()
+    rc, out, err = run("explain", "-f", os.path.join(EXPLAIN, "in", name), "--resources", EXPLAIN)
+    check("explain %s" % base, rc == 0 and out == want and err == "",
+          "rc %d err %r\n%s" % (rc, err, "".join(
+              "%s\n" % l for l in __import__("difflib").unified_diff(want.splitlines(), out.splitlines(), lineterm=""))))
+rc, out, err = run("explain", "-f", "tests/data/inject/helm.yaml")
+check("explain: nothing asks", rc == 0 and "annotations:\n    none asks for an injection\n" in out, out[:500])
+rc, out, err = run("explain", "-f", "-", stdin="apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")
+check("explain: no pod", rc == 0 and out == "no Pod or pod template in the input\n", out)
+
+# inject warns about an injected object whose record is stale, and leaves it.
+stale = os.path.join(EXPLAIN, "in", "stale.yaml")
+rc, out, err = run("inject", "-f", stale, "--resources", EXPLAIN)
+with open(stale) as f:
+    check("inject: stale record warned", rc == 0 and out == f.read() and err == (
+        "%s:3: warning: Pod team/stale: its otel-webhook/status record is stale: Instrumentation team/inst-b "
+        "(java) changed since the injection (resourceVersion 700, now resourceVersion 811)\n"
+        "%s:3: warning: Pod team/stale: its otel-webhook/status record is stale: image of "
+        "opentelemetry-auto-instrumentation-java: example.com/java-agent:1.0, now "
+        "ghcr.io/open-telemetry/opentelemetry-operator/autoinstrumentation-java:2.30.0\n" % (stale, stale)), err)
+
+# ---- explain: usage ---------------------------------------------------------------
+_rc, EUSAGE, _err = run("explain", "--help")
+check("explain --help", _rc == 0 and EUSAGE.startswith("usage: otel-webhook explain -f FILE|DIR|- "), EUSAGE)
+for args, line in (((), "-f is required"),
+                   (("-f", "x.yaml", "--resources", EXPLAIN, "--kubeconfig", "k"),
+                    "--resources and --kubeconfig exclude each other"),
+                   (("-f", EXPLAIN + "/resources.yaml", "--context", "c"), "--context needs --kubeconfig"),
+                   (("-f", EXPLAIN + "/resources.yaml", "--resources", "/nonexistent"),
+                    "--resources /nonexistent: No such file or directory")):
+    rc, out, err = run("explain", *args)
+    check("explain usage %s" % (args,), rc == 2 and err == "otel-webhook explain: %s\n\n%s" % (line, EUSAGE), err[:300])
+
 sys.exit(check.finish(RESULTS))
