@@ -9,6 +9,7 @@ usage: record_test.py OTEL_WEBHOOK [RESULTS]"""
 import copy
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -17,6 +18,7 @@ import yaml
 BIN = sys.argv[1]
 RESULTS = sys.argv[2] if len(sys.argv) > 2 else None
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fakeapi  # noqa: E402
 from testlib import Checks, scratch_dir  # noqa: E402
 
 check = Checks("record")
@@ -188,4 +190,160 @@ for args, line in (((), "-f is required"),
     rc, out, err = run("explain", *args)
     check("explain usage %s" % (args,), rc == 2 and err == "otel-webhook explain: %s\n\n%s" % (line, EUSAGE), err[:300])
 
+
+# ---- outdated and explain --kubeconfig, against the fake API server --------------
+def rbac_rules(path):
+    """The rules of the ClusterRole in deploy/overlays/outdated/rbac.yaml."""
+    with open(path) as f:
+        role = [d for d in yaml.safe_load_all(f) if d and d["kind"] == "ClusterRole"][0]
+    return [(g, r, v) for rule in role["rules"] for g in rule["apiGroups"] for r in rule["resources"]
+            for v in rule["verbs"]]
+
+
+def request_attrs(method, path):
+    """verb, API group and resource of a request, as the API server's
+    RequestInfoResolver derives them (resource requests only)."""
+    parts = [x for x in path.split("?")[0].split("/") if x]
+    group, rest = ("", parts[2:]) if parts[0] == "api" else (parts[1], parts[3:])
+    if rest and rest[0] == "namespaces" and len(rest) >= 3:
+        rest = rest[2:]
+    named = len(rest) >= 2
+    verb = {"PATCH": "patch", "POST": "create", "PUT": "update", "DELETE": "delete"}.get(
+        method, "get" if named else "list")
+    return group, rest[0], verb
+
+
+def outdated_tests():
+    certs = os.path.join(tmp, "certs")
+    p = subprocess.run([BIN, "certs", "generate", "--service", "kubernetes", "--namespace", "default", "--out",
+                        certs, "--dev"], capture_output=True, text=True, timeout=60)
+    if not check("certs generate", p.returncode == 0, p.stderr):
+        return
+    fake = fakeapi.FakeAPI(os.path.join(certs, "tls.crt"), os.path.join(certs, "tls.key"), token="token-1")
+    fake.start()
+    try:
+        run_outdated(fake, certs)
+    finally:
+        fake.stop()
+
+
+def run_outdated(fake, certs):
+    kc = write("kubeconfig.yaml", json.dumps({
+        "apiVersion": "v1", "kind": "Config", "current-context": "t",
+        "contexts": [{"name": "t", "context": {"cluster": "fake", "user": "me"}}],
+        "clusters": [{"name": "fake", "cluster": {"server": "https://127.0.0.1:%d" % fake.port,
+                                                   "certificate-authority": os.path.join(certs, "ca.crt")}}],
+        "users": [{"name": "me", "user": {"token": "token-1"}}]}))
+    plural = {"Instrumentation": "instrumentations", "OpenTelemetryCollector": "opentelemetrycollectors",
+              "Namespace": "namespaces"}
+    with open(os.path.join(EXPLAIN, "resources.yaml")) as f:
+        for d in yaml.safe_load_all(f):
+            fake.apply(plural[d["kind"]], d)
+    rv = fake.get("instrumentations", "inst-b", "team")["metadata"]["resourceVersion"]
+
+    # explain --kubeconfig reads the same resources as --resources (the
+    # API server numbers resourceVersions itself).
+    with open(os.path.join(EXPLAIN, "out", "stale.out")) as f:
+        want = f.read().replace("resourceVersion 811", "resourceVersion " + rv)
+    rc, out, err = run("explain", "-f", os.path.join(EXPLAIN, "in", "stale.yaml"), "--kubeconfig", kc)
+    check("explain --kubeconfig", rc == 0 and out == want and err == "", (rc, err, out))
+
+    with open(os.path.join(EXPLAIN, "in", "stale.yaml")) as f:
+        stale, current = [d for d in yaml.safe_load_all(f) if d]
+
+    def pod(base, name, owner=None):
+        o = copy.deepcopy(base)
+        o["metadata"]["name"] = name
+        if owner:
+            o["metadata"]["ownerReferences"] = [dict(owner, apiVersion="apps/v1", uid=owner["name"] + "-uid",
+                                                     controller=True)]
+        fake.apply("pods", o)
+    fake.apply("deployments", {"metadata": {"name": "api", "namespace": "team"}, "spec": {"replicas": 2}})
+    fake.apply("statefulsets", {"metadata": {"name": "db", "namespace": "team"}, "spec": {"replicas": 1}})
+    fake.apply("daemonsets", {"metadata": {"name": "agent", "namespace": "team"}, "spec": {}})
+    for rs, dep in (("api-7c9", "api"), ("web-5d", "web"), ("ghost-1", "ghost")):
+        fake.apply("replicasets", {"metadata": {"name": rs, "namespace": "team", "ownerReferences": [
+            {"apiVersion": "apps/v1", "kind": "Deployment", "name": dep, "uid": dep + "-uid", "controller": True}]}})
+    pod(stale, "api-7c9-a", {"kind": "ReplicaSet", "name": "api-7c9"})
+    pod(stale, "api-7c9-b", {"kind": "ReplicaSet", "name": "api-7c9"})
+    pod(current, "web-5d-a", {"kind": "ReplicaSet", "name": "web-5d"})
+    pod(stale, "bare")
+    pod(stale, "db-0", {"kind": "StatefulSet", "name": "db"})
+    pod(stale, "ghost-1-a", {"kind": "ReplicaSet", "name": "ghost-1"})
+    pod(stale, "agent-x", {"kind": "DaemonSet", "name": "agent"})
+    fake.apply("pods", {"metadata": {"name": "plain", "namespace": "team"}, "spec": {"containers": [{"name": "a"}]}})
+
+    why = ("  Instrumentation team/inst-b (java) changed since the injection (resourceVersion 700, now resourceVersion %s)\n"
+           "  image of opentelemetry-auto-instrumentation-java: example.com/java-agent:1.0, now "
+           "ghcr.io/open-telemetry/opentelemetry-operator/autoinstrumentation-java:2.30.0\n" % rv)
+    listing = ("DaemonSet team/agent: 1 pod (agent-x)\n" + why +
+               "Deployment team/api: 2 pods (api-7c9-a, api-7c9-b)\n" + why +
+               "Deployment team/ghost: 1 pod (ghost-1-a)\n" + why +
+               "Pod team/bare: 1 pod (bare)\n" + why +
+               "StatefulSet team/db: 1 pod (db-0)\n" + why +
+               "5 workloads, 6 pods outdated (7 injected pods checked)\n")
+    n0 = len(fake.requests)
+    rc, out, err = run("outdated", "--kubeconfig", kc)
+    check("outdated: the listing", rc == 0 and out == listing and err == "", (rc, err, out))
+    check("outdated: reads only", all(r["method"] == "GET" for r in fake.requests[n0:]), fake.requests[n0:])
+
+    n0 = len(fake.requests)
+    rc, out, err = run("outdated", "--kubeconfig", kc, "--restart")
+    check("outdated --restart: a dry run", rc == 0 and err == "" and out == listing + (
+        "would restart DaemonSet team/agent (dry run: --yes to restart)\n"
+        "would restart Deployment team/api (dry run: --yes to restart)\n"
+        "would restart Deployment team/ghost (dry run: --yes to restart)\n"
+        "not restarted: Pod team/bare: no owning workload; delete the pod to re-create it\n"
+        "would restart StatefulSet team/db (dry run: --yes to restart)\n"), (rc, err, out))
+    check("outdated --restart: no writes", all(r["method"] == "GET" for r in fake.requests[n0:]), fake.requests[n0:])
+
+    rc, out, err = run("outdated", "--kubeconfig", kc, "--namespace", "elsewhere", "--restart", "--yes")
+    check("outdated: another namespace", rc == 0 and out == "no outdated pods (0 injected pods checked)\n", (rc, err, out))
+
+    n0 = len(fake.requests)
+    rc, out, err = run("outdated", "--kubeconfig", kc, "--restart", "--yes", "--interval", "0")
+    check("outdated --restart --yes: output", rc == 1 and out == listing + (
+        "restarted DaemonSet team/agent\n"
+        "restarted Deployment team/api\n"
+        "not restarted: Pod team/bare: no owning workload; delete the pod to re-create it\n"
+        "restarted StatefulSet team/db\n"), (rc, out))
+    check("outdated --restart --yes: a failed restart named", err ==
+          'otel-webhook outdated: restart Deployment team/ghost: HTTP 404: deployments "ghost" not found\n', err)
+    writes = [(r["method"], r["path"]) for r in fake.requests[n0:] if r["method"] != "GET"]
+    check("outdated --restart --yes: one patch per workload, in order", writes == [
+        ("PATCH", "/apis/apps/v1/namespaces/team/daemonsets/agent"),
+        ("PATCH", "/apis/apps/v1/namespaces/team/deployments/api"),
+        ("PATCH", "/apis/apps/v1/namespaces/team/deployments/ghost"),
+        ("PATCH", "/apis/apps/v1/namespaces/team/statefulsets/db")], writes)
+    for res, name in (("deployments", "api"), ("statefulsets", "db"), ("daemonsets", "agent")):
+        ann = ((fake.get(res, name, "team")["spec"].get("template") or {}).get("metadata") or {}).get("annotations") or {}
+        check("outdated: %s restartedAt as kubectl writes it" % name,
+              re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", ann.get("kubectl.kubernetes.io/restartedAt", "")), ann)
+
+    # Every request outdated and explain made is allowed by the overlay's
+    # ClusterRole, and every rule of it was used.
+    rules = rbac_rules("deploy/overlays/outdated/rbac.yaml")
+    used = set()
+    for r in fake.requests:
+        if r["path"] in ("/version",):
+            continue
+        attrs = request_attrs(r["method"], r["path"])
+        check("RBAC allows %s %s" % (r["method"], r["path"]), attrs in rules, attrs)
+        used.add(attrs)
+    check("RBAC: every rule used", set(rules) == used, sorted(set(rules) - used))
+
+    _rc, OUSAGE, _err = run("outdated", "--help")
+    check("outdated --help", _rc == 0 and OUSAGE.startswith("usage: otel-webhook outdated --kubeconfig FILE"), OUSAGE)
+    for args, line in (((), "--kubeconfig or --in-cluster is required"),
+                       (("--kubeconfig", kc, "--in-cluster"), "--kubeconfig and --in-cluster exclude each other"),
+                       (("--kubeconfig", kc, "--yes"), "--yes needs --restart"),
+                       (("--in-cluster", "--context", "c"), "--context needs --kubeconfig"),
+                       (("--kubeconfig", kc, "--restart", "--interval", "-1"),
+                        "--interval -1: expected seconds from 0 to 86400")):
+        rc, out, err = run("outdated", *args)
+        check("outdated usage %s" % (args,), rc == 2 and err == "otel-webhook outdated: %s\n\n%s" % (line, OUSAGE),
+              err[:300])
+
+
+outdated_tests()
 sys.exit(check.finish(RESULTS))
