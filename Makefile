@@ -214,6 +214,7 @@ $(B)/bench/bench_engine: $(B)/bench/tests/bench/bench_engine.o $(call obj,$(B)/o
 bench: deps $(B)/bench/bench_engine $(B)/otel-webhook $(B)/otel-reconcile
 	@sh scripts/deps.sh bench
 	@$(B)/bench/bench_engine tests/bench
+	@/usr/bin/python3 tests/bench/record_bench.py $(B)/bench/bench_engine
 	@/usr/bin/python3 tests/bench/server_bench.py $(B)/otel-webhook
 	@/usr/bin/python3 tests/blackbox/cluster_test.py --rss $(B)/otel-webhook
 	@/usr/bin/python3 tests/bench/reconcile_bench.py $(B)/otel-reconcile

@@ -6,6 +6,7 @@
 #include "base/json.h"
 #include "collector/defaults.h"
 #include "mutate/internal.h"
+#include "mutate/record.h"
 
 #include <string.h>
 
@@ -38,9 +39,17 @@ void mutate_default_instrumentation(json_object *obj, const mutate_settings *s) 
     set_if_empty(nginx, "configFile", "/etc/nginx/nginx.conf");
 }
 
+/* The digest the status record keeps (mutate/record.h), once per object. */
+static void spec_hash(json_object *obj) {
+    char h[17];
+    mutate_spec_hash(jget(obj, "spec"), h);
+    jset_str(obj, MUTATE_SPEC_HASH, h);
+}
+
 int mutate_prepare_resource(void *ud, const char *kind, json_object *obj, char *err, size_t errlen) {
     if (!strcmp(kind, "Instrumentation")) {
         mutate_default_instrumentation(obj, ud);
+        spec_hash(obj);
         return 0;
     }
     if (!strcmp(kind, "OpenTelemetryCollector") && collector_default(obj, err, errlen) != 0) {
@@ -48,7 +57,9 @@ int mutate_prepare_resource(void *ud, const char *kind, json_object *obj, char *
          * with that reason rather than built from a config the defaulting
          * could not read (a v1alpha1 YAML string, a collector past a bound). */
         jset_str(obj, COLLECTOR_DERIVED_ERROR, err);
+        spec_hash(obj);
         return -1;
     }
+    if (!strcmp(kind, "OpenTelemetryCollector")) spec_hash(obj);
     return 0;
 }

@@ -23,6 +23,7 @@
  *   images                      image of each container added */
 #include "mutate/record.h"
 
+#include "base/jtext.h"
 #include "base/versions.h"
 #include "mutate/internal.h"
 
@@ -77,6 +78,10 @@ static uint64_t tree_hash(json_object *v) {
     return h;
 }
 
+void mutate_spec_hash(json_object *spec, char out[17]) {
+    snprintf(out, 17, "%016" PRIx64, tree_hash(spec));
+}
+
 void record_use(mctx *m, mutate_lang_id lang, json_object *obj) {
     json_object *meta = jget(obj, "metadata"), *u = jnew_obj();
     jset_str(u, "kind", lang < MUTATE_NLANGS ? "Instrumentation" : "OpenTelemetryCollector");
@@ -88,9 +93,13 @@ void record_use(mctx *m, mutate_lang_id lang, json_object *obj) {
     if (rv) jset_str(u, "resourceVersion", rv);
     int64_t gen;
     if (jint(meta, "generation", &gen)) jset_int(u, "generation", gen);
+    const char *h = jstr(obj, MUTATE_SPEC_HASH);
     char hex[17];
-    snprintf(hex, sizeof hex, "%016" PRIx64, tree_hash(jget(obj, "spec")));
-    jset_str(u, "hash", hex);
+    if (!h || strlen(h) != 16) { /* an object that did not go through the store */
+        mutate_spec_hash(jget(obj, "spec"), hex);
+        h = hex;
+    }
+    jset_str(u, "hash", h);
     if (!m->res->uses) m->res->uses = jnew_arr();
     jpush(m->res->uses, u);
 }
@@ -149,7 +158,32 @@ static const char *field_str(json_object *e, const char *key) {
     return NULL;
 }
 
-static bool same(json_object *a, json_object *b) { return a == b || json_object_equal(a, b); }
+/* Deep equality that stops at shared subtrees: the mutated pod shares
+ * everything the engine did not touch with the request (json_object_equal
+ * would walk those too). */
+static bool same(json_object *a, json_object *b) {
+    if (a == b) return true;
+    json_type t = json_object_get_type(a);
+    if (!a || !b || t != json_object_get_type(b)) return false;
+    switch (t) {
+    case json_type_object: {
+        if (json_object_object_length(a) != json_object_object_length(b)) return false;
+        json_object_object_foreach(a, k, av) {
+            json_object *bv;
+            if (!json_object_object_get_ex(b, k, &bv) || !same(av, bv)) return false;
+        }
+        return true;
+    }
+    case json_type_array: {
+        size_t n = json_object_array_length(a);
+        if (n != json_object_array_length(b)) return false;
+        for (size_t i = 0; i < n; i++)
+            if (!same(json_object_array_get_idx(a, i), json_object_array_get_idx(b, i))) return false;
+        return true;
+    }
+    default: return json_object_equal(a, b);
+    }
+}
 
 static bool member(json_object *o, const char *key, json_object **v) {
     *v = NULL;
@@ -292,7 +326,7 @@ static void mounts_delta(json_object *om, json_object *nm, json_object *out) {
 }
 
 static json_object *container_delta(json_object *o, json_object *n, bool init) {
-    if (o == n || same(o, n)) return NULL;
+    if (o == n) return NULL;
     json_object *e = jnew_obj();
     jset_str(e, "name", field_str(n, "name"));
     if (init) jset_bool(e, "init", true);
@@ -308,6 +342,10 @@ static json_object *container_delta(json_object *o, json_object *n, bool init) {
     list_field(o, n, "env", NULL, e);
     list_field(o, n, "volumeMounts", NULL, e);
     delta(o, n, skip, NULL, e);
+    if (json_object_object_length(e) == (init ? 2 : 1)) { /* the name alone: nothing changed */
+        json_object_put(e);
+        return NULL;
+    }
     return e;
 }
 
@@ -434,7 +472,7 @@ void mutate_record_apply(json_object *orig, mutate_result *res) {
         if (json_object_object_get_ex(oa, MUTATE_RECORD_KEY, &old))
             jset(lazy_obj(rec, "was"), "/metadata/annotations/otel-webhook~1status", jcopy(old));
     }
-    const char *text = json_object_to_json_string_ext(rec, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+    char *text = jtext(rec, NULL);
 
     json_object *pm, *pa;
     member(pod, "metadata", &pm);
@@ -464,6 +502,7 @@ void mutate_record_apply(json_object *orig, mutate_result *res) {
     jset(nmeta, "annotations", nann);
     jset(np, "metadata", nmeta);
     json_object_put(rec);
+    free(text);
     json_object_put(res->pod);
     res->pod = np;
 }

@@ -50,4 +50,11 @@ json_object *mutate_uninject(json_object *pod, json_object *rec, char *err, size
 int mutate_record_stale(const mutate_request *req, char ***why);
 void mutate_strings_free(char **v, size_t n);
 
+/* The digest of a resource's spec the record keeps (16 hex digits and a
+ * NUL), independent of the order of keys. The store's preparation step
+ * computes it once per object (MUTATE_SPEC_HASH, mutate/defaults.c), so an
+ * admission reads it instead of walking the spec. */
+#define MUTATE_SPEC_HASH "@specHash"
+void mutate_spec_hash(json_object *spec, char out[17]);
+
 #endif
