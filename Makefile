@@ -192,8 +192,8 @@ fuzz-replay: $(B)/fuzz/fuzz_engine $(B)/fuzz/fuzz_review $(B)/fuzz/fuzz_conversi
 	  -- $(B)/fuzz/fuzz_conversion tests/fuzz/crashes/conversion tests/fuzz/conversion-corpus
 
 # deploy/: rendering, schema validation, safety properties, and RBAC coverage
-# against the requests cluster-test and reconcile-test recorded.
-deploy-test: $(B)/otel-webhook cluster-test reconcile-test tests/deploy/run.sh
+# against the requests cluster-test, reconcile-test and record-test recorded.
+deploy-test: $(B)/otel-webhook cluster-test reconcile-test record-test tests/deploy/run.sh
 	@sh tests/deploy/run.sh $(RESULTS)/deploy
 
 clean:

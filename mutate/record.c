@@ -530,14 +530,23 @@ json_object *mutate_record_read(json_object *pod, const char **why) {
     return rec;
 }
 
-/* The first name of rec[key] that list lacks, or NULL. */
-static const char *missing_name(json_object *rec, const char *key, json_object *list) {
-    json_object *names = jarr(rec, key);
-    for (size_t i = 0; i < jlen(names); i++) {
+/* The first name of rec[key] that the pod's spec[list] lacks, or NULL.
+ * The pod is read without base/json's readers: it has not been checked
+ * yet (podcheck runs only for pods the engine goes on to mutate). */
+static const char *missing_name(json_object *rec, const char *key, json_object *pod, const char *list) {
+    json_object *names = jarr(rec, key), *spec, *arr;
+    member(pod, "spec", &spec);
+    member(spec, list, &arr);
+    if (!json_object_is_type(arr, json_type_array)) arr = NULL;
+    nindex ix;
+    nindex_build(&ix, arr, "name");
+    const char *gone = NULL;
+    for (size_t i = 0; i < jlen(names) && !gone; i++) {
         const char *n = json_object_get_string(json_object_array_get_idx(names, i));
-        if (!n || !jfind_named(list, n, NULL)) return n ? n : "?";
+        if (!n || !nindex_find(&ix, n, NULL)) gone = n ? n : "?";
     }
-    return NULL;
+    free(ix.v);
+    return gone;
 }
 
 bool record_honoured(mctx *m) {
@@ -547,10 +556,9 @@ bool record_honoured(mctx *m) {
         if (why) mctx_warn(m, "%s: %s; the annotation is ignored", MUTATE_RECORD_KEY, why);
         return false;
     }
-    json_object *spec = jmap(m->in, "spec");
-    const char *gone = missing_name(rec, "containers", jarr(spec, "containers"));
+    const char *gone = missing_name(rec, "containers", m->in, "containers");
     const char *list = "container";
-    if (!gone) { gone = missing_name(rec, "initContainers", jarr(spec, "initContainers")); list = "init container"; }
+    if (!gone) { gone = missing_name(rec, "initContainers", m->in, "initContainers"); list = "init container"; }
     if (gone) mctx_warn(m, "%s names the %s %s, which the pod does not have; the record is ignored", MUTATE_RECORD_KEY,
                         list, gone);
     else mctx_skip(m, MUTATE_SKIP_ALREADY_INSTRUMENTED);

@@ -219,7 +219,12 @@ def outdated_tests():
                         certs, "--dev"], capture_output=True, text=True, timeout=60)
     if not check("certs generate", p.returncode == 0, p.stderr):
         return
-    fake = fakeapi.FakeAPI(os.path.join(certs, "tls.crt"), os.path.join(certs, "tls.key"), token="token-1")
+    # Kept after the run for tests/deploy's RBAC check (the outdated overlay).
+    reqlog = os.environ.get("OTEL_FAKEAPI_OUTDATED_LOG") or os.path.join("build", "fakeapi-outdated-requests.jsonl")
+    os.makedirs(os.path.dirname(os.path.abspath(reqlog)), exist_ok=True)
+    open(reqlog, "w").close()
+    fake = fakeapi.FakeAPI(os.path.join(certs, "tls.crt"), os.path.join(certs, "tls.key"), token="token-1",
+                           log_path=reqlog)
     fake.start()
     try:
         run_outdated(fake, certs)
