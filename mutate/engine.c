@@ -175,16 +175,14 @@ int mutate_pod(const mutate_request *req, mutate_result *res) {
     m.meta = meta;
     m.spec = spec;
     bool asked = res->asked = asks(&m);
-    if (record_honoured(&m)) { /* injected before: a re-invocation */
-        res->pod = json_object_get(req->pod);
-        return 0;
-    }
     if (asked && (!bounds_check(&m) || !podcheck(&m))) {
         res->pod = json_object_get(req->pod);
         return -1;
     }
     ann_check(&m);
-    if (!asked) {
+    /* Injected before (a re-invocation): its record says so. After the
+     * checks, so that a malformed pod is refused whatever it carries. */
+    if (!asked || record_honoured(&m)) {
         res->pod = json_object_get(req->pod);
         return 0;
     }

@@ -437,6 +437,8 @@ static json_object *record_build(json_object *orig, json_object *pod, const muta
 
 /* ---- putting it on the pod ------------------------------------------------ */
 
+static bool record_mismatch(json_object *pod, char *buf, size_t len);
+
 static json_object *shallow(json_object *o) {
     json_object *c = jnew_obj();
     if (json_object_is_type(o, json_type_object)) {
@@ -455,6 +457,11 @@ void mutate_record_apply(json_object *orig, mutate_result *res) {
     /* A pod only changed (a sidecar removed) is not an injection. */
     if (!res->pod || !json_object_array_length(res->patch) || (!res->injected && !res->sidecar)) return;
     json_object *pod = res->pod, *rec = record_build(orig, pod, res);
+    char why[256];
+    if (record_mismatch(orig, why, sizeof why)) {
+        res->warnings = xrealloc(res->warnings, sizeof *res->warnings * (res->nwarnings + 1));
+        res->warnings[res->nwarnings++] = xasprintf("%s; replaced by this injection's record", why);
+    }
 
     /* What the annotation itself adds, so that uninject takes it out whole. */
     json_object *om, *oa;
@@ -531,8 +538,8 @@ json_object *mutate_record_read(json_object *pod, const char **why) {
 }
 
 /* The first name of rec[key] that the pod's spec[list] lacks, or NULL.
- * The pod is read without base/json's readers: it has not been checked
- * yet (podcheck runs only for pods the engine goes on to mutate). */
+ * The pod is read without base/json's readers: explain and the engine's
+ * callers may hand in pods podcheck has not seen. */
 static const char *missing_name(json_object *rec, const char *key, json_object *pod, const char *list) {
     json_object *names = jarr(rec, key), *spec, *arr;
     member(pod, "spec", &spec);
@@ -549,21 +556,33 @@ static const char *missing_name(json_object *rec, const char *key, json_object *
     return gone;
 }
 
-bool record_honoured(mctx *m) {
+/* Why the pod's record (if any) cannot be trusted, into buf; false when
+ * there is none or it matches the pod. */
+static bool record_mismatch(json_object *pod, char *buf, size_t len) {
     const char *why;
-    json_object *rec = mutate_record_read(m->in, &why);
+    json_object *rec = mutate_record_read(pod, &why);
     if (!rec) {
-        if (why) mctx_warn(m, "%s: %s; the annotation is ignored", MUTATE_RECORD_KEY, why);
-        return false;
+        if (why) snprintf(buf, len, "%s: %s", MUTATE_RECORD_KEY, why);
+        return why != NULL;
     }
-    const char *gone = missing_name(rec, "containers", m->in, "containers");
-    const char *list = "container";
-    if (!gone) { gone = missing_name(rec, "initContainers", m->in, "initContainers"); list = "init container"; }
-    if (gone) mctx_warn(m, "%s names the %s %s, which the pod does not have; the record is ignored", MUTATE_RECORD_KEY,
-                        list, gone);
-    else mctx_skip(m, MUTATE_SKIP_ALREADY_INSTRUMENTED);
+    const char *gone = missing_name(rec, "containers", pod, "containers"), *list = "container";
+    if (!gone) { gone = missing_name(rec, "initContainers", pod, "initContainers"); list = "init container"; }
+    if (gone) snprintf(buf, len, "%s names the %s %s, which the pod does not have", MUTATE_RECORD_KEY, list, gone);
     json_object_put(rec);
-    return !gone;
+    return gone != NULL;
+}
+
+/* Silent: a record that cannot be trusted is named when the injection
+ * replaces it (mutate_record_apply), so that a pod refused for another
+ * reason (malformed, past a bound) gets that one reason alone. */
+bool record_honoured(mctx *m) {
+    char why[256];
+    json_object *meta, *ann, *v;
+    if (!member(m->in, "metadata", &meta) || !member(meta, "annotations", &ann) || !member(ann, MUTATE_RECORD_KEY, &v))
+        return false;
+    if (record_mismatch(m->in, why, sizeof why)) return false;
+    mctx_skip(m, MUTATE_SKIP_ALREADY_INSTRUMENTED);
+    return true;
 }
 
 void mutate_strings_free(char **v, size_t n) {

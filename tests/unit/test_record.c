@@ -148,14 +148,14 @@ START_TEST(reinvocation) {
 }
 END_TEST
 
-/* Records the engine cannot trust are ignored with a warning, and the pod
- * is injected (the new record replaces the old value, which uninject puts
- * back). */
+/* Records the engine cannot trust are ignored, and the pod is injected:
+ * the new record replaces the old value (which uninject puts back), with a
+ * warning; a malformed pod is refused with that one reason alone. */
 START_TEST(ignored_records) {
     fx_resources(INST);
     fx_run *r = fx_mutate("record-garbage", POD("{instrumentation.opentelemetry.io/inject-java: 'true', "
                                                 "otel-webhook/status: 'not json'}", "  - {name: app}\n"), "ns1");
-    ck_assert_str_eq(r->warnings, "otel-webhook/status: not a JSON object; the annotation is ignored");
+    ck_assert_str_eq(r->warnings, "otel-webhook/status: not a JSON object; replaced by this injection's record");
     ck_assert_uint_eq(r->res.injected, MUTATE_BIT(MUTATE_JAVA));
     char *rec = record(r);
     ck_assert_ptr_nonnull(strstr(rec, "\"was\":{\"/metadata/annotations/otel-webhook~1status\":\"not json\"}"));
@@ -163,14 +163,20 @@ START_TEST(ignored_records) {
     fx_free(r);
     r = fx_mutate("record-version", POD("{instrumentation.opentelemetry.io/inject-java: 'true', "
                                         "otel-webhook/status: '{\"v\":2}'}", "  - {name: app}\n"), "ns1");
-    ck_assert_str_eq(r->warnings, "otel-webhook/status: a record version this engine does not know; the annotation is ignored");
+    ck_assert_str_eq(r->warnings, "otel-webhook/status: a record version this engine does not know; "
+                                  "replaced by this injection's record");
     fx_free(r);
     r = fx_mutate("record-gone", POD("{instrumentation.opentelemetry.io/inject-java: 'true', "
                                      "otel-webhook/status: '{\"v\":1,\"initContainers\":[\"opentelemetry-auto-instrumentation-java\"]}'}",
                                      "  - {name: app}\n"), "ns1");
     ck_assert_str_eq(r->warnings, "otel-webhook/status names the init container opentelemetry-auto-instrumentation-java, "
-                                  "which the pod does not have; the record is ignored");
+                                  "which the pod does not have; replaced by this injection's record");
     ck_assert_uint_eq(r->res.injected, MUTATE_BIT(MUTATE_JAVA));
+    fx_free(r);
+    r = fx_mutate("record-malformed", POD("{instrumentation.opentelemetry.io/inject-java: 'true', "
+                                          "otel-webhook/status: '{\"v\":1,\"containers\":[\"gone\"]}'}",
+                                          "  - {image: a}\n"), "ns1");
+    ck_assert_str_eq(r->warnings, "spec.containers[0].name: required, not set; nothing injected");
     fx_free(r);
 }
 END_TEST
