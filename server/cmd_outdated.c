@@ -11,9 +11,12 @@
  * --restart does what `kubectl rollout restart` does: a strategic merge
  * patch setting the pod template's kubectl.kubernetes.io/restartedAt
  * annotation, so the controller rolls the pods at its own pace. It is a
- * dry run unless --yes; workloads are restarted one at a time, at most one
- * per --interval seconds, so a change of Instrumentation never restarts a
- * cluster at once. Only Deployments, StatefulSets and DaemonSets can be
+ * dry run unless --yes; workloads are restarted one at a time: the next
+ * only once the previous one's rollout is complete (as `kubectl rollout
+ * status` decides it, polled once a second, for at most --timeout) and at
+ * least --interval seconds after the previous restart, so a change of
+ * Instrumentation never restarts a cluster at once. A rollout that does not
+ * complete in time stops the restarts. Only Deployments, StatefulSets and DaemonSets can be
  * restarted this way; other owners are named with what to do instead. */
 #include "server/cli.h"
 
@@ -36,7 +39,7 @@
 static const char usage[] =
     "usage: otel-webhook outdated --kubeconfig FILE [--context NAME] | --in-cluster\n"
     "                             [--namespace NS] [--config FILE]\n"
-    "                             [--restart [--yes] [--interval SECONDS]]\n"
+    "                             [--restart [--yes] [--interval SECONDS] [--timeout SECONDS]]\n"
     "\n"
     "Lists the running pods whose otel-webhook/status record names an older version of an\n"
     "Instrumentation or collector, or other images, than today's resources would give,\n"
@@ -51,25 +54,28 @@ static const char usage[] =
     "                         `kubectl rollout restart` does; a dry run unless --yes\n"
     "  --yes                  really restart\n"
     "  --interval SECONDS     at least this long between two restarts (default 30)\n"
+    "  --timeout SECONDS      how long a restarted workload may take to roll out before the\n"
+    "                         restarts stop (default 600); the next restart waits for it\n"
     "\n"
     "Exit status: 0 done, 1 the cluster could not be read or a restart failed, 2 usage.\n";
 
 typedef struct oopts {
     const char *kubeconfig, *context, *ns, *config;
     bool incluster, restart, yes;
-    long interval;
+    long interval, timeout;
 } oopts;
 
 static int parse_args(int argc, char **argv, oopts *o) {
-    enum { O_KUBECONFIG = 256, O_CONTEXT, O_INCLUSTER, O_CONFIG, O_RESTART, O_YES, O_INTERVAL };
+    enum { O_KUBECONFIG = 256, O_CONTEXT, O_INCLUSTER, O_CONFIG, O_RESTART, O_YES, O_INTERVAL, O_TIMEOUT };
     static const struct option longopts[] = {
         {"kubeconfig", required_argument, 0, O_KUBECONFIG}, {"context", required_argument, 0, O_CONTEXT},
         {"in-cluster", no_argument, 0, O_INCLUSTER},        {"namespace", required_argument, 0, 'n'},
         {"config", required_argument, 0, O_CONFIG},         {"restart", no_argument, 0, O_RESTART},
         {"yes", no_argument, 0, O_YES},                     {"interval", required_argument, 0, O_INTERVAL},
+        {"timeout", required_argument, 0, O_TIMEOUT},
         {"help", no_argument, 0, 'h'},                      {0, 0, 0, 0},
     };
-    *o = (oopts){.interval = 30};
+    *o = (oopts){.interval = 30, .timeout = 600};
     int c;
     optind = 1;
     opterr = 0;
@@ -82,13 +88,16 @@ static int parse_args(int argc, char **argv, oopts *o) {
         case O_CONFIG: o->config = optarg; break;
         case O_RESTART: o->restart = true; break;
         case O_YES: o->yes = true; break;
-        case O_INTERVAL: {
+        case O_INTERVAL:
+        case O_TIMEOUT: {
             char *end;
             errno = 0;
             long v = strtol(optarg, &end, 10);
             if (errno || end == optarg || *end || v < 0 || v > 86400)
-                return cli_usage_error("outdated", usage, "--interval %s: expected seconds from 0 to 86400", optarg);
-            o->interval = v;
+                return cli_usage_error("outdated", usage, "--%s %s: expected seconds from 0 to 86400",
+                                       c == O_INTERVAL ? "interval" : "timeout", optarg);
+            if (c == O_INTERVAL) o->interval = v;
+            else o->timeout = v;
             break;
         }
         case 'h': fputs(usage, stdout); return -1;
@@ -220,6 +229,67 @@ static int restart(outdated *od, const group *g) {
     return rc;
 }
 
+static int64_t num(json_object *o, const char *key, int64_t dflt) {
+    int64_t v;
+    return jint(o, key, &v) ? v : dflt;
+}
+
+/* The rollout is complete, by kubectl rollout status's rules: the
+ * controller has seen the new template and every replica is updated and
+ * available (ready, for a StatefulSet). */
+static bool rolled_out(json_object *w, const char *kind) {
+    json_object *meta = jget(w, "metadata"), *spec = jget(w, "spec"), *st = jget(w, "status");
+    if (num(st, "observedGeneration", 0) < num(meta, "generation", 1)) return false;
+    if (!strcmp(kind, "DaemonSet")) {
+        int64_t want = num(st, "desiredNumberScheduled", 0);
+        return num(st, "updatedNumberScheduled", 0) >= want && num(st, "numberAvailable", 0) >= want;
+    }
+    int64_t want = num(spec, "replicas", 1), updated = num(st, "updatedReplicas", 0);
+    if (updated < want) return false;
+    if (!strcmp(kind, "StatefulSet")) return num(st, "readyReplicas", 0) >= want;
+    return num(st, "replicas", 0) <= updated && num(st, "availableReplicas", 0) >= updated;
+}
+
+static double mono(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void pause_s(double s) {
+    struct timespec ts = {.tv_sec = (time_t)s, .tv_nsec = (long)((s - (double)(time_t)s) * 1e9)};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
+}
+
+/* Waits until g's rollout is complete; 0, or 1 after saying why not. */
+static int wait_rollout(outdated *od, const group *g, long timeout_s) {
+    char *path = xasprintf("/apis/apps/v1/namespaces/%s/%s/%s", g->ns, restart_resource(g->kind), g->name);
+    double deadline = mono() + (double)timeout_s;
+    int rc = 1;
+    for (;;) {
+        char *body = NULL, err[256];
+        size_t len;
+        int st = kube_api_get(od->conn, path, NULL, CLI_CLUSTER_TIMEOUT_MS, &body, &len, err, sizeof err);
+        json_object *w = st == 200 ? json_tokener_parse(body) : NULL;
+        bool done = w && rolled_out(w, g->kind);
+        json_object_put(w);
+        free(body);
+        if (done) {
+            printf("rolled out %s %s/%s\n", g->kind, g->ns, g->name);
+            rc = 0;
+            break;
+        }
+        if (mono() >= deadline) {
+            fprintf(stderr, "otel-webhook outdated: the rollout of %s %s/%s did not complete within %ld s; "
+                            "no further restarts\n", g->kind, g->ns, g->name, timeout_s);
+            break;
+        }
+        pause_s(1.0);
+    }
+    free(path);
+    return rc;
+}
+
 int cmd_outdated(int argc, char **argv) {
     oopts o;
     int prc = parse_args(argc, argv, &o);
@@ -301,6 +371,7 @@ int cmd_outdated(int argc, char **argv) {
     rc = 0;
     if (o.restart) {
         bool first = true;
+        double last = 0;
         for (size_t i = 0; i < od.ng; i++) {
             group *g = &od.g[i];
             if (!restart_resource(g->kind)) {
@@ -314,15 +385,22 @@ int cmd_outdated(int argc, char **argv) {
                 printf("would restart %s %s/%s (dry run: --yes to restart)\n", g->kind, g->ns, g->name);
                 continue;
             }
-            /* The rate limit: a wait between two restarts, none before the first. */
-            if (!first && o.interval > 0) {
-                fflush(stdout);
-                struct timespec ts = {.tv_sec = o.interval};
-                while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
-            }
-            first = false;
-            if (restart(&od, g) != 0) rc = 1;
+            /* The rate limit: at least --interval from one restart to the next. */
+            double wait = first ? 0 : (double)o.interval - (mono() - last);
             fflush(stdout);
+            if (wait > 0) pause_s(wait);
+            first = false;
+            last = mono();
+            if (restart(&od, g) != 0) {
+                rc = 1;
+                continue;
+            }
+            fflush(stdout);
+            /* One workload at a time: the next once this one has rolled out. */
+            if (wait_rollout(&od, g, o.timeout) != 0) {
+                rc = 1;
+                break;
+            }
         }
     }
     if (fflush(stdout) != 0 || ferror(stdout)) rc = 1;

@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 
 import yaml
 
@@ -226,10 +227,37 @@ def outdated_tests():
     fake = fakeapi.FakeAPI(os.path.join(certs, "tls.crt"), os.path.join(certs, "tls.key"), token="token-1",
                            log_path=reqlog)
     fake.start()
+    stop = threading.Event()
+    ctl = threading.Thread(target=controller, args=(fake, stop), daemon=True)
+    ctl.start()
     try:
         run_outdated(fake, certs)
     finally:
+        stop.set()
+        with fake.cond:
+            fake.cond.notify_all()
+        ctl.join()
         fake.stop()
+
+
+def controller(fake, stop):
+    """The workload controllers: a restarted workload (its generation ahead
+    of status.observedGeneration) is rolled out at once, except "stuck",
+    which never is. Woken by every change to the fake's objects."""
+    with fake.cond:
+        while not stop.is_set():
+            for res in ("deployments", "statefulsets", "daemonsets"):
+                for obj in list(fake.objects[res].values()):
+                    meta, st = obj["metadata"], obj.get("status") or {}
+                    if meta["name"] == "stuck" or st.get("observedGeneration", 0) >= meta.get("generation", 1):
+                        continue
+                    n = (obj.get("spec") or {}).get("replicas", 1)
+                    o = copy.deepcopy(obj)
+                    o["status"] = {"observedGeneration": meta.get("generation", 1), "replicas": n,
+                                   "updatedReplicas": n, "availableReplicas": n, "readyReplicas": n,
+                                   "desiredNumberScheduled": 2, "updatedNumberScheduled": 2, "numberAvailable": 2}
+                    fake.apply(res, o)
+            fake.cond.wait(5)
 
 
 def run_outdated(fake, certs):
@@ -309,11 +337,21 @@ def run_outdated(fake, certs):
     rc, out, err = run("outdated", "--kubeconfig", kc, "--restart", "--yes", "--interval", "0")
     check("outdated --restart --yes: output", rc == 1 and out == listing + (
         "restarted DaemonSet team/agent\n"
+        "rolled out DaemonSet team/agent\n"
         "restarted Deployment team/api\n"
+        "rolled out Deployment team/api\n"
         "not restarted: Pod team/bare: no owning workload; delete the pod to re-create it\n"
-        "restarted StatefulSet team/db\n"), (rc, out))
+        "restarted StatefulSet team/db\n"
+        "rolled out StatefulSet team/db\n"), (rc, out))
     check("outdated --restart --yes: a failed restart named", err ==
           'otel-webhook outdated: restart Deployment team/ghost: HTTP 404: deployments "ghost" not found\n', err)
+    # One at a time: each restart after the previous rollout was seen complete.
+    seq = [(r["method"], r["path"], r["status"]) for r in fake.requests[n0:]
+           if r["path"].split("/")[-2] in ("deployments", "statefulsets", "daemonsets")]
+    patches = [i for i, x in enumerate(seq) if x[0] == "PATCH"]
+    check("outdated --restart --yes: the next restart only after the workload was read back",
+          all(seq[a][2] != 200 or any(seq[j][:2] == ("GET", seq[a][1]) for j in range(a + 1, b))
+              for a, b in zip(patches, patches[1:])), seq)
     writes = [(r["method"], r["path"]) for r in fake.requests[n0:] if r["method"] != "GET"]
     check("outdated --restart --yes: one patch per workload, in order", writes == [
         ("PATCH", "/apis/apps/v1/namespaces/team/daemonsets/agent"),
@@ -324,6 +362,27 @@ def run_outdated(fake, certs):
         ann = ((fake.get(res, name, "team")["spec"].get("template") or {}).get("metadata") or {}).get("annotations") or {}
         check("outdated: %s restartedAt as kubectl writes it" % name,
               re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", ann.get("kubectl.kubernetes.io/restartedAt", "")), ann)
+
+    # A rollout that does not complete stops the restarts.
+    fake.apply("namespaces", {"metadata": {"name": "slow"}})
+    fake.apply("deployments", {"metadata": {"name": "stuck", "namespace": "slow"}, "spec": {"replicas": 1}})
+    fake.apply("deployments", {"metadata": {"name": "zz-next", "namespace": "slow"}, "spec": {"replicas": 1}})
+    for rs, dep in (("stuck-1", "stuck"), ("zz-next-1", "zz-next")):
+        fake.apply("replicasets", {"metadata": {"name": rs, "namespace": "slow", "ownerReferences": [
+            {"apiVersion": "apps/v1", "kind": "Deployment", "name": dep, "uid": dep + "-uid", "controller": True}]}})
+        o = copy.deepcopy(stale)
+        o["metadata"].update(name=rs + "-a", namespace="slow", ownerReferences=[
+            {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": rs, "uid": rs + "-uid", "controller": True}])
+        fake.apply("pods", o)
+    n0 = len(fake.requests)
+    rc, out, err = run("outdated", "--kubeconfig", kc, "-n", "slow", "--restart", "--yes", "--interval", "0",
+                       "--timeout", "1")
+    check("outdated: a stuck rollout stops the restarts", rc == 1 and out.endswith(
+        "restarted Deployment slow/stuck\n") and err ==
+        "otel-webhook outdated: the rollout of Deployment slow/stuck did not complete within 1 s; no further restarts\n",
+        (rc, out[-300:], err))
+    check("outdated: nothing restarted after it", [r["path"] for r in fake.requests[n0:] if r["method"] == "PATCH"] ==
+          ["/apis/apps/v1/namespaces/slow/deployments/stuck"], fake.requests[n0:])
 
     # Every request outdated and explain made is allowed by the overlay's
     # ClusterRole, and every rule of it was used.
@@ -344,7 +403,9 @@ def run_outdated(fake, certs):
                        (("--kubeconfig", kc, "--yes"), "--yes needs --restart"),
                        (("--in-cluster", "--context", "c"), "--context needs --kubeconfig"),
                        (("--kubeconfig", kc, "--restart", "--interval", "-1"),
-                        "--interval -1: expected seconds from 0 to 86400")):
+                        "--interval -1: expected seconds from 0 to 86400"),
+                       (("--kubeconfig", kc, "--restart", "--timeout", "x"),
+                        "--timeout x: expected seconds from 0 to 86400")):
         rc, out, err = run("outdated", *args)
         check("outdated usage %s" % (args,), rc == 2 and err == "otel-webhook outdated: %s\n\n%s" % (line, OUSAGE),
               err[:300])
