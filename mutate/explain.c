@@ -60,7 +60,7 @@ static bool skip_reasons(sbuf *b, const mutate_result *res, const char *name) {
 
 static void containers(sbuf *b, mctx *m, const mutate_result *res, const char *list, bool init) {
     json_object *arr = jarr(m->spec, list);
-    bool named = any_container_names(m), langs = res->injected & ~0u;
+    bool named = any_container_names(m), langs = res->injected != 0;
     for (size_t i = 0; i < jlen(arr); i++) {
         const char *name = jstr(json_object_array_get_idx(arr, i), "name");
         if (!name) continue;
