@@ -114,9 +114,9 @@ CASES   := $(B)/cases
 export ASAN_OPTIONS := detect_leaks=1:abort_on_error=0
 export UBSAN_OPTIONS := print_stacktrace=1:halt_on_error=1
 
-TEST_SUITES := clang-build unit valgrind roundtrip cli server-test convert-test hardening-test cluster-test \
+TEST_SUITES := clang-build unit valgrind roundtrip cli record-test server-test convert-test hardening-test cluster-test \
                reconcile-test parity-test bounds-test cr-admission-test fuzz-replay deploy-test
-EXPECTED_RESULTS := $(addprefix unit-,$(UNIT_TESTS)) $(addprefix valgrind-,$(UNIT_TESTS)) roundtrip cli cli-validate server \
+EXPECTED_RESULTS := $(addprefix unit-,$(UNIT_TESTS)) $(addprefix valgrind-,$(UNIT_TESTS)) roundtrip cli cli-validate record server \
                     convert hardening cluster reconcile parity bounds cr-admission fuzz-replay deploy
 
 test:
@@ -140,13 +140,19 @@ valgrind: $(addprefix $(B)/vg/tests/unit/,$(UNIT_TESTS)) tests/unit/run_check.sh
 	    --errors-for-leak-kinds=definite --error-exitcode=9 $(B)/vg/tests/unit/$$t > $(B)/vg/$$t.log 2>&1 || \
 	    { tail -40 $(B)/vg/$$t.log; exit 1; }; tail -n 1 $(B)/vg/$$t.log; done
 
-# Every recorded engine case replayed by an independent RFC 6902 applier.
-roundtrip: unit tests/unit/roundtrip.py
-	@/usr/bin/python3 tests/unit/roundtrip.py $(CASES) $(RESULTS)/roundtrip
+# Every recorded engine case replayed by an independent RFC 6902 applier,
+# and undone by `otel-webhook uninject`.
+roundtrip: unit $(B)/asan/otel-webhook tests/unit/roundtrip.py
+	@/usr/bin/python3 tests/unit/roundtrip.py $(CASES) $(RESULTS)/roundtrip $(B)/asan/otel-webhook
 
 cli: $(B)/asan/otel-webhook tests/blackbox/cli_test.py tests/blackbox/validate_test.py
 	@/usr/bin/python3 tests/blackbox/cli_test.py $(B)/asan/otel-webhook $(RESULTS)/cli
 	@/usr/bin/python3 tests/blackbox/validate_test.py $(B)/asan/otel-webhook $(RESULTS)/cli-validate
+
+# The status record from outside: uninject, explain, inject's stale
+# warning, outdated against the fake API server.
+record-test: $(B)/asan/otel-webhook tests/blackbox/record_test.py tests/blackbox/fakeapi.py
+	@/usr/bin/python3 tests/blackbox/record_test.py $(B)/asan/otel-webhook $(RESULTS)/record
 
 # The server over real TLS on loopback; the release build too, for what
 # only glibc's allocator shows (memory given back).
@@ -197,8 +203,8 @@ fuzz-replay: $(B)/fuzz/fuzz_engine $(B)/fuzz/fuzz_review $(B)/fuzz/fuzz_conversi
 	  -- $(B)/fuzz/fuzz_cr tests/fuzz/crashes/cr tests/fuzz/cr-corpus
 
 # deploy/: rendering, schema validation, safety properties, and RBAC coverage
-# against the requests cluster-test and reconcile-test recorded.
-deploy-test: $(B)/otel-webhook $(B)/otel-reconcile cluster-test reconcile-test tests/deploy/run.sh
+# against the requests cluster-test, reconcile-test and record-test recorded.
+deploy-test: $(B)/otel-webhook $(B)/otel-reconcile cluster-test reconcile-test record-test tests/deploy/run.sh
 	@sh tests/deploy/run.sh $(RESULTS)/deploy
 
 clean:
@@ -221,6 +227,7 @@ bench: deps $(B)/bench/bench_engine $(B)/otel-webhook $(B)/otel-reconcile
 	@$(B)/bench/bench_engine tests/bench
 	@sh tests/bench/callgrind.sh $(B)/bench/bench_engine
 	@/usr/bin/python3 tests/bench/callgrind_bench.py $(B)/otel-webhook
+	@/usr/bin/python3 tests/bench/record_bench.py $(B)/bench/bench_engine
 	@/usr/bin/python3 tests/bench/server_bench.py $(B)/otel-webhook
 	@/usr/bin/python3 tests/blackbox/cluster_test.py --rss $(B)/otel-webhook
 	@/usr/bin/python3 tests/bench/reconcile_bench.py $(B)/otel-reconcile

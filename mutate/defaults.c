@@ -15,6 +15,7 @@
 #include "base/shape.h"
 #include "collector/defaults.h"
 #include "mutate/internal.h"
+#include "mutate/record.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,14 +94,27 @@ int mutate_default_instrumentation(json_object *obj, const mutate_settings *s, c
     return 0;
 }
 
+/* The digest the status record keeps (mutate/record.h), once per object. */
+static void spec_hash(json_object *obj) {
+    char h[17];
+    mutate_spec_hash(jget(obj, "spec"), h);
+    jset_str(obj, MUTATE_SPEC_HASH, h);
+}
+
 int mutate_prepare_resource(void *ud, const char *kind, json_object *obj, char *err, size_t errlen) {
-    if (!strcmp(kind, "Instrumentation")) return mutate_default_instrumentation(obj, ud, err, errlen);
+    if (!strcmp(kind, "Instrumentation")) {
+        if (mutate_default_instrumentation(obj, ud, err, errlen) != 0) return -1;
+        spec_hash(obj);
+        return 0;
+    }
     if (!strcmp(kind, "OpenTelemetryCollector") && collector_default(obj, err, errlen) != 0) {
         /* Kept as it came, with the reason: a sidecar of it is then refused
          * with that reason rather than built from a config the defaulting
          * could not read (a v1alpha1 YAML string, a collector past a bound). */
         jset_str(obj, COLLECTOR_DERIVED_ERROR, err);
+        spec_hash(obj);
         return -1;
     }
+    if (!strcmp(kind, "OpenTelemetryCollector")) spec_hash(obj);
     return 0;
 }

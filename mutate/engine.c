@@ -12,6 +12,7 @@
 #include "mutate/internal.h"
 
 #include "base/versions.h"
+#include "mutate/record.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -31,6 +32,7 @@ void mutate_options_init(mutate_options *o) {
     o->native_sidecars = false;
     o->python_mode = MUTATE_PYTHON_PYTHONPATH;
     o->collector_image = DEFAULT_COLLECTOR_IMAGE;
+    o->record = true;
 }
 
 void mctx_warn(mctx *m, const char *fmt, ...) {
@@ -141,6 +143,7 @@ void mutate_result_free(mutate_result *res) {
     if (!res) return;
     json_object_put(res->pod);
     json_object_put(res->patch);
+    json_object_put(res->uses);
     for (size_t i = 0; i < res->nwarnings; i++) free(res->warnings[i]);
     free(res->warnings);
     for (int l = 0; l < MUTATE_NLANGS; l++) {
@@ -181,7 +184,9 @@ int mutate_pod(const mutate_request *req, mutate_result *res) {
         return -1;
     }
     ann_check(&m);
-    if (!asked) {
+    /* Injected before (a re-invocation): its record says so. After the
+     * checks, so that a malformed pod is refused whatever it carries. */
+    if (!asked || record_honoured(&m)) {
         res->pod = json_object_get(req->pod);
         return 0;
     }
@@ -211,6 +216,7 @@ int mutate_pod(const mutate_request *req, mutate_result *res) {
     }
     mutate_patch_diff(req->pod, m.pod, res->patch);
     res->pod = m.pod;
+    if (req->opt->record) mutate_record_apply(req->pod, res);
     free(m.owner_fallback_rs);
     return 0;
 }

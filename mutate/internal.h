@@ -176,6 +176,14 @@ bool bounds_check(mctx *m);
 bool podcheck_shape(mctx *m);
 bool podcheck(mctx *m);
 
+/* record.c: notes that obj (an Instrumentation for language lang, or the
+ * collector when lang is MUTATE_NLANGS) was injected from, for the record. */
+void record_use(mctx *m, mutate_lang_id lang, json_object *obj);
+/* The record the pod carries and whether it still matches the pod: true
+ * when the engine must leave the pod alone. One it ignores is named by
+ * mutate_record_apply when the injection replaces it. */
+bool record_honoured(mctx *m);
+
 /* sidecar.c: spec 4. */
 void sidecar_run(mctx *m);
 

@@ -52,6 +52,9 @@ typedef struct mutate_options {
     /* "NAME=value" proxy settings copied into the collector sidecar (spec 4.3). */
     const char *const *proxy_env;
     size_t nproxy_env;
+    /* Write the otel-webhook/status record (mutate/record.h) on every pod
+     * changed (default true; the reference writes none, docs/compat.md). */
+    bool record;
 } mutate_options;
 
 /* Fills o with the reference defaults (spec 0.1). */
@@ -139,6 +142,10 @@ typedef struct mutate_result {
     char *invalid_path;
     char *invalid_reason;
     json_object *invalid_at;
+    /* The Instrumentations and the collector injected from, in order
+     * (owned array of {kind, language, namespace, name, resourceVersion,
+     * generation, hash}): what the status record names. */
+    json_object *uses;
 } mutate_result;
 
 /* Returns 0 with res filled, or -1 when the input is not a pod object, is

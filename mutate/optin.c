@@ -297,6 +297,7 @@ void optin_instrumentation(mctx *m) {
             l->platform = resolve_annotation(m, ANN(DOTNET_RUNTIME));
         }
         lang_run(l);
+        if (m->res->injected & MUTATE_BIT(l->lang->id)) record_use(m, l->lang->id, l->inst);
     }
 out:
     for (size_t i = 0; i < nsel; i++) names_free(langs[i].names, langs[i].nnames);

@@ -101,6 +101,11 @@ int mutate_settings_parse(mutate_settings *c, const char *path, const char *text
             c->opt.multi_instrumentation = b;
             continue;
         }
+        if (!strcmp(k, "status-record")) {
+            if (bool_value(v, &b)) { snprintf(err, errlen, "%s:%d: %s: expected true or false", path, line, k); goto out; }
+            c->opt.record = b;
+            continue;
+        }
         const char *s = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
         if (!strcmp(k, "fips-disabled-components")) {
             if (!s && v) { snprintf(err, errlen, "%s:%d: %s: expected a comma-separated list", path, line, k); goto out; }

@@ -4,8 +4,9 @@
  * A flat YAML map. The keys are the OpenTelemetry Operator's own config-file
  * keys (enable-java-auto-instrumentation, auto-instrumentation-java-image,
  * collector-image, fips-disabled-components, ...), so an operator config
- * can be reused as is, plus two of ours: native-sidecars (auto|on|off) and python-mode
- * (pythonpath|entrypoint). Parsing is pure: the caller reads the file. */
+ * can be reused as is, plus three of ours: native-sidecars (auto|on|off), python-mode
+ * (pythonpath|entrypoint) and status-record (true|false, the
+ * otel-webhook/status annotation of mutate/record.h). Parsing is pure: the caller reads the file. */
 #ifndef MUTATE_SETTINGS_H
 #define MUTATE_SETTINGS_H
 

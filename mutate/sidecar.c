@@ -184,4 +184,5 @@ void sidecar_run(mctx *m) {
     collector_pod_free(&part);
     set_label(m, cns, cname ? cname : "");
     m->res->sidecar = true;
+    record_use(m, MUTATE_NLANGS, col);
 }

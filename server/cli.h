@@ -12,6 +12,9 @@
 int cmd_inject(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
+int cmd_uninject(int argc, char **argv);
+int cmd_explain(int argc, char **argv);
+int cmd_outdated(int argc, char **argv);
 
 /* Reads the settings file at path over s. 0, or -1 with "PATH[:LINE]:
  * reason" in err. */

@@ -27,6 +27,7 @@
 #include "kube/store.h"
 #include "mutate/defaults.h"
 #include "mutate/mutate.h"
+#include "mutate/record.h"
 #include "server/inject.h"
 
 #include <errno.h>
@@ -63,6 +64,10 @@ static const char usage[] =
     "                          (KIND NS/NAME: injected|changed|skipped|unchanged|invalid: ...)\n"
     "                          and a summary line\n"
     "  --fail-on-skip          exit 3 when a part asked for was left out of an object\n"
+    "\n"
+    "Every object injected gets an otel-webhook/status annotation (see uninject, explain); one\n"
+    "that has one is left as it is, with a warning when today's resources would inject\n"
+    "something else (its record is stale).\n"
     "\n"
     "Warnings go to standard error as FILE:LINE: warning: ... A template the API server\n"
     "would refuse (a field of the wrong type) is left out of the output, with\n"
@@ -141,8 +146,7 @@ static int parse_args(int argc, char **argv, opts *o) {
     return 0;
 }
 
-/* Where a kind keeps its pod template; NULL for kinds without one. */
-static json_object *template_of(json_object *o, const char *kind) {
+json_object *inject_template_of(json_object *o, const char *kind) {
     static const char *const with_template[] = {"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", NULL};
     for (int i = 0; with_template[i]; i++)
         if (!strcmp(kind, with_template[i])) return kube_obj_get(o, "spec.template");
@@ -169,8 +173,7 @@ static void take_resource(json_object *o, const char *file, const kube_prepare *
     free(one);
 }
 
-/* Resources carried by the input itself, Lists' items included. */
-static void input_resources(const inject_input *in, kube_store *store, const kube_prepare *prep, const char *ns,
+void inject_input_resources(const inject_input *in, kube_store *store, const kube_prepare *prep, const char *ns,
                             const kube_logger *log) {
     json_object **objs = NULL;
     size_t nobjs = 0;
@@ -203,7 +206,7 @@ typedef struct walk {
 /* The pod the webhook would be asked about: the template, with the
  * workload as its owner. A template metadata that is not an object goes
  * over as it is, for the engine to refuse. */
-static json_object *stand_in(json_object *o, const char *kind, json_object *tmpl) {
+json_object *inject_stand_in(json_object *o, const char *kind, json_object *tmpl) {
     json_object *pod = jnew_obj(), *tmeta = kube_obj_get(tmpl, "metadata");
     if (tmeta && !json_object_is_type(tmeta, json_type_object)) {
         jset(pod, "metadata", json_object_get(tmeta));
@@ -262,7 +265,7 @@ static void visit(walk *w, size_t di, size_t item, json_object *o) {
     const char *kind = jstr(o, "kind");
     json_object *tmpl = NULL;
     bool is_pod = kind && !strcmp(kind, "Pod");
-    if (!kind || (!is_pod && !(tmpl = template_of(o, kind)))) return;
+    if (!kind || (!is_pod && !(tmpl = inject_template_of(o, kind)))) return;
 
     w->objs = xgrow(w->objs, &w->capobjs, w->nobjs + 1, sizeof *w->objs);
     inject_object *rec = &w->objs[w->nobjs++];
@@ -282,7 +285,7 @@ static void visit(walk *w, size_t di, size_t item, json_object *o) {
         return;
     }
 
-    json_object *pod = is_pod ? json_object_get(o) : stand_in(o, kind, tmpl);
+    json_object *pod = is_pod ? json_object_get(o) : inject_stand_in(o, kind, tmpl);
     mutate_request req = {.pod = pod, .namespace = rec->ns, .src = w->src, .opt = w->mopt};
     req.ns = kube_snapshot_get(w->snap, "Namespace", NULL, rec->ns);
     mutate_result res;
@@ -300,6 +303,16 @@ static void visit(walk *w, size_t di, size_t item, json_object *o) {
         return;
     }
     for (size_t i = 0; i < res.nwarnings; i++) fprintf(stderr, "%s:%d: warning: %s\n", rec->file, rec->line, res.warnings[i]);
+    /* Injected before (the engine left it alone through its record): say
+     * when today's resources would inject something else. */
+    if (mrc == 0 && !json_object_array_length(res.patch)) {
+        char **why;
+        int n = mutate_record_stale(&req, &why);
+        for (int i = 0; i < n; i++)
+            fprintf(stderr, "%s:%d: warning: %s %s/%s: its otel-webhook/status record is stale: %s\n", rec->file, rec->line,
+                    rec->kind, rec->ns, rec->name, why[i]);
+        if (n > 0) mutate_strings_free(why, (size_t)n);
+    }
     if (mrc != 0) w->rc = 1;
     inject_object_judge(rec, mrc, &res);
     if (!strcmp(w->o->output, "patch")) {
@@ -385,7 +398,7 @@ int cmd_inject(int argc, char **argv) {
         if (failing) goto out; /* the reason is already on stderr */
     }
     if (inject_input_read(&in, o.files, o.nfiles, o.recursive) != 0) goto out;
-    input_resources(&in, store, &prep, o.ns, &log);
+    inject_input_resources(&in, store, &prep, o.ns, &log);
     if (!strcmp(o.output, "patch") && !one_pod(&in)) {
         if (in.nfiles == 1) fprintf(stderr, "%s: -o patch needs exactly one Pod\n", in.files[0].name);
         else fprintf(stderr, "otel-webhook inject: -o patch needs exactly one Pod\n");

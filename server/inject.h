@@ -11,10 +11,16 @@
  *                    shared with `otel-webhook validate`)
  *   inject_report.c  what happened to each object, and --report's lines
  *   inject_output.c  -o yaml and -o json
- *   cmd_inject.c     the command line and the walk over the objects */
+ *   cmd_inject.c     the command line and the walk over the objects
+ *
+ * `uninject` (cmd_uninject.c) and `explain` (cmd_explain.c) read and write
+ * the same way. */
 #ifndef SERVER_INJECT_H
 #define SERVER_INJECT_H
 
+#include "kube/log.h"
+#include "kube/store.h"
+#include "kube/trim.h"
 #include "mutate/mutate.h"
 #include "server/inject_input.h"
 
@@ -22,6 +28,19 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+
+/* Where a kind keeps its pod template (Deployment, StatefulSet, DaemonSet,
+ * ReplicaSet, Job: spec.template; CronJob: spec.jobTemplate.spec.template);
+ * NULL for kinds without one. */
+json_object *inject_template_of(json_object *o, const char *kind);
+
+/* The pod the webhook would be asked about for a workload's template: the
+ * template, with the workload as its owner (new object). */
+json_object *inject_stand_in(json_object *o, const char *kind, json_object *tmpl);
+/* The Instrumentation, OpenTelemetryCollector and Namespace objects of the
+ * input (Lists' items included) as the store's input layer. */
+void inject_input_resources(const inject_input *in, kube_store *store, const kube_prepare *prep, const char *ns,
+                            const kube_logger *log);
 
 /* What became of one object. */
 typedef enum inject_outcome {

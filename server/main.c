@@ -35,6 +35,9 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[1], "serve")) return cmd_serve(argc - 1, argv + 1);
     if (!strcmp(argv[1], "inject")) return cmd_inject(argc - 1, argv + 1);
     if (!strcmp(argv[1], "validate")) return cmd_validate(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "uninject")) return cmd_uninject(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "explain")) return cmd_explain(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "outdated")) return cmd_outdated(argc - 1, argv + 1);
     if (!strcmp(argv[1], "certs")) return tls_cmd_certs(argc - 1, argv + 1);
     if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
         printf("otel-webhook %s\n", OTEL_WEBHOOK_VERSION);

@@ -12,7 +12,13 @@
  * typical collector (deployment mode, three pipelines, an autoscaler, about
  * 3 KB as the API server sends it) defaulted and validated, and the
  * Instrumentation of examples/, each with its time as a multiple of the
- * pod review's in the same run. */
+ * pod review's in the same run.
+ *
+ * The status record (mutate/record.h) is measured side by side: each pod
+ * with it and without (status-record: false), and the re-invocation of an
+ * injected pod, which the record answers at once. `bench_engine DIR
+ * --calls LABEL N` runs N mutations of one case and nothing else, for
+ * tests/bench/record_bench.py's callgrind instruction counts. */
 #include "base/jtext.h"
 
 #include "kube/filesource.h"
@@ -92,9 +98,22 @@ __attribute__((noinline)) static void cr_once(const cr_env *env, cr_route route,
     review_out_free(&out.r);
 }
 
-static void bench(const char *label, json_object *pod, const kube_reader *src, const mutate_options *opt,
-                  json_object *ns) {
-    if (only && !strstr(label, only)) return;
+static long calls = -1; /* --calls: mutations to run, untimed */
+
+static double bench(const char *label, json_object *pod, const kube_reader *src, const mutate_options *opt,
+                    json_object *ns) {
+    if (only && (calls >= 0 ? strcmp(label, only) : !strstr(label, only))) return 0;
+    if (calls >= 0) {
+        mutate_request req = {.pod = pod, .namespace = "default", .ns = ns, .src = src, .opt = opt};
+        for (long i = 0; i < calls; i++) {
+            mutate_result r;
+            size_t plen;
+            mutate_pod(&req, &r);
+            free(jtext(r.patch, &plen));
+            mutate_result_free(&r);
+        }
+        return 0;
+    }
     mutate_request req = {.pod = pod, .namespace = "default", .ns = ns, .src = src, .opt = opt};
     size_t bytes = strlen(json_object_to_json_string(pod)), plen = 0;
     /* Warm up, then run for about a second of CPU. */
@@ -116,8 +135,45 @@ static void bench(const char *label, json_object *pod, const kube_reader *src, c
         t1 = now();
     } while (t1 - t0 < 1.0);
     double us = (t1 - t0) / (double)n * 1e6;
-    printf("engine %-28s pod %6zu B  patch %6zu B  %8.2f us/mutation  %9.0f mutations/s  (%ld runs)\n", label, bytes,
+    printf("engine %-36s pod %6zu B  patch %6zu B  %8.2f us/mutation  %9.0f mutations/s  (%ld runs)\n", label, bytes,
            plen, us, 1e6 / us, n);
+    return us;
+}
+
+/* The same pod with the record and without, one after the other. */
+static void bench_record(const char *label, json_object *pod, const kube_reader *src, mutate_options *opt) {
+    char with[96], without[96];
+    snprintf(with, sizeof with, "%s", label);
+    snprintf(without, sizeof without, "%s, no record", label);
+    opt->record = true;
+    double a = bench(with, pod, src, opt, NULL);
+    opt->record = false;
+    double b = bench(without, pod, src, opt, NULL);
+    opt->record = true;
+    if (a > 0 && b > 0) printf("record %-36s %+.1f%% time per mutation with the record\n", label, (a / b - 1) * 100);
+}
+
+/* A second admission of an injected pod: through its record, and (record
+ * off, annotation removed) through the engine's own checks. */
+static void bench_again(const char *label, json_object *pod, const kube_reader *src, mutate_options *opt) {
+    mutate_request req = {.pod = pod, .namespace = "default", .src = src, .opt = opt};
+    mutate_result r;
+    opt->record = true;
+    mutate_pod(&req, &r);
+    json_object *injected = json_object_get(r.pod), *bare = NULL;
+    mutate_result_free(&r);
+    json_object_deep_copy(injected, &bare, NULL);
+    json_object_object_del(json_object_object_get(json_object_object_get(bare, "metadata"), "annotations"),
+                           "otel-webhook/status");
+    char a[96], b[96];
+    snprintf(a, sizeof a, "again: %s", label);
+    snprintf(b, sizeof b, "again: %s, no record", label);
+    bench(a, injected, src, opt, NULL);
+    opt->record = false;
+    bench(b, bare, src, opt, NULL);
+    opt->record = true;
+    json_object_put(injected);
+    json_object_put(bare);
 }
 
 /* The whole admission handler minus HTTP and TLS: parse, mutate, respond.
@@ -167,6 +223,10 @@ int main(int argc, char **argv) {
     only = argc > 2 ? argv[2] : NULL;
     const char *runs = getenv("BENCH_RUNS");
     fixed_runs = runs ? atol(runs) : 0;
+    if (argc > 4 && !strcmp(argv[2], "--calls")) {
+        only = argv[3];
+        calls = atol(argv[4]);
+    }
     mutate_settings cfg;
     mutate_settings_init(&cfg);
     kube_store *store = kube_store_new();
@@ -184,17 +244,20 @@ int main(int argc, char **argv) {
     kube_reader src;
     kube_reader_snapshot(&src, v.snap);
     json_object *big = pad_pod(pod, 64 * 1024);
-    bench("java+sidecar (typical)", pod, &src, &cfg.opt, NULL);
-    bench("java+sidecar (64 KiB pod)", big, &src, &cfg.opt, NULL);
+    bench_record("java+sidecar (typical)", pod, &src, &cfg.opt);
+    bench_record("java+sidecar (64 KiB pod)", big, &src, &cfg.opt);
     cfg.opt.native_sidecars = true;
     bench("java+native sidecar", pod, &src, &cfg.opt, NULL);
     snprintf(path, sizeof path, "%s/seven-pod.json", dir);
     char *seven_text = slurp(path, &len);
     json_object *seven = json_tokener_parse(seven_text);
-    bench("7 languages+sidecar, 7 containers", seven, &src, &cfg.opt, NULL);
+    cfg.opt.native_sidecars = false;
+    bench_record("7 languages+sidecar, 7 containers", seven, &src, &cfg.opt);
+    bench_again("java+sidecar (typical)", pod, &src, &cfg.opt);
+    bench_again("java+sidecar (64 KiB pod)", big, &src, &cfg.opt);
     json_object_put(seven);
     free(seven_text);
-    cfg.opt.native_sidecars = false;
+    if (calls >= 0) goto done;
     size_t rlen;
     char *review = slurp("examples/review-java.json", &rlen);
     double pod_us = bench_review("parse+mutate+respond (~4 KB)", review, rlen, store, &cfg.opt);
@@ -220,6 +283,7 @@ int main(int argc, char **argv) {
     bench_cr("instrumentation: validate", CR_VALIDATE_INSTRUMENTATION, ibody, strlen(ibody), &cfg, pod_us);
     json_object_put(rv);
     free(itext);
+done:
     kube_store_release(store, &v);
     json_object_put(pod);
     json_object_put(big);

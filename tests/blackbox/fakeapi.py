@@ -51,6 +51,9 @@ Writes, for otel-reconcile run:
                                change of an IMMUTABLE field answers 422 with
                                the API server's message
   PATCH collection/NAME/status merge patch of the status subresource
+  PATCH collection/NAME        strategic merge or merge patch (maps merged as
+                               RFC 7386; what `outdated --restart` and
+                               `kubectl rollout restart` send)
   DELETE collection/NAME       200 with the object, 404 when absent
   POST collection?dryRun=All   a dry-run create: 409 when the object exists,
                                unless fail_create refuses it first
@@ -89,6 +92,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 # plural -> (group/version prefix, kind, namespaced)
 RESOURCES = {
     "namespaces": ("api/v1", "Namespace", False),
+    "pods": ("api/v1", "Pod", True),
     "secrets": ("api/v1", "Secret", True),
     "configmaps": ("api/v1", "ConfigMap", True),
     "replicasets": ("apis/apps/v1", "ReplicaSet", True),
@@ -653,6 +657,15 @@ class _Handler(BaseHTTPRequestHandler):
             st = obj.setdefault("status", {})
             merge(st, patch.get("status") or {})
             return self._send(200, fake.apply(resource, obj))
+        if ctype in ("application/strategic-merge-patch+json", "application/merge-patch+json"):
+            with fake.cond:
+                old = fake.objects[resource].get((ns, name))
+                if old is None:
+                    return self._send(404, status(404, "NotFound", '%s "%s" not found' % (resource, name)))
+                obj = merge(json.loads(json.dumps(old)), patch)
+                if "spec" in patch:
+                    obj["metadata"]["generation"] = old["metadata"].get("generation", 1) + 1
+                return self._send(200, fake.apply(resource, obj))
         if ctype != "application/apply-patch+yaml":
             return self._send(415, status(415, "UnsupportedMediaType", "server-side apply only"))
         if not q.get("fieldManager"):

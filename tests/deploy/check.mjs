@@ -436,10 +436,12 @@ check(contract.length > 20, 'the request contract parses', String(contract.lengt
 const recorded = [];
 const shapes = new Set(contract.map((r) => `${r.sa} ${rbac.shape(rbac.requestInfo(r.method, r.path))}`));
 // A line's "sa" names the caller; otherwise it is the file's binary:
-// OTEL_FAKEAPI_RECONCILE_LOG holds otel-reconcile's requests, the others the webhook's.
+// OTEL_FAKEAPI_RECONCILE_LOG holds otel-reconcile's requests, OTEL_FAKEAPI_OUTDATED_LOG those of
+// `otel-webhook outdated` and `explain --kubeconfig` (tests/blackbox/record_test.py), the others the webhook's.
 const WEBHOOK_SA = 'otel-webhook-system:otel-webhook', RECONCILE_SA = 'otel-webhook-system:otel-reconcile';
 for (const [log, defaultSA] of [[process.env.OTEL_FAKEAPI_LOG, WEBHOOK_SA],
                                 [process.env.OTEL_FAKEAPI_RECONCILE_LOG, RECONCILE_SA],
+                                [process.env.OTEL_FAKEAPI_OUTDATED_LOG, 'otel-webhook-system:otel-webhook-outdated'],
                                 [path.join(ROOT, 'tests/deploy/fakeapi-sample.jsonl'), WEBHOOK_SA]]) {
   if (!log || !fs.existsSync(log)) continue;
   let n = 0;
@@ -458,7 +460,8 @@ for (const [log, defaultSA] of [[process.env.OTEL_FAKEAPI_LOG, WEBHOOK_SA],
   check(n > 0, `${log}: requests recorded`);
   console.log(`rbac: ${n} requests recorded by the fake API server (${log})`);
 }
-const ourSAs = ['otel-webhook-system:otel-webhook', 'otel-webhook-system:otel-reconcile', 'otel-webhook-system:otel-webhook-certs'];
+const ourSAs = ['otel-webhook-system:otel-webhook', 'otel-webhook-system:otel-reconcile', 'otel-webhook-system:otel-webhook-certs',
+                'otel-webhook-system:otel-webhook-outdated'];
 const delegated = (role) => role.metadata.annotations?.['otel-webhook.opentelemetry.io/rbac-purpose'] === 'delegated';
 for (const o of OVERLAYS) {
   const objs = [...rendered[o]];
@@ -484,6 +487,7 @@ for (const o of OVERLAYS) {
   const sas = ourSAs.filter((sa) => objs.some((x) => x.kind === 'ServiceAccount' && `${x.metadata.namespace}:${x.metadata.name}` === sa));
   check(sas.includes(ourSAs[0]) && sas.includes(ourSAs[1]), `${o}: webhook and reconcile ServiceAccounts`);
   check(sas.includes(ourSAs[2]) === (o === 'self-managed'), `${o}: the certs ServiceAccount only with self-managed certificates`);
+  check(sas.includes(ourSAs[3]) === (o === 'outdated'), `${o}: the outdated ServiceAccount only in the outdated overlay`);
   // Every ServiceAccount a pod runs as is one of ours.
   for (const x of objs) {
     const pod = x.kind === 'CronJob' ? x.spec.jobTemplate.spec.template.spec : x.spec?.template?.spec;

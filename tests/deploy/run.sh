@@ -8,7 +8,7 @@
 #      RBAC against tests/deploy/expected-requests.jsonl and the requests the
 #      fake API server recorded (build/fakeapi-requests.jsonl for the webhook,
 #      build/fakeapi-reconcile-requests.jsonl for otel-reconcile; or
-#      OTEL_FAKEAPI_LOG, OTEL_FAKEAPI_RECONCILE_LOG);
+#      OTEL_FAKEAPI_LOG, OTEL_FAKEAPI_RECONCILE_LOG, OTEL_FAKEAPI_OUTDATED_LOG);
 #   3. extra.py: make install layout vs deploy/Dockerfile, the self-managed
 #      certificate script, the shipped settings file, README vs overlays.
 # Prints "FAIL ..." lines, ends with "deploy: N passed, M failed", appends
@@ -69,6 +69,7 @@ done
 # suites left them there: the webhook's (tests/blackbox/cluster_test.py) and otel-reconcile's
 export OTEL_FAKEAPI_LOG="${OTEL_FAKEAPI_LOG:-$ROOT/build/fakeapi-requests.jsonl}"
 export OTEL_FAKEAPI_RECONCILE_LOG="${OTEL_FAKEAPI_RECONCILE_LOG:-$ROOT/build/fakeapi-reconcile-requests.jsonl}"
+export OTEL_FAKEAPI_OUTDATED_LOG="${OTEL_FAKEAPI_OUTDATED_LOG:-$ROOT/build/fakeapi-outdated-requests.jsonl}"
 N=$W/node
 stamp=$(cat "$ROOT/tests/deploy/package.json" "$ROOT/tests/deploy/package-lock.json" | sha256sum | cut -c1-16)
 if [ "$(cat "$N/.stamp" 2>/dev/null)" != "$stamp" ] || [ ! -d "$N/node_modules" ]; then

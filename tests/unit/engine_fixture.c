@@ -6,6 +6,7 @@
 #include "kube/store.h"
 #include "kube/yaml.h"
 #include "mutate/defaults.h"
+#include "mutate/record.h"
 
 #include <check.h>
 #include <stdio.h>
@@ -59,6 +60,46 @@ static void dump_case(const char *name, json_object *pod, mutate_result *res) {
     json_object_put(c);
 }
 
+/* Every injection carries its record, and the record undoes it exactly;
+ * without the record the engine still recognises its own work. */
+static void round_trip(const char *name, mutate_request *req, fx_run *r) {
+    const char *why;
+    json_object *had = mutate_record_read(r->pod, &why);
+    json_object_put(had);
+    if (had && !json_object_array_length(r->res.patch)) return; /* left alone through its record */
+    json_object *rec = mutate_record_read(r->res.pod, &why);
+    bool want = req->opt->record && (r->res.injected || r->res.sidecar);
+    ck_assert_msg(!why, "%s: unreadable record: %s", name, why);
+    ck_assert_msg(want == (rec != NULL), "%s: record %s", name, rec ? "written without an injection" : "missing");
+    if (!rec) return;
+    char err[256] = "";
+    json_object *back = mutate_uninject(r->res.pod, rec, err, sizeof err);
+    ck_assert_msg(back != NULL, "%s: uninject: %s", name, err);
+    char *a = fx_json(back), *b = fx_json(r->pod);
+    ck_assert_msg(json_object_equal(back, r->pod), "%s: uninject gives\n%s\ninstead of\n%s", name, a, b);
+    free(a);
+    free(b);
+    json_object_put(back);
+
+    json_object *bare = NULL;
+    json_object_deep_copy(r->res.pod, &bare, NULL);
+    json_object *ann = json_object_object_get(json_object_object_get(bare, "metadata"), "annotations");
+    json_object_object_del(ann, MUTATE_RECORD_KEY);
+    mutate_options opt = *req->opt;
+    opt.record = false;
+    mutate_request again_req = *req;
+    again_req.pod = bare;
+    again_req.opt = &opt;
+    mutate_result again;
+    mutate_pod(&again_req, &again);
+    char *p = fx_json(again.patch);
+    ck_assert_msg(json_object_array_length(again.patch) == 0, "%s: not idempotent without the record: %s", name, p);
+    free(p);
+    mutate_result_free(&again);
+    json_object_put(bare);
+    json_object_put(rec);
+}
+
 fx_run *fx_mutate(const char *name, const char *pod_yaml, const char *ns) {
     fx_run *r = calloc(1, sizeof *r);
     kube_yaml_error ye;
@@ -87,10 +128,22 @@ fx_run *fx_mutate(const char *name, const char *pod_yaml, const char *ns) {
         ck_assert_msg(json_object_array_length(again.patch) == 0, "%s: not idempotent, second patch: %s", name, p);
         free(p);
         mutate_result_free(&again);
+        round_trip(name, &req, r);
     }
     kube_store_release(store, &v);
     dump_case(name, r->pod, &r->res);
     return r;
+}
+
+int fx_stale(json_object *pod, const char *ns, char ***why) {
+    kube_view v = kube_store_acquire(store);
+    kube_reader src;
+    kube_reader_snapshot(&src, v.snap);
+    mutate_request req = {.pod = pod, .namespace = ns, .src = &src, .opt = &cfg.opt};
+    req.ns = kube_snapshot_get(v.snap, "Namespace", NULL, ns);
+    int n = mutate_record_stale(&req, why);
+    kube_store_release(store, &v);
+    return n;
 }
 
 void fx_free(fx_run *r) {

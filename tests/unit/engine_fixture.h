@@ -25,6 +25,8 @@ mutate_options *fx_options(void);
 /* Mutates the pod in YAML; ns is the request namespace. */
 fx_run *fx_mutate(const char *name, const char *pod_yaml, const char *ns);
 void fx_free(fx_run *r);
+/* mutate_record_stale on pod with the current resources. */
+int fx_stale(json_object *pod, const char *ns, char ***why);
 
 /* Views of the result, as text for exact comparisons. */
 json_object *fx_container(fx_run *r, const char *list, const char *name); /* list: "containers" or "initContainers" */

@@ -1,0 +1,424 @@
+/* server/cmd_outdated.c - `otel-webhook outdated`: the running pods whose
+ * status record is stale, grouped by the workload that owns them, and
+ * optionally a rollout restart of those workloads.
+ *
+ * One pass, no watch: Instrumentations, collectors and Namespaces are
+ * listed once (cli_cluster.h), then the pods; each injected pod's record is
+ * compared with what today's resources would give (mutate_record_stale).
+ * Owners are found through the pod's controller reference (a ReplicaSet's
+ * own owner, once per ReplicaSet).
+ *
+ * --restart does what `kubectl rollout restart` does: a strategic merge
+ * patch setting the pod template's kubectl.kubernetes.io/restartedAt
+ * annotation, so the controller rolls the pods at its own pace. It is a
+ * dry run unless --yes; workloads are restarted one at a time: the next
+ * only once the previous one's rollout is complete (as `kubectl rollout
+ * status` decides it, polled once a second, for at most --timeout) and at
+ * least --interval seconds after the previous restart, so a change of
+ * Instrumentation never restarts a cluster at once. A rollout that does not
+ * complete in time stops the restarts. Only Deployments, StatefulSets and DaemonSets can be
+ * restarted this way; other owners are named with what to do instead. */
+#include "server/cli.h"
+
+#include "base/alloc.h"
+#include "base/json.h"
+#include "kube/kubeconfig.h"
+#include "kube/reader.h"
+#include "kube/store.h"
+#include "mutate/defaults.h"
+#include "mutate/record.h"
+#include "server/cli_cluster.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const char usage[] =
+    "usage: otel-webhook outdated --kubeconfig FILE [--context NAME] | --in-cluster\n"
+    "                             [--namespace NS] [--config FILE]\n"
+    "                             [--restart [--yes] [--interval SECONDS] [--timeout SECONDS]]\n"
+    "\n"
+    "Lists the running pods whose otel-webhook/status record names an older version of an\n"
+    "Instrumentation or collector, or other images, than today's resources would give,\n"
+    "grouped by the workload that owns them.\n"
+    "\n"
+    "  --kubeconfig FILE      the cluster (current-context, or --context NAME)\n"
+    "  --in-cluster           from inside a pod: KUBERNETES_SERVICE_HOST/PORT and the\n"
+    "                         service-account token\n"
+    "  -n, --namespace NS     only this namespace's pods (default: every namespace)\n"
+    "  --config FILE          the webhook's settings file (default images, languages, ...)\n"
+    "  --restart              restart the Deployments, StatefulSets and DaemonSets listed, as\n"
+    "                         `kubectl rollout restart` does; a dry run unless --yes\n"
+    "  --yes                  really restart\n"
+    "  --interval SECONDS     at least this long between two restarts (default 30)\n"
+    "  --timeout SECONDS      how long a restarted workload may take to roll out before the\n"
+    "                         restarts stop (default 600); the next restart waits for it\n"
+    "\n"
+    "Exit status: 0 done, 1 the cluster could not be read or a restart failed, 2 usage.\n";
+
+typedef struct oopts {
+    const char *kubeconfig, *context, *ns, *config;
+    bool incluster, restart, yes;
+    long interval, timeout;
+} oopts;
+
+static int parse_args(int argc, char **argv, oopts *o) {
+    enum { O_KUBECONFIG = 256, O_CONTEXT, O_INCLUSTER, O_CONFIG, O_RESTART, O_YES, O_INTERVAL, O_TIMEOUT };
+    static const struct option longopts[] = {
+        {"kubeconfig", required_argument, 0, O_KUBECONFIG}, {"context", required_argument, 0, O_CONTEXT},
+        {"in-cluster", no_argument, 0, O_INCLUSTER},        {"namespace", required_argument, 0, 'n'},
+        {"config", required_argument, 0, O_CONFIG},         {"restart", no_argument, 0, O_RESTART},
+        {"yes", no_argument, 0, O_YES},                     {"interval", required_argument, 0, O_INTERVAL},
+        {"timeout", required_argument, 0, O_TIMEOUT},
+        {"help", no_argument, 0, 'h'},                      {0, 0, 0, 0},
+    };
+    *o = (oopts){.interval = 30, .timeout = 600};
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":n:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case O_KUBECONFIG: o->kubeconfig = optarg; break;
+        case O_CONTEXT: o->context = optarg; break;
+        case O_INCLUSTER: o->incluster = true; break;
+        case 'n': o->ns = optarg; break;
+        case O_CONFIG: o->config = optarg; break;
+        case O_RESTART: o->restart = true; break;
+        case O_YES: o->yes = true; break;
+        case O_INTERVAL:
+        case O_TIMEOUT: {
+            char *end;
+            errno = 0;
+            long v = strtol(optarg, &end, 10);
+            if (errno || end == optarg || *end || v < 0 || v > 86400)
+                return cli_usage_error("outdated", usage, "--%s %s: expected seconds from 0 to 86400",
+                                       c == O_INTERVAL ? "interval" : "timeout", optarg);
+            if (c == O_INTERVAL) o->interval = v;
+            else o->timeout = v;
+            break;
+        }
+        case 'h': fputs(usage, stdout); return -1;
+        default: return cli_bad_option("outdated", usage, c, argv, longopts);
+        }
+    }
+    if (optind < argc) return cli_usage_error("outdated", usage, "unexpected argument \"%s\"", argv[optind]);
+    if (!o->kubeconfig && !o->incluster) return cli_usage_error("outdated", usage, "--kubeconfig or --in-cluster is required");
+    if (o->kubeconfig && o->incluster) return cli_usage_error("outdated", usage, "--kubeconfig and --in-cluster exclude each other");
+    if (o->context && !o->kubeconfig) return cli_usage_error("outdated", usage, "--context needs --kubeconfig");
+    if (o->yes && !o->restart) return cli_usage_error("outdated", usage, "--yes needs --restart");
+    return 0;
+}
+
+/* One owning workload and its outdated pods. */
+typedef struct group {
+    char *kind, *ns, *name;
+    char **pods, **why;
+    size_t npods, nwhy;
+} group;
+
+typedef struct outdated {
+    kube_api_conn *conn;
+    group *g;
+    size_t ng, cap;
+    json_object *rs_owner; /* "ns/name" of a ReplicaSet -> its controller ref (or null) */
+} outdated;
+
+static json_object *controller_ref(json_object *obj) {
+    json_object *refs = jarr(jget(obj, "metadata"), "ownerReferences"), *first = NULL;
+    for (size_t i = 0; i < jlen(refs); i++) {
+        json_object *r = json_object_array_get_idx(refs, i);
+        if (!first) first = r;
+        if (jbool(r, "controller")) return r;
+    }
+    return first;
+}
+
+/* The workload a pod belongs to: a ReplicaSet's Deployment when it has one. */
+static void owner_of(outdated *od, json_object *pod, const char *ns, const char **kind, const char **name) {
+    json_object *ref = controller_ref(pod);
+    *kind = ref ? jstr(ref, "kind") : NULL;
+    *name = ref ? jstr(ref, "name") : NULL;
+    if (!*kind || !*name) {
+        *kind = "Pod";
+        *name = jstr(jget(pod, "metadata"), "name");
+        return;
+    }
+    if (strcmp(*kind, "ReplicaSet")) return;
+    char *key = xasprintf("%s/%s", ns, *name);
+    json_object *up;
+    if (!json_object_object_get_ex(od->rs_owner, key, &up)) {
+        char *path = xasprintf("/apis/apps/v1/namespaces/%s/replicasets/%s", ns, *name), *body = NULL, err[256];
+        size_t len;
+        int st = kube_api_get(od->conn, path, NULL, CLI_CLUSTER_TIMEOUT_MS, &body, &len, err, sizeof err);
+        json_object *rs = st == 200 ? json_tokener_parse(body) : NULL;
+        json_object *r = rs ? controller_ref(rs) : NULL;
+        up = r && jstr(r, "kind") && jstr(r, "name") ? jcopy(r) : NULL;
+        jset(od->rs_owner, key, up);
+        json_object_put(rs);
+        free(body);
+        free(path);
+    }
+    free(key);
+    if (up) {
+        *kind = jstr(up, "kind");
+        *name = jstr(up, "name");
+    }
+}
+
+static group *group_of(outdated *od, const char *kind, const char *ns, const char *name) {
+    for (size_t i = 0; i < od->ng; i++)
+        if (!strcmp(od->g[i].kind, kind) && !strcmp(od->g[i].ns, ns) && !strcmp(od->g[i].name, name)) return &od->g[i];
+    od->g = xgrow(od->g, &od->cap, od->ng + 1, sizeof *od->g);
+    group *g = &od->g[od->ng++];
+    *g = (group){.kind = xstrdup(kind), .ns = xstrdup(ns), .name = xstrdup(name)};
+    return g;
+}
+
+static void push(char ***v, size_t *n, const char *s, bool unique) {
+    for (size_t i = 0; unique && i < *n; i++)
+        if (!strcmp((*v)[i], s)) return;
+    *v = xrealloc(*v, sizeof **v * (*n + 1));
+    (*v)[(*n)++] = xstrdup(s);
+}
+
+static int group_cmp(const void *a, const void *b) {
+    const group *x = a, *y = b;
+    int c = strcmp(x->ns, y->ns);
+    if (!c) c = strcmp(x->kind, y->kind);
+    return c ? c : strcmp(x->name, y->name);
+}
+
+static const char *restart_resource(const char *kind) {
+    if (!strcmp(kind, "Deployment")) return "deployments";
+    if (!strcmp(kind, "StatefulSet")) return "statefulsets";
+    if (!strcmp(kind, "DaemonSet")) return "daemonsets";
+    return NULL;
+}
+
+static int restart(outdated *od, const group *g) {
+    char when[32];
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    char *path = xasprintf("/apis/apps/v1/namespaces/%s/%s/%s?fieldManager=otel-webhook-outdated", g->ns,
+                           restart_resource(g->kind), g->name);
+    char *patch = xasprintf("{\"spec\":{\"template\":{\"metadata\":{\"annotations\":{"
+                            "\"kubectl.kubernetes.io/restartedAt\":\"%s\"}}}}}", when);
+    char *body = NULL, err[256];
+    size_t len;
+    int st = kube_api_request(od->conn, "PATCH", path, NULL, "application/strategic-merge-patch+json", patch, strlen(patch),
+                              CLI_CLUSTER_TIMEOUT_MS, &body, &len, err, sizeof err);
+    int rc = 0;
+    if (st == 200) printf("restarted %s %s/%s\n", g->kind, g->ns, g->name);
+    else {
+        json_object *s = st > 0 ? json_tokener_parse(body) : NULL;
+        const char *msg = jstr(s, "message");
+        if (st < 0) fprintf(stderr, "otel-webhook outdated: restart %s %s/%s: %s\n", g->kind, g->ns, g->name, err);
+        else fprintf(stderr, "otel-webhook outdated: restart %s %s/%s: HTTP %d%s%s\n", g->kind, g->ns, g->name, st,
+                     msg ? ": " : "", msg ? msg : "");
+        json_object_put(s);
+        rc = 1;
+    }
+    free(body);
+    free(patch);
+    free(path);
+    return rc;
+}
+
+static int64_t num(json_object *o, const char *key, int64_t dflt) {
+    int64_t v;
+    return jint(o, key, &v) ? v : dflt;
+}
+
+/* The rollout is complete, by kubectl rollout status's rules: the
+ * controller has seen the new template and every replica is updated and
+ * available (ready, for a StatefulSet). */
+static bool rolled_out(json_object *w, const char *kind) {
+    json_object *meta = jget(w, "metadata"), *spec = jget(w, "spec"), *st = jget(w, "status");
+    if (num(st, "observedGeneration", 0) < num(meta, "generation", 1)) return false;
+    if (!strcmp(kind, "DaemonSet")) {
+        int64_t want = num(st, "desiredNumberScheduled", 0);
+        return num(st, "updatedNumberScheduled", 0) >= want && num(st, "numberAvailable", 0) >= want;
+    }
+    int64_t want = num(spec, "replicas", 1), updated = num(st, "updatedReplicas", 0);
+    if (updated < want) return false;
+    if (!strcmp(kind, "StatefulSet")) return num(st, "readyReplicas", 0) >= want;
+    return num(st, "replicas", 0) <= updated && num(st, "availableReplicas", 0) >= updated;
+}
+
+static double mono(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void pause_s(double s) {
+    struct timespec ts = {.tv_sec = (time_t)s, .tv_nsec = (long)((s - (double)(time_t)s) * 1e9)};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
+}
+
+/* Waits until g's rollout is complete; 0, or 1 after saying why not. */
+static int wait_rollout(outdated *od, const group *g, long timeout_s) {
+    char *path = xasprintf("/apis/apps/v1/namespaces/%s/%s/%s", g->ns, restart_resource(g->kind), g->name);
+    double deadline = mono() + (double)timeout_s;
+    int rc = 1;
+    for (;;) {
+        char *body = NULL, err[256];
+        size_t len;
+        int st = kube_api_get(od->conn, path, NULL, CLI_CLUSTER_TIMEOUT_MS, &body, &len, err, sizeof err);
+        json_object *w = st == 200 ? json_tokener_parse(body) : NULL;
+        bool done = w && rolled_out(w, g->kind);
+        json_object_put(w);
+        free(body);
+        if (done) {
+            printf("rolled out %s %s/%s\n", g->kind, g->ns, g->name);
+            rc = 0;
+            break;
+        }
+        if (mono() >= deadline) {
+            fprintf(stderr, "otel-webhook outdated: the rollout of %s %s/%s did not complete within %ld s; "
+                            "no further restarts\n", g->kind, g->ns, g->name, timeout_s);
+            break;
+        }
+        pause_s(1.0);
+    }
+    free(path);
+    return rc;
+}
+
+int cmd_outdated(int argc, char **argv) {
+    oopts o;
+    int prc = parse_args(argc, argv, &o);
+    if (prc) return prc < 0 ? 0 : prc;
+    mutate_settings cfg;
+    mutate_settings_init(&cfg);
+    kube_prepare prep = MUTATE_PREPARE(&cfg);
+    kube_store *store = kube_store_new();
+    kube_api *api = NULL;
+    kube_view view = {0, -1};
+    outdated od = {.rs_owner = jnew_obj()};
+    json_object *pods = NULL;
+    int rc = 1;
+    char err[512];
+
+    if (o.config && cli_load_settings(&cfg, o.config, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        goto out;
+    }
+    cfg.opt.native_sidecars = cfg.native_sidecars == MUTATE_ON;
+    api = o.kubeconfig ? kube_api_new_kubeconfig(o.kubeconfig, o.context, err, sizeof err)
+                       : kube_api_new_incluster(NULL, err, sizeof err);
+    if (!api) {
+        fprintf(stderr, "otel-webhook outdated: %s\n", err);
+        goto out;
+    }
+    od.conn = kube_api_conn_new(api, NULL);
+    if (cli_cluster_load(od.conn, store, &prep, err, sizeof err) != 0) {
+        fprintf(stderr, "otel-webhook outdated: %s\n", err);
+        goto out;
+    }
+    char *ppath = o.ns ? xasprintf("/api/v1/namespaces/%s/pods", o.ns) : xstrdup("/api/v1/pods");
+    int lrc = cli_cluster_list(od.conn, ppath, &pods, err, sizeof err);
+    free(ppath);
+    if (lrc != 0) {
+        fprintf(stderr, "otel-webhook outdated: %s\n", err);
+        goto out;
+    }
+    view = kube_store_acquire(store);
+    kube_reader src;
+    kube_reader_snapshot(&src, view.snap);
+    size_t checked = 0, npods = 0;
+    for (size_t i = 0; i < jlen(pods); i++) {
+        json_object *pod = json_object_array_get_idx(pods, i);
+        const char *ns = jstr(jget(pod, "metadata"), "namespace"), *pname = jstr(jget(pod, "metadata"), "name");
+        if (!ns || !pname) continue;
+        const char *bad;
+        json_object *rec = mutate_record_read(pod, &bad);
+        if (!rec) {
+            if (bad) fprintf(stderr, "warning: Pod %s/%s: %s: %s\n", ns, pname, MUTATE_RECORD_KEY, bad);
+            continue;
+        }
+        json_object_put(rec);
+        checked++;
+        mutate_request req = {.pod = pod, .namespace = ns, .src = &src, .opt = &cfg.opt};
+        req.ns = kube_snapshot_get(view.snap, "Namespace", NULL, ns);
+        char **why;
+        int n = mutate_record_stale(&req, &why);
+        if (n <= 0) continue;
+        const char *kind, *name;
+        owner_of(&od, pod, ns, &kind, &name);
+        group *g = group_of(&od, kind, ns, name ? name : "");
+        push(&g->pods, &g->npods, pname, false);
+        for (int k = 0; k < n; k++) push(&g->why, &g->nwhy, why[k], true);
+        mutate_strings_free(why, (size_t)n);
+        npods++;
+    }
+    if (od.ng > 1) qsort(od.g, od.ng, sizeof *od.g, group_cmp);
+    for (size_t i = 0; i < od.ng; i++) {
+        group *g = &od.g[i];
+        printf("%s %s/%s: %zu pod%s (", g->kind, g->ns, g->name, g->npods, g->npods == 1 ? "" : "s");
+        for (size_t k = 0; k < g->npods; k++) printf("%s%s", k ? ", " : "", g->pods[k]);
+        printf(")\n");
+        for (size_t k = 0; k < g->nwhy; k++) printf("  %s\n", g->why[k]);
+    }
+    if (!od.ng) printf("no outdated pods (%zu injected pod%s checked)\n", checked, checked == 1 ? "" : "s");
+    else printf("%zu workload%s, %zu pod%s outdated (%zu injected pod%s checked)\n", od.ng, od.ng == 1 ? "" : "s", npods,
+                npods == 1 ? "" : "s", checked, checked == 1 ? "" : "s");
+    rc = 0;
+    if (o.restart) {
+        bool first = true;
+        double last = 0;
+        for (size_t i = 0; i < od.ng; i++) {
+            group *g = &od.g[i];
+            if (!restart_resource(g->kind)) {
+                printf("not restarted: %s %s/%s: %s\n", g->kind, g->ns, g->name,
+                       !strcmp(g->kind, "Pod") ? "no owning workload; delete the pod to re-create it"
+                       : !strcmp(g->kind, "ReplicaSet") ? "not owned by a Deployment; delete its pods"
+                       : "not a Deployment, StatefulSet or DaemonSet");
+                continue;
+            }
+            if (!o.yes) {
+                printf("would restart %s %s/%s (dry run: --yes to restart)\n", g->kind, g->ns, g->name);
+                continue;
+            }
+            /* The rate limit: at least --interval from one restart to the next. */
+            double wait = first ? 0 : (double)o.interval - (mono() - last);
+            fflush(stdout);
+            if (wait > 0) pause_s(wait);
+            first = false;
+            last = mono();
+            if (restart(&od, g) != 0) {
+                rc = 1;
+                continue;
+            }
+            fflush(stdout);
+            /* One workload at a time: the next once this one has rolled out. */
+            if (wait_rollout(&od, g, o.timeout) != 0) {
+                rc = 1;
+                break;
+            }
+        }
+    }
+    if (fflush(stdout) != 0 || ferror(stdout)) rc = 1;
+out:
+    if (view.slot >= 0) kube_store_release(store, &view);
+    for (size_t i = 0; i < od.ng; i++) {
+        free(od.g[i].kind);
+        free(od.g[i].ns);
+        free(od.g[i].name);
+        mutate_strings_free(od.g[i].pods, od.g[i].npods);
+        mutate_strings_free(od.g[i].why, od.g[i].nwhy);
+    }
+    free(od.g);
+    json_object_put(od.rs_owner);
+    json_object_put(pods);
+    kube_api_conn_free(od.conn);
+    kube_api_free(api);
+    kube_store_free(store);
+    mutate_settings_free(&cfg);
+    return rc;
+}
