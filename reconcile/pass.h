@@ -147,4 +147,12 @@ void reconcile_run_target_allocators(reconcile_pass *r, json_object *crs, const 
  * (NULL or not rendered: no scale); mode: spec.mode. */
 void reconcile_write_status(reconcile_pass *r, reconcile_collector *c, const reconcile_render_result *rr,
                             bool rendered, const char *mode);
+/* What every status write shares (the collector's and a TargetAllocator's):
+ * st completed with the Ready condition (c's error, or rr's warnings in its
+ * message) and observedGeneration, then merge-patched to path (the status
+ * subresource) unless the live status already holds it, lastTransitionTime
+ * kept while the condition's status stays. what prefixes the object in log
+ * lines ("TargetAllocator " or ""). Takes st. */
+void reconcile_status_send(reconcile_pass *r, reconcile_collector *c, const reconcile_render_result *rr,
+                           json_object *st, const char *path, const char *what);
 #endif
