@@ -97,6 +97,9 @@ int reconcile_request(reconcile_pass *r, const char *method, const char *path, c
                       char **resp, json_object **json, char *err, size_t errlen);
 /* "CODE: message of the Status body" for a failed request. */
 void reconcile_describe(char *err, size_t errlen, int code, const char *body);
+/* GET path, answered 200 with a JSON object: that object; NULL with err
+ * (described) otherwise. */
+json_object *reconcile_get_json(reconcile_pass *r, const char *path, char *err, size_t errlen);
 
 /* ---- discover.c ----------------------------------------------------- */
 

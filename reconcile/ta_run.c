@@ -47,16 +47,8 @@ static void keep_ta(reconcile_pass *r, json_object *ta, void *ctx) {
 /* The API server's endpoint port (named https) and addresses, into opt. */
 static int api_server_endpoints(reconcile_pass *r, reconcile_options *opt, json_object **ips, char *err,
                                 size_t errlen) {
-    char *body = NULL;
-    json_object *j = NULL;
-    int code = reconcile_request(r, "GET", SLICES, NULL, NULL, &body, &j, err, errlen);
-    if (code != 200 || !j) {
-        if (code > 0) reconcile_describe(err, errlen, code, body);
-        free(body);
-        json_object_put(j);
-        return -1;
-    }
-    free(body);
+    json_object *j = reconcile_get_json(r, SLICES, err, errlen);
+    if (!j) return -1;
     *ips = jnew_arr();
     json_object *items = jarr(j, "items");
     for (size_t i = 0; i < jlen(items); i++) {
