@@ -412,4 +412,10 @@ def run_outdated(fake, certs):
 
 
 outdated_tests()
+# The command list of `otel-webhook --help` names the three commands.
+rc, out, err = run("--help")
+for line in ("  uninject  remove what inject or the webhook added, by its otel-webhook/status record\n",
+             "  explain   say what would be injected into each pod and container, and why\n",
+             "  outdated  list (and --restart) running pods injected from older resources\n"):
+    check("the command list: %s" % line.split()[0], rc == 0 and line in out, out)
 sys.exit(check.finish(RESULTS))
