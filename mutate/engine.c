@@ -214,9 +214,13 @@ int mutate_pod(const mutate_request *req, mutate_result *res) {
             jset(m.pod, "metadata", json_object_get(orig));
         else json_object_object_del(m.pod, "metadata");
     }
-    mutate_patch_diff(req->pod, m.pod, res->patch);
+    /* The record is written from what the diff found (its log), not from
+     * a second comparison of the two pods. */
+    patch_log log = {0};
+    patch_diff_logged(req->pod, m.pod, res->patch, req->opt->record ? &log : NULL);
     res->pod = m.pod;
-    if (req->opt->record) mutate_record_apply(req->pod, res);
+    if (req->opt->record) record_apply(req->pod, res, &log);
+    free(log.v);
     free(m.owner_fallback_rs);
     return 0;
 }

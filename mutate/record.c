@@ -453,15 +453,9 @@ static bool has_str(json_object *arr, const char *s) {
     return false;
 }
 
-void mutate_record_apply(json_object *orig, mutate_result *res) {
-    /* A pod only changed (a sidecar removed) is not an injection. */
-    if (!res->pod || !json_object_array_length(res->patch) || (!res->injected && !res->sidecar)) return;
-    json_object *pod = res->pod, *rec = record_build(orig, pod, res);
-    char why[256];
-    if (record_mismatch(orig, why, sizeof why)) {
-        res->warnings = xrealloc(res->warnings, sizeof *res->warnings * (res->nwarnings + 1));
-        res->warnings[res->nwarnings++] = xasprintf("%s; replaced by this injection's record", why);
-    }
+/* The record's text by comparing the pods (malloc'ed). */
+static char *record_compared(json_object *orig, mutate_result *res) {
+    json_object *rec = record_build(orig, res->pod, res);
 
     /* What the annotation itself adds, so that uninject takes it out whole. */
     json_object *om, *oa;
@@ -480,6 +474,39 @@ void mutate_record_apply(json_object *orig, mutate_result *res) {
             jset(lazy_obj(rec, "was"), "/metadata/annotations/otel-webhook~1status", jcopy(old));
     }
     char *text = jtext(rec, NULL);
+    json_object_put(rec);
+    return text;
+}
+
+void mutate_record_apply(json_object *orig, mutate_result *res) { record_apply(orig, res, NULL); }
+
+void record_apply(json_object *orig, mutate_result *res, const patch_log *log) {
+    /* A pod only changed (a sidecar removed) is not an injection. */
+    if (!res->pod || !json_object_array_length(res->patch) || (!res->injected && !res->sidecar)) return;
+    json_object *pod = res->pod;
+    char why[256];
+    if (record_mismatch(orig, why, sizeof why)) {
+        res->warnings = xrealloc(res->warnings, sizeof *res->warnings * (res->nwarnings + 1));
+        res->warnings[res->nwarnings++] = xasprintf("%s; replaced by this injection's record", why);
+    }
+    sbuf b = SBUF_INIT;
+    char *text;
+    if (log && record_text_from_log(orig, res, log, &b)) {
+        text = sbuf_take(&b, NULL);
+#ifdef MUTATE_RECORD_CHECK
+        /* The sanitizer and valgrind builds: every suite holds the two
+         * ways of writing the record to the same bytes. */
+        char *cmp = record_compared(orig, res);
+        if (strcmp(cmp, text) != 0) {
+            fprintf(stderr, "record_log: the record from the diff's log differs from the compared one:\n%s\n%s\n", text, cmp);
+            abort();
+        }
+        free(cmp);
+#endif
+    } else {
+        sbuf_free(&b);
+        text = record_compared(orig, res);
+    }
 
     json_object *pm, *pa;
     member(pod, "metadata", &pm);
@@ -508,7 +535,6 @@ void mutate_record_apply(json_object *orig, mutate_result *res) {
     jset_str(nann, MUTATE_RECORD_KEY, text);
     jset(nmeta, "annotations", nann);
     jset(np, "metadata", nmeta);
-    json_object_put(rec);
     free(text);
     json_object_put(res->pod);
     res->pod = np;
