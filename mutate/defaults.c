@@ -94,8 +94,13 @@ int mutate_default_instrumentation(json_object *obj, const mutate_settings *s, c
     return 0;
 }
 
-/* The digest the status record keeps (mutate/record.h), once per object. */
+/* The digest the status record keeps (mutate/record.h), once per object,
+ * of the spec as the API server stores it: taken before our in-memory
+ * defaulting, so that a new otel-webhook, whose defaulting may differ, does
+ * not call every injected pod stale (what an upgrade changes in what is
+ * injected, the images, is compared apart). */
 static void spec_hash(json_object *obj) {
+    if (!json_object_is_type(obj, json_type_object)) return;
     char h[17];
     mutate_spec_hash(jget(obj, "spec"), h);
     jset_str(obj, MUTATE_SPEC_HASH, h);
@@ -103,18 +108,17 @@ static void spec_hash(json_object *obj) {
 
 int mutate_prepare_resource(void *ud, const char *kind, json_object *obj, char *err, size_t errlen) {
     if (!strcmp(kind, "Instrumentation")) {
-        if (mutate_default_instrumentation(obj, ud, err, errlen) != 0) return -1;
         spec_hash(obj);
-        return 0;
+        return mutate_default_instrumentation(obj, ud, err, errlen) != 0 ? -1 : 0;
     }
-    if (!strcmp(kind, "OpenTelemetryCollector") && collector_default(obj, err, errlen) != 0) {
+    if (strcmp(kind, "OpenTelemetryCollector") != 0) return 0;
+    spec_hash(obj);
+    if (collector_default(obj, err, errlen) != 0) {
         /* Kept as it came, with the reason: a sidecar of it is then refused
          * with that reason rather than built from a config the defaulting
          * could not read (a v1alpha1 YAML string, a collector past a bound). */
         jset_str(obj, COLLECTOR_DERIVED_ERROR, err);
-        spec_hash(obj);
         return -1;
     }
-    if (!strcmp(kind, "OpenTelemetryCollector")) spec_hash(obj);
     return 0;
 }

@@ -34,6 +34,9 @@ int reconcile_fail(reconcile_ctx *c, const char *fmt, ...) __attribute__((format
 
 /* Selector labels (2.1.2), sorted. */
 json_object *reconcile_selector_labels(reconcile_ctx *c);
+/* app.kubernetes.io/version from an image string (2.1.3 step 3; the
+ * allocator's 5.3 step 3 too): the tag, the digest's name, or "latest". */
+char *reconcile_image_version(const char *image);
 /* Common labels (2.1.3) for an object called `name`, sorted. */
 json_object *reconcile_common_labels(reconcile_ctx *c, const char *name);
 /* CR annotations minus the annotations filter (2.1.4), sorted. */

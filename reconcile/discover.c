@@ -130,16 +130,8 @@ out:
 }
 
 int reconcile_discover(reconcile_pass *r, char *err, size_t errlen) {
-    char *body = NULL;
-    json_object *j = NULL;
-    int code = reconcile_request(r, "GET", "/apis", NULL, NULL, &body, &j, err, errlen);
-    if (code != 200 || !j) {
-        if (code > 0) reconcile_describe(err, errlen, code, body);
-        free(body);
-        json_object_put(j);
-        return -1;
-    }
-    free(body);
+    json_object *j = reconcile_get_json(r, "/apis", err, errlen);
+    if (!j) return -1;
     json_object *groups = jarr(j, "groups");
     for (size_t i = 0; groups && i < json_object_array_length(groups); i++) {
         const char *g = jstr(json_object_array_get_idx(groups, i), "name");

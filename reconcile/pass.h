@@ -97,6 +97,9 @@ int reconcile_request(reconcile_pass *r, const char *method, const char *path, c
                       char **resp, json_object **json, char *err, size_t errlen);
 /* "CODE: message of the Status body" for a failed request. */
 void reconcile_describe(char *err, size_t errlen, int code, const char *body);
+/* GET path, answered 200 with a JSON object: that object; NULL with err
+ * (described) otherwise. */
+json_object *reconcile_get_json(reconcile_pass *r, const char *path, char *err, size_t errlen);
 
 /* ---- discover.c ----------------------------------------------------- */
 
@@ -147,4 +150,12 @@ void reconcile_run_target_allocators(reconcile_pass *r, json_object *crs, const 
  * (NULL or not rendered: no scale); mode: spec.mode. */
 void reconcile_write_status(reconcile_pass *r, reconcile_collector *c, const reconcile_render_result *rr,
                             bool rendered, const char *mode);
+/* What every status write shares (the collector's and a TargetAllocator's):
+ * st completed with the Ready condition (c's error, or rr's warnings in its
+ * message) and observedGeneration, then merge-patched to path (the status
+ * subresource) unless the live status already holds it, lastTransitionTime
+ * kept while the condition's status stays. what prefixes the object in log
+ * lines ("TargetAllocator " or ""). Takes st. */
+void reconcile_status_send(reconcile_pass *r, reconcile_collector *c, const reconcile_render_result *rr,
+                           json_object *st, const char *path, const char *what);
 #endif

@@ -99,8 +99,7 @@ json_object *reconcile_selector_labels(reconcile_ctx *c) {
     return l;
 }
 
-/* app.kubernetes.io/version from spec.image (2.1.3 step 3). */
-static char *image_version(const char *image) {
+char *reconcile_image_version(const char *image) {
     char *copy, *parts[4] = {0}, *out;
     size_t n = 0;
     if (!image) image = "";
@@ -135,7 +134,7 @@ static char *image_version(const char *image) {
 
 json_object *reconcile_common_labels(reconcile_ctx *c, const char *name) {
     json_object *l = jnew_obj(), *sel, *sorted, *crl = jmap(c->meta, "labels");
-    char *version = image_version(jstr(c->spec, "image"));
+    char *version = reconcile_image_version(jstr(c->spec, "image"));
     int has_name = 0;
     if (crl) {
         json_object_object_foreach(crl, k, v) {

@@ -56,6 +56,19 @@ int reconcile_request(reconcile_pass *r, const char *method, const char *path, c
     return code;
 }
 
+json_object *reconcile_get_json(reconcile_pass *r, const char *path, char *err, size_t errlen) {
+    char *body = NULL;
+    json_object *j = NULL;
+    int code = reconcile_request(r, "GET", path, NULL, NULL, &body, &j, err, errlen);
+    if (code != 200 || !j) {
+        if (code > 0) reconcile_describe(err, errlen, code, body);
+        json_object_put(j);
+        j = NULL;
+    }
+    free(body);
+    return j;
+}
+
 void reconcile_describe(char *err, size_t errlen, int code, const char *body) {
     json_object *j = body ? json_tokener_parse(body) : NULL;
     const char *msg = jstr(j, "message");

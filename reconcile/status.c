@@ -1,5 +1,6 @@
 /* reconcile/status.c - a collector's status subresource: version, scale,
- * image and the Ready condition (reconcile.md 5.7) (pass.h).
+ * image and the Ready condition (reconcile.md 5.7) (pass.h), and the write
+ * a TargetAllocator's status shares with it (ta_run.c).
  *
  * The status is built in full every pass and written with a merge patch
  * only when it is not a subset of the live one (the same rule as objects,
@@ -75,6 +76,15 @@ void reconcile_write_status(reconcile_pass *r, reconcile_collector *c, const rec
             if (image) jset_str(st, "image", image);
         }
     }
+    char path[1024];
+    snprintf(path, sizeof path, RECONCILE_COLLECTORS_API "/namespaces/%s/opentelemetrycollectors/%s/status", c->ns,
+             c->name);
+    reconcile_status_send(r, c, rr, st, path, "");
+}
+
+void reconcile_status_send(reconcile_pass *r, reconcile_collector *c, const reconcile_render_result *rr,
+                           json_object *st, const char *path, const char *what) {
+    json_object *live = jmap(c->cr, "status");
     json_object *conds = jset_arr(st, "conditions");
     json_object *cond = jpush(conds, jnew_obj());
     jset_str(cond, "type", "Ready");
@@ -96,7 +106,7 @@ void reconcile_write_status(reconcile_pass *r, reconcile_collector *c, const rec
     /* lastTransitionTime moves only when the condition's status does. */
     json_object *lconds = jarr(live, "conditions");
     const char *ltt = NULL;
-    for (size_t i = 0; lconds && i < json_object_array_length(lconds); i++) {
+    for (size_t i = 0; i < jlen(lconds); i++) {
         json_object *lc = json_object_array_get_idx(lconds, i);
         const char *t = jstr(lc, "type"), *s = jstr(lc, "status");
         if (t && s && strcmp(t, "Ready") == 0 && strcmp(s, jstr(cond, "status")) == 0)
@@ -107,20 +117,18 @@ void reconcile_write_status(reconcile_pass *r, reconcile_collector *c, const rec
     jset_str(cond, "lastTransitionTime", ltt ? ltt : now);
     r->st->statuses++;
     if (r->o->dry_run) {
-        reconcile_logf(r, "would write status %s/%s", c->ns, c->name);
+        reconcile_logf(r, "would write status %s%s/%s", what, c->ns, c->name);
         goto out;
     }
     json_object *patch = jnew_obj();
     jset(patch, "status", json_object_get(st));
-    char path[1024], err[512] = "", *body = NULL;
-    snprintf(path, sizeof path, RECONCILE_COLLECTORS_API "/namespaces/%s/opentelemetrycollectors/%s/status", c->ns,
-             c->name);
+    char err[512] = "", *body = NULL;
     int code = reconcile_request(r, "PATCH", path, "application/merge-patch+json", reconcile_json_text(patch), &body,
                                  NULL, err, sizeof err);
     json_object_put(patch);
     if (code != 200) {
         if (code > 0) reconcile_describe(err, sizeof err, code, body);
-        reconcile_logf(r, "error: %s/%s: writing the status: %s", c->ns, c->name, err);
+        reconcile_logf(r, "error: %s%s/%s: writing the status: %s", what, c->ns, c->name, err);
         if (!c->error[0]) reconcile_collector_fail(c, "writing the status: %s", err);
     }
     free(body);

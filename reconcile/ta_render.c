@@ -25,6 +25,7 @@
 #include "base/versions.h"
 #include "collector/defaults.h"
 #include "collector/naming.h"
+#include "reconcile/context.h"
 #include "reconcile/hash.h"
 #include "reconcile/ta_config.h"
 
@@ -106,37 +107,6 @@ static void schema_defaults(json_object *spec) {
 
 /* ---- metadata (5) ----------------------------------------------------- */
 
-/* app.kubernetes.io/version from an image string (5.3 step 3). */
-static char *image_version(const char *image) {
-    char *copy = xstrdup(image ? image : ""), *parts[4] = {0}, *out;
-    size_t n = 0;
-    for (char *p = copy, *q; n < 4; p = q + 1) {
-        parts[n++] = p;
-        if (!(q = strchr(p, ':'))) break;
-        *q = '\0';
-        if (n == 4) n = 5;
-    }
-    if (n == 3) {
-        const char *v = "";
-        for (size_t i = 0; i < 3; i++) {
-            size_t l = strlen(parts[i]);
-            if (l >= 7 && strcmp(parts[i] + l - 7, "@sha256") == 0) {
-                parts[i][l - 7] = '\0';
-                v = parts[i];
-                break;
-            }
-        }
-        out = xstrdup(v);
-    } else if (n == 2) {
-        if (strlen(parts[1]) > 63) parts[1][63] = '\0';
-        out = xstrdup(parts[1]);
-    } else {
-        out = xstrdup("latest");
-    }
-    free(copy);
-    return out;
-}
-
 static json_object *base_selector(ta_ctx *c) {
     const char *vals[2] = {c->ns, c->name};
     char *instance = collector_truncate("%s.%s", COLLECTOR_NAME_MAX, 2, vals);
@@ -168,7 +138,7 @@ static json_object *match_labels(ta_ctx *c) {
 /* Common labels (5.3); image: the string the version comes from. */
 static json_object *labels_for(ta_ctx *c, const char *name, const char *image) {
     json_object *l = jnew_obj(), *crl = jmap(c->meta, "labels"), *sel, *sorted;
-    char *version = image_version(image);
+    char *version = reconcile_image_version(image);
     int has_name = 0;
     if (crl) {
         json_object_object_foreach(crl, k, v) {

@@ -47,16 +47,8 @@ static void keep_ta(reconcile_pass *r, json_object *ta, void *ctx) {
 /* The API server's endpoint port (named https) and addresses, into opt. */
 static int api_server_endpoints(reconcile_pass *r, reconcile_options *opt, json_object **ips, char *err,
                                 size_t errlen) {
-    char *body = NULL;
-    json_object *j = NULL;
-    int code = reconcile_request(r, "GET", SLICES, NULL, NULL, &body, &j, err, errlen);
-    if (code != 200 || !j) {
-        if (code > 0) reconcile_describe(err, errlen, code, body);
-        free(body);
-        json_object_put(j);
-        return -1;
-    }
-    free(body);
+    json_object *j = reconcile_get_json(r, SLICES, err, errlen);
+    if (!j) return -1;
     *ips = jnew_arr();
     json_object *items = jarr(j, "items");
     for (size_t i = 0; i < jlen(items); i++) {
@@ -77,61 +69,13 @@ static int api_server_endpoints(reconcile_pass *r, reconcile_options *opt, json_
     return 0;
 }
 
-static void now_rfc3339(char out[32]) {
-    time_t t = time(NULL);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
 static void write_status(reconcile_pass *r, reconcile_collector *c, const reconcile_render_result *rr) {
-    json_object *live = jmap(c->cr, "status"), *st = jnew_obj(), *spec = jmap(c->cr, "spec");
-    const char *image = jstr(spec, "image");
+    json_object *st = jnew_obj();
+    const char *image = jstr(jmap(c->cr, "spec"), "image");
     if (!image || !*image) jset_str(st, "version", TARGET_ALLOCATOR_VERSION);
-    json_object *cond = jpush(jset_arr(st, "conditions"), jnew_obj());
-    jset_str(cond, "type", "Ready");
-    jset_str(cond, "status", c->error[0] ? "False" : "True");
-    jset_str(cond, "reason", c->error[0] ? "ReconcileError" : "Reconciled");
-    char msg[2048] = "Successfully reconciled";
-    for (size_t i = 0; !c->error[0] && rr && i < rr->nwarnings; i++) {
-        size_t l = strlen(msg);
-        snprintf(msg + l, sizeof msg - l, "%s%s", i ? "; " : " with warnings: ", rr->warnings[i]);
-    }
-    jset_str(cond, "message", c->error[0] ? c->error : msg);
-    int64_t gen;
-    if (jint(jmap(c->cr, "metadata"), "generation", &gen)) jset_int(st, "observedGeneration", gen);
-    if (reconcile_subset(st, live)) goto out;
-    json_object *lconds = jarr(live, "conditions");
-    const char *ltt = NULL;
-    for (size_t i = 0; i < jlen(lconds); i++) {
-        json_object *lc = json_object_array_get_idx(lconds, i);
-        const char *t = jstr(lc, "type"), *s = jstr(lc, "status");
-        if (t && s && strcmp(t, "Ready") == 0 && strcmp(s, jstr(cond, "status")) == 0)
-            ltt = jstr(lc, "lastTransitionTime");
-    }
-    char now[32];
-    now_rfc3339(now);
-    jset_str(cond, "lastTransitionTime", ltt ? ltt : now);
-    r->st->statuses++;
-    if (r->o->dry_run) {
-        reconcile_logf(r, "would write status TargetAllocator %s/%s", c->ns, c->name);
-        goto out;
-    }
-    json_object *patch = jnew_obj();
-    jset(patch, "status", json_object_get(st));
-    char path[1024], err[512] = "", *body = NULL;
+    char path[1024];
     snprintf(path, sizeof path, TA_API "/namespaces/%s/targetallocators/%s/status", c->ns, c->name);
-    int code = reconcile_request(r, "PATCH", path, "application/merge-patch+json", reconcile_json_text(patch), &body,
-                                 NULL, err, sizeof err);
-    json_object_put(patch);
-    if (code != 200) {
-        if (code > 0) reconcile_describe(err, sizeof err, code, body);
-        reconcile_logf(r, "error: TargetAllocator %s/%s: writing the status: %s", c->ns, c->name, err);
-        reconcile_collector_fail(c, "writing the status: %s", err);
-    }
-    free(body);
-out:
-    json_object_put(st);
+    reconcile_status_send(r, c, rr, st, path, "TargetAllocator ");
 }
 
 /* Whether ta's controller owner is a collector this pass did not list: it

@@ -1,6 +1,7 @@
 /* server/cli.c - what the subcommands share; see cli.h. */
 #include "server/cli.h"
 
+#include "base/alloc.h"
 #include "kube/file.h"
 
 #include <errno.h>
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 int cli_load_settings(mutate_settings *s, const char *path, char *err, size_t errlen) {
     size_t len = 0;
@@ -50,4 +52,42 @@ int cli_bad_option(const char *cmd, const char *usage, int c, char **argv, const
     int matches = 0;
     for (const struct option *o = opts; o->name; o++) matches += !strncmp(o->name, word + 2, n - 2);
     return cli_usage_error(cmd, usage, "%s option %.*s", matches > 1 ? "ambiguous" : "unknown", (int)n, word);
+}
+
+void cli_input_init(cli_input *in, int argc) {
+    *in = (cli_input){.files = xcalloc((size_t)argc + 1, sizeof *in->files),
+                      .dirs = xcalloc((size_t)argc + 1, sizeof *in->dirs)};
+}
+
+void cli_input_free(cli_input *in) {
+    free(in->files);
+    free(in->dirs);
+}
+
+int cli_input_option(cli_input *in, const char *cmd, const char *usage, int c, const char *arg) {
+    switch (c) {
+    case 'f':
+        if (!strcmp(arg, "-") && in->stdin_taken)
+            return cli_usage_error(cmd, usage, "-f -: standard input can be read only once");
+        in->stdin_taken |= !strcmp(arg, "-");
+        in->files[in->nfiles++] = arg;
+        return 1;
+    case 'R': in->recursive = true; return 1;
+    case CLI_OPT_RESOURCES: in->dirs[in->ndirs++] = arg; return 1;
+    default: return 0;
+    }
+}
+
+int cli_input_check(const cli_input *in, const char *cmd, const char *usage, int argc, char **argv) {
+    if (optind < argc) return cli_usage_error(cmd, usage, "unexpected argument \"%s\"", argv[optind]);
+    if (!in->nfiles) return cli_usage_error(cmd, usage, "-f is required");
+    struct stat st;
+    for (size_t i = 0; i < in->nfiles; i++)
+        if (strcmp(in->files[i], "-") && stat(in->files[i], &st) != 0 && (errno == ENOENT || errno == ENOTDIR))
+            return cli_usage_error(cmd, usage, "-f %s: %s", in->files[i], strerror(errno));
+    for (size_t i = 0; i < in->ndirs; i++) {
+        int e = stat(in->dirs[i], &st) != 0 ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+        if (e == ENOENT || e == ENOTDIR) return cli_usage_error(cmd, usage, "--resources %s: %s", in->dirs[i], strerror(e));
+    }
+    return 0;
 }

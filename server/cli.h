@@ -7,6 +7,7 @@
 #include "mutate/settings.h"
 
 #include <getopt.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 int cmd_inject(int argc, char **argv);
@@ -26,5 +27,27 @@ int cli_usage_error(const char *cmd, const char *usage, const char *fmt, ...) __
 /* The same for what getopt_long (opterr 0, optstring starting with ':')
  * answered c for: "--x needs a value", "unknown option --x", ... */
 int cli_bad_option(const char *cmd, const char *usage, int c, char **argv, const struct option *opts);
+
+/* The input of the commands that read manifests (inject, uninject, explain,
+ * validate): -f FILE|DIR|- (repeatable, standard input once), -R, and
+ * --resources DIR (repeatable; a command that takes it lists
+ * CLI_OPT_RESOURCES in its long options). The paths point into argv. */
+enum { CLI_OPT_RESOURCES = 1000 };
+typedef struct cli_input {
+    const char **files, **dirs;
+    size_t nfiles, ndirs;
+    bool recursive, stdin_taken;
+} cli_input;
+
+void cli_input_init(cli_input *in, int argc);
+void cli_input_free(cli_input *in);
+/* Takes what getopt_long answered when it is one of the options above: 1,
+ * 0 when it is not, 2 after a usage error. */
+int cli_input_option(cli_input *in, const char *cmd, const char *usage, int c, const char *arg);
+/* After the options: no operands, -f given, and every path there (one that
+ * is missing is a mistake on the command line, found before anything is
+ * read; one there but unreadable is bad input, exit 1, later). 0, or 2
+ * after a usage error. */
+int cli_input_check(const cli_input *in, const char *cmd, const char *usage, int argc, char **argv);
 
 #endif

@@ -22,7 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 static const char usage[] =
     "usage: otel-webhook explain -f FILE|DIR|- [-f ...] [-R] [--resources DIR]... [--kubeconfig FILE\n"
@@ -48,37 +47,30 @@ static const char usage[] =
     "Exit status: 0 done, 1 bad input or the cluster could not be read, 2 usage.\n";
 
 typedef struct eopts {
-    const char **files, **dirs;
-    size_t nfiles, ndirs;
+    cli_input in;
     const char *ns, *config, *native, *kubeconfig, *context;
-    bool recursive;
 } eopts;
 
 static int parse_args(int argc, char **argv, eopts *o) {
-    enum { O_RES = 256, O_NATIVE, O_CONFIG, O_KUBECONFIG, O_CONTEXT };
+    enum { O_NATIVE = 256, O_CONFIG, O_KUBECONFIG, O_CONTEXT };
     static const struct option longopts[] = {
         {"filename", required_argument, 0, 'f'},      {"recursive", no_argument, 0, 'R'},
-        {"resources", required_argument, 0, O_RES},   {"namespace", required_argument, 0, 'n'},
+        {"resources", required_argument, 0, CLI_OPT_RESOURCES},   {"namespace", required_argument, 0, 'n'},
         {"native-sidecars", required_argument, 0, O_NATIVE}, {"config", required_argument, 0, O_CONFIG},
         {"kubeconfig", required_argument, 0, O_KUBECONFIG}, {"context", required_argument, 0, O_CONTEXT},
         {"help", no_argument, 0, 'h'},                {0, 0, 0, 0},
     };
-    *o = (eopts){.files = xcalloc((size_t)argc + 1, sizeof *o->files), .dirs = xcalloc((size_t)argc + 1, sizeof *o->dirs),
-                 .ns = "default"};
-    bool stdin_taken = false;
-    int c;
+    *o = (eopts){.ns = "default"};
+    cli_input_init(&o->in, argc);
+    int c, r;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":f:Rn:h", longopts, NULL)) != -1) {
+        if ((r = cli_input_option(&o->in, "explain", usage, c, optarg))) {
+            if (r == 2) return 2;
+            continue;
+        }
         switch (c) {
-        case 'f':
-            if (!strcmp(optarg, "-") && stdin_taken)
-                return cli_usage_error("explain", usage, "-f -: standard input can be read only once");
-            stdin_taken |= !strcmp(optarg, "-");
-            o->files[o->nfiles++] = optarg;
-            break;
-        case 'R': o->recursive = true; break;
-        case O_RES: o->dirs[o->ndirs++] = optarg; break;
         case 'n': o->ns = optarg; break;
         case O_NATIVE:
             if (strcmp(optarg, "on") && strcmp(optarg, "off"))
@@ -92,18 +84,9 @@ static int parse_args(int argc, char **argv, eopts *o) {
         default: return cli_bad_option("explain", usage, c, argv, longopts);
         }
     }
-    if (optind < argc) return cli_usage_error("explain", usage, "unexpected argument \"%s\"", argv[optind]);
-    if (!o->nfiles) return cli_usage_error("explain", usage, "-f is required");
-    if (o->kubeconfig && o->ndirs) return cli_usage_error("explain", usage, "--resources and --kubeconfig exclude each other");
+    if (o->kubeconfig && o->in.ndirs) return cli_usage_error("explain", usage, "--resources and --kubeconfig exclude each other");
     if (o->context && !o->kubeconfig) return cli_usage_error("explain", usage, "--context needs --kubeconfig");
-    struct stat st;
-    for (size_t i = 0; i < o->nfiles; i++)
-        if (strcmp(o->files[i], "-") && stat(o->files[i], &st) != 0 && (errno == ENOENT || errno == ENOTDIR))
-            return cli_usage_error("explain", usage, "-f %s: %s", o->files[i], strerror(errno));
-    for (size_t i = 0; i < o->ndirs; i++) {
-        int e = stat(o->dirs[i], &st) != 0 ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
-        if (e == ENOENT || e == ENOTDIR) return cli_usage_error("explain", usage, "--resources %s: %s", o->dirs[i], strerror(e));
-    }
+    if (cli_input_check(&o->in, "explain", usage, argc, argv)) return 2;
     return 0;
 }
 
@@ -144,8 +127,7 @@ int cmd_explain(int argc, char **argv) {
     eopts o;
     int prc = parse_args(argc, argv, &o);
     if (prc) {
-        free(o.files);
-        free(o.dirs);
+        cli_input_free(&o.in);
         return prc < 0 ? 0 : prc;
     }
     mutate_settings cfg;
@@ -166,9 +148,9 @@ int cmd_explain(int argc, char **argv) {
         goto out;
     }
     cfg.opt.native_sidecars = o.native ? !strcmp(o.native, "on") : cfg.native_sidecars == MUTATE_ON;
-    if (o.ndirs) {
+    if (o.in.ndirs) {
         int failing = 0;
-        fs = kube_filesource_new(store, &prep, o.dirs, o.ndirs, o.ns, &log);
+        fs = kube_filesource_new(store, &prep, o.in.dirs, o.in.ndirs, o.ns, &log);
         kube_filesource_poll(fs, &failing);
         if (failing) goto out;
     }
@@ -184,7 +166,7 @@ int cmd_explain(int argc, char **argv) {
             goto out;
         }
     }
-    if (inject_input_read(&in, o.files, o.nfiles, o.recursive) != 0) goto out;
+    if (inject_input_read(&in, o.in.files, o.in.nfiles, o.in.recursive) != 0) goto out;
     inject_input_resources(&in, store, &prep, o.ns, &log);
     view = kube_store_acquire(store);
     kube_reader src;
@@ -210,7 +192,6 @@ out:
     kube_filesource_free(fs);
     kube_store_free(store);
     mutate_settings_free(&cfg);
-    free(o.files);
-    free(o.dirs);
+    cli_input_free(&o.in);
     return rc;
 }

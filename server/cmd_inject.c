@@ -35,7 +35,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 static const char usage[] =
     "usage: otel-webhook inject -f FILE|DIR|- [-f ...] [-R] [--resources DIR]... [--namespace NS]\n"
@@ -77,39 +76,33 @@ static const char usage[] =
 enum { EXIT_SKIPPED = 3 };
 
 typedef struct opts {
-    const char **files, **dirs; /* into argv */
-    size_t nfiles, ndirs;
+    cli_input in;
     const char *ns, *config, *output, *native;
-    bool recursive, report, fail_on_skip;
+    bool report, fail_on_skip;
 } opts;
 
 /* 0 with *o filled, -1 after --help, or 2 after a usage error. */
 static int parse_args(int argc, char **argv, opts *o) {
-    enum { O_RES = 256, O_NATIVE, O_CONFIG, O_REPORT, O_FAIL };
+    enum { O_NATIVE = 256, O_CONFIG, O_REPORT, O_FAIL };
     static const struct option longopts[] = {
         {"filename", required_argument, 0, 'f'},   {"recursive", no_argument, 0, 'R'},
-        {"resources", required_argument, 0, O_RES}, {"namespace", required_argument, 0, 'n'},
+        {"resources", required_argument, 0, CLI_OPT_RESOURCES}, {"namespace", required_argument, 0, 'n'},
         {"native-sidecars", required_argument, 0, O_NATIVE}, {"config", required_argument, 0, O_CONFIG},
         {"output", required_argument, 0, 'o'},     {"report", no_argument, 0, O_REPORT},
         {"fail-on-skip", no_argument, 0, O_FAIL},  {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
-    *o = (opts){.files = xcalloc((size_t)argc + 1, sizeof *o->files), .dirs = xcalloc((size_t)argc + 1, sizeof *o->dirs),
-                .ns = "default", .output = "yaml"};
-    bool stdin_taken = false;
-    int c;
+    *o = (opts){.ns = "default", .output = "yaml"};
+    cli_input_init(&o->in, argc);
+    int c, r;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":f:Rn:o:h", longopts, NULL)) != -1) {
+        if ((r = cli_input_option(&o->in, "inject", usage, c, optarg))) {
+            if (r == 2) return 2;
+            continue;
+        }
         switch (c) {
-        case 'f':
-            if (!strcmp(optarg, "-") && stdin_taken)
-                return cli_usage_error("inject", usage, "-f -: standard input can be read only once");
-            stdin_taken |= !strcmp(optarg, "-");
-            o->files[o->nfiles++] = optarg;
-            break;
-        case 'R': o->recursive = true; break;
-        case O_RES: o->dirs[o->ndirs++] = optarg; break;
         case 'n': o->ns = optarg; break;
         case O_NATIVE:
             if (strcmp(optarg, "on") && strcmp(optarg, "off"))
@@ -128,22 +121,9 @@ static int parse_args(int argc, char **argv, opts *o) {
         default: return cli_bad_option("inject", usage, c, argv, longopts);
         }
     }
-    if (optind < argc) return cli_usage_error("inject", usage, "unexpected argument \"%s\"", argv[optind]);
-    if (!o->nfiles) return cli_usage_error("inject", usage, "-f is required");
-    /* A path that is not there is a mistake on the command line, found
-     * before anything is read; one that is there but cannot be read is
-     * bad input (exit 1). inject is a one-shot: unlike serve, it does not
-     * wait for a resources folder to appear. */
-    struct stat st;
-    for (size_t i = 0; i < o->nfiles; i++)
-        if (strcmp(o->files[i], "-") && stat(o->files[i], &st) != 0 && (errno == ENOENT || errno == ENOTDIR))
-            return cli_usage_error("inject", usage, "-f %s: %s", o->files[i], strerror(errno));
-    for (size_t i = 0; i < o->ndirs; i++) {
-        int e = stat(o->dirs[i], &st) != 0 ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
-        if (e == ENOENT || e == ENOTDIR)
-            return cli_usage_error("inject", usage, "--resources %s: %s", o->dirs[i], strerror(e));
-    }
-    return 0;
+    /* inject is a one-shot: unlike serve, it does not wait for a resources
+     * folder to appear. */
+    return cli_input_check(&o->in, "inject", usage, argc, argv);
 }
 
 json_object *inject_template_of(json_object *o, const char *kind) {
@@ -370,8 +350,7 @@ int cmd_inject(int argc, char **argv) {
     opts o;
     int prc = parse_args(argc, argv, &o);
     if (prc) {
-        free(o.files);
-        free(o.dirs);
+        cli_input_free(&o.in);
         return prc < 0 ? 0 : prc;
     }
 
@@ -391,13 +370,13 @@ int cmd_inject(int argc, char **argv) {
         goto out;
     }
     cfg.opt.native_sidecars = o.native ? !strcmp(o.native, "on") : cfg.native_sidecars == MUTATE_ON;
-    if (o.ndirs) {
+    if (o.in.ndirs) {
         int failing = 0;
-        fs = kube_filesource_new(store, &prep, o.dirs, o.ndirs, o.ns, &log);
+        fs = kube_filesource_new(store, &prep, o.in.dirs, o.in.ndirs, o.ns, &log);
         kube_filesource_poll(fs, &failing);
         if (failing) goto out; /* the reason is already on stderr */
     }
-    if (inject_input_read(&in, o.files, o.nfiles, o.recursive) != 0) goto out;
+    if (inject_input_read(&in, o.in.files, o.in.nfiles, o.in.recursive) != 0) goto out;
     inject_input_resources(&in, store, &prep, o.ns, &log);
     if (!strcmp(o.output, "patch") && !one_pod(&in)) {
         if (in.nfiles == 1) fprintf(stderr, "%s: -o patch needs exactly one Pod\n", in.files[0].name);
@@ -431,7 +410,6 @@ out:
     kube_filesource_free(fs);
     kube_store_free(store);
     mutate_settings_free(&cfg);
-    free(o.files);
-    free(o.dirs);
+    cli_input_free(&o.in);
     return w.rc;
 }

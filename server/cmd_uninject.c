@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 static const char usage[] =
     "usage: otel-webhook uninject -f FILE|DIR|- [-f ...] [-R] [-o yaml|json] [--report]\n"
@@ -42,10 +41,9 @@ static const char usage[] =
     "(FILE:LINE: KIND NS/NAME: reason; the object is left as it is), 2 usage.\n";
 
 typedef struct uopts {
-    const char **files;
-    size_t nfiles;
+    cli_input in;
     const char *output;
-    bool recursive, report;
+    bool report;
 } uopts;
 
 static int parse_args(int argc, char **argv, uopts *o) {
@@ -55,20 +53,17 @@ static int parse_args(int argc, char **argv, uopts *o) {
         {"output", required_argument, 0, 'o'},   {"report", no_argument, 0, O_REPORT},
         {"help", no_argument, 0, 'h'},           {0, 0, 0, 0},
     };
-    *o = (uopts){.files = xcalloc((size_t)argc + 1, sizeof *o->files), .output = "yaml"};
-    bool stdin_taken = false;
-    int c;
+    *o = (uopts){.output = "yaml"};
+    cli_input_init(&o->in, argc);
+    int c, r;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":f:Ro:h", longopts, NULL)) != -1) {
+        if ((r = cli_input_option(&o->in, "uninject", usage, c, optarg))) {
+            if (r == 2) return 2;
+            continue;
+        }
         switch (c) {
-        case 'f':
-            if (!strcmp(optarg, "-") && stdin_taken)
-                return cli_usage_error("uninject", usage, "-f -: standard input can be read only once");
-            stdin_taken |= !strcmp(optarg, "-");
-            o->files[o->nfiles++] = optarg;
-            break;
-        case 'R': o->recursive = true; break;
         case 'o':
             if (strcmp(optarg, "yaml") && strcmp(optarg, "json"))
                 return cli_usage_error("uninject", usage, "-o %s: expected yaml or json", optarg);
@@ -79,13 +74,7 @@ static int parse_args(int argc, char **argv, uopts *o) {
         default: return cli_bad_option("uninject", usage, c, argv, longopts);
         }
     }
-    if (optind < argc) return cli_usage_error("uninject", usage, "unexpected argument \"%s\"", argv[optind]);
-    if (!o->nfiles) return cli_usage_error("uninject", usage, "-f is required");
-    struct stat st;
-    for (size_t i = 0; i < o->nfiles; i++)
-        if (strcmp(o->files[i], "-") && stat(o->files[i], &st) != 0 && (errno == ENOENT || errno == ENOTDIR))
-            return cli_usage_error("uninject", usage, "-f %s: %s", o->files[i], strerror(errno));
-    return 0;
+    return cli_input_check(&o->in, "uninject", usage, argc, argv);
 }
 
 typedef struct uwalk {
@@ -170,12 +159,12 @@ int cmd_uninject(int argc, char **argv) {
     uopts o;
     int prc = parse_args(argc, argv, &o);
     if (prc) {
-        free(o.files);
+        cli_input_free(&o.in);
         return prc < 0 ? 0 : prc;
     }
     inject_input in = {0};
     uwalk w = {.in = &in, .rc = 1};
-    if (inject_input_read(&in, o.files, o.nfiles, o.recursive) != 0) goto out;
+    if (inject_input_read(&in, o.in.files, o.in.nfiles, o.in.recursive) != 0) goto out;
     w.rc = 0;
     for (size_t di = 0; di < in.ndocs; di++) {
         json_object *obj = in.docs[di].obj;
@@ -198,6 +187,6 @@ out:
     for (size_t i = 0; i < w.nobjs; i++) inject_object_free(&w.objs[i]);
     free(w.objs);
     inject_input_free(&in);
-    free(o.files);
+    cli_input_free(&o.in);
     return w.rc;
 }

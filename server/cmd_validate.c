@@ -29,7 +29,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 static const char usage[] =
     "usage: otel-webhook validate -f FILE|DIR|- [-f ...] [-R] [--resources DIR]... [--namespace NS]\n"
@@ -54,37 +53,30 @@ static const char usage[] =
     "unreadable input, 2 usage.\n";
 
 typedef struct opts {
-    const char **files, **dirs; /* into argv */
-    size_t nfiles, ndirs;
+    cli_input in;
     const char *ns, *config;
-    bool recursive;
 } opts;
 
 /* 0 with *o filled, -1 after --help, or 2 after a usage error. */
 static int parse_args(int argc, char **argv, opts *o) {
-    enum { O_RES = 256, O_CONFIG };
+    enum { O_CONFIG = 256 };
     static const struct option longopts[] = {
         {"filename", required_argument, 0, 'f'}, {"recursive", no_argument, 0, 'R'},
-        {"resources", required_argument, 0, O_RES}, {"namespace", required_argument, 0, 'n'},
+        {"resources", required_argument, 0, CLI_OPT_RESOURCES}, {"namespace", required_argument, 0, 'n'},
         {"config", required_argument, 0, O_CONFIG}, {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
-    *o = (opts){.files = xcalloc((size_t)argc + 1, sizeof *o->files),
-                .dirs = xcalloc((size_t)argc + 1, sizeof *o->dirs), .ns = "default"};
-    bool stdin_taken = false;
-    int c;
+    *o = (opts){.ns = "default"};
+    cli_input_init(&o->in, argc);
+    int c, r;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":f:Rn:h", longopts, NULL)) != -1) {
+        if ((r = cli_input_option(&o->in, "validate", usage, c, optarg))) {
+            if (r == 2) return 2;
+            continue;
+        }
         switch (c) {
-        case 'f':
-            if (!strcmp(optarg, "-") && stdin_taken)
-                return cli_usage_error("validate", usage, "-f -: standard input can be read only once");
-            stdin_taken |= !strcmp(optarg, "-");
-            o->files[o->nfiles++] = optarg;
-            break;
-        case 'R': o->recursive = true; break;
-        case O_RES: o->dirs[o->ndirs++] = optarg; break;
         case 'n':
             if (!*optarg) return cli_usage_error("validate", usage, "--namespace must not be empty");
             o->ns = optarg;
@@ -94,18 +86,7 @@ static int parse_args(int argc, char **argv, opts *o) {
         default: return cli_bad_option("validate", usage, c, argv, longopts);
         }
     }
-    if (optind < argc) return cli_usage_error("validate", usage, "unexpected argument \"%s\"", argv[optind]);
-    if (!o->nfiles) return cli_usage_error("validate", usage, "-f is required");
-    struct stat st;
-    for (size_t i = 0; i < o->nfiles; i++)
-        if (strcmp(o->files[i], "-") && stat(o->files[i], &st) != 0 && (errno == ENOENT || errno == ENOTDIR))
-            return cli_usage_error("validate", usage, "-f %s: %s", o->files[i], strerror(errno));
-    for (size_t i = 0; i < o->ndirs; i++) {
-        int e = stat(o->dirs[i], &st) != 0 ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
-        if (e == ENOENT || e == ENOTDIR)
-            return cli_usage_error("validate", usage, "--resources %s: %s", o->dirs[i], strerror(e));
-    }
-    return 0;
+    return cli_input_check(&o->in, "validate", usage, argc, argv);
 }
 
 static int kind_of(const char *kind) {
@@ -220,8 +201,7 @@ int cmd_validate(int argc, char **argv) {
     opts o;
     int prc = parse_args(argc, argv, &o), rc = 1;
     if (prc) {
-        free(o.files);
-        free(o.dirs);
+        cli_input_free(&o.in);
         return prc < 0 ? 0 : prc;
     }
     mutate_settings cfg;
@@ -233,9 +213,9 @@ int cmd_validate(int argc, char **argv) {
         fprintf(stderr, "%s\n", err);
         goto out;
     }
-    if (o.ndirs && inject_input_read(&res, o.dirs, o.ndirs, false) != 0) goto out; /* said on stderr */
+    if (o.in.ndirs && inject_input_read(&res, o.in.dirs, o.in.ndirs, false) != 0) goto out; /* said on stderr */
     index_stored(&res, o.ns, stored);
-    int read_rc = inject_input_read(&in, o.files, o.nfiles, o.recursive);
+    int read_rc = inject_input_read(&in, o.in.files, o.in.nfiles, o.in.recursive);
     walk w = {.o = &o, .in = &in, .settings = &cfg, .stored = stored};
     walk_all(&w);
     printf("%zu objects checked: %zu refused, %zu with warnings\n", w.checked, w.refused, w.warned);
@@ -246,7 +226,6 @@ out:
     inject_input_free(&in);
     inject_input_free(&res);
     mutate_settings_free(&cfg);
-    free(o.files);
-    free(o.dirs);
+    cli_input_free(&o.in);
     return rc;
 }

@@ -9,7 +9,9 @@
  * the injection exactly, and without it the engine still changes nothing. */
 #include "tests/unit/engine_fixture.h"
 
+#include "mutate/defaults.h"
 #include "mutate/record.h"
+#include "mutate/settings.h"
 
 #include <check.h>
 #include <ctype.h>
@@ -259,6 +261,44 @@ START_TEST(staleness) {
 }
 END_TEST
 
+/* The digest is of the spec as stored, taken before our own defaulting: a
+ * new default image (an upgrade of otel-webhook, another settings file)
+ * leaves it as it is, a change of the stored spec does not. */
+static char *prepared_hash(const char *json, const char *java_image) {
+    mutate_settings cfg;
+    mutate_settings_init(&cfg);
+    free(cfg.images[MUTATE_JAVA]);
+    cfg.images[MUTATE_JAVA] = strdup(java_image);
+    json_object *o = json_tokener_parse(json);
+    char err[256];
+    ck_assert_int_eq(mutate_prepare_resource(&cfg, "Instrumentation", o, err, sizeof err), 0);
+    json_object *java = json_object_object_get(json_object_object_get(o, "spec"), "java");
+    ck_assert_str_eq(json_object_get_string(json_object_object_get(java, "image")), java_image); /* defaulted */
+    char *h = strdup(json_object_get_string(json_object_object_get(o, MUTATE_SPEC_HASH)));
+    json_object_put(o);
+    mutate_settings_free(&cfg);
+    return h;
+}
+
+START_TEST(hash_of_the_stored_spec) {
+    const char *inst = "{\"kind\":\"Instrumentation\",\"metadata\":{\"name\":\"i\"},"
+                       "\"spec\":{\"exporter\":{\"endpoint\":\"http://otel:4317\"}}}";
+    const char *changed = "{\"kind\":\"Instrumentation\",\"metadata\":{\"name\":\"i\"},"
+                          "\"spec\":{\"exporter\":{\"endpoint\":\"http://otel:4318\"}}}";
+    char *a = prepared_hash(inst, "java:1"), *b = prepared_hash(inst, "java:2"), *c = prepared_hash(changed, "java:1");
+    char want[17];
+    json_object *o = json_tokener_parse(inst);
+    mutate_spec_hash(json_object_object_get(o, "spec"), want);
+    json_object_put(o);
+    ck_assert_str_eq(a, want);
+    ck_assert_str_eq(b, want);
+    ck_assert_str_ne(c, want);
+    free(a);
+    free(b);
+    free(c);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("record");
     TCase *tc = tcase_create("record");
@@ -271,6 +311,7 @@ int main(void) {
     tcase_add_test(tc, record_off);
     tcase_add_test(tc, uninject_refuses_changed_pod);
     tcase_add_test(tc, staleness);
+    tcase_add_test(tc, hash_of_the_stored_spec);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
