@@ -20,9 +20,10 @@ LIBS_RECONCILE = $(call libs,$(PKGS_RECONCILE))
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)
 SAN     := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 # The builds the test suites run write the status record both ways (from
-# the diff's log, and by comparing the pods) and abort when they differ
-# (mutate/record_log.c).
-CHECKED := -DMUTATE_RECORD_CHECK
+# the diff's log, and by comparing the pods; mutate/record_log.c) and the
+# patch both ways (as text while diffing, and as json-c operations; patch.c),
+# and abort when the two differ.
+CHECKED := -DMUTATE_SELF_CHECK
 
 # Sources by module (README "Layout"); each binary links only its modules.
 mods = $(sort $(wildcard $(addsuffix /*.c,$(1))))

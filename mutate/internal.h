@@ -196,7 +196,9 @@ typedef struct patch_log {
     patch_change *v;
     size_t n, cap;
 } patch_log;
-void patch_diff_logged(json_object *a, json_object *b, json_object *ops, patch_log *log);
+/* ops (a json-c array) and text (the array's members as JSON text, no
+ * brackets) each NULL when not wanted; returns the number of operations. */
+size_t patch_diff_logged(json_object *a, json_object *b, json_object *ops, sbuf *text, patch_log *log);
 
 /* record_log.c: the record's text (record.h) from the diff's log, as
  * mutate_record_apply's comparison would write it, the annotation's own
@@ -204,7 +206,9 @@ void patch_diff_logged(json_object *a, json_object *b, json_object *ops, patch_l
  * the comparison handles. */
 bool record_text_from_log(json_object *orig, const mutate_result *res, const patch_log *log, sbuf *o);
 /* record.c: mutate_record_apply with the diff's log (NULL: compare). */
-void record_apply(json_object *orig, mutate_result *res, const patch_log *log);
+/* The operation adding the record goes to res->patch when ops, and as
+ * text (",{...}") to text when not NULL. */
+void record_apply(json_object *orig, mutate_result *res, const patch_log *log, sbuf *text, bool ops);
 
 /* record.c: notes that obj (an Instrumentation for language lang, or the
  * collector when lang is MUTATE_NLANGS) was injected from, for the record. */

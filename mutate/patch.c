@@ -18,6 +18,7 @@
 
 #include "base/alloc.h"
 #include "base/json.h"
+#include "base/jtext.h"
 #include "base/sbuf.h"
 
 #include <inttypes.h>
@@ -68,7 +69,9 @@ static void op_member(json_object *o, const char *key, json_object *v) {
  * (NULL for an array index). */
 typedef struct walk {
     sbuf path;
-    json_object *ops;
+    json_object *ops; /* the operations as json-c objects, or NULL */
+    sbuf *text;       /* the operations as text (the array's members), or NULL */
+    size_t nops;
     patch_log *log;
     int depth;
     json_object *a[PATCH_DEPTH], *b[PATCH_DEPTH];
@@ -102,7 +105,23 @@ static void log_op(walk *w, char op, int d, const char *key, json_object *old, j
 static void emit(walk *w, const char *op, const char *key, json_object *old, json_object *value) {
     if (w->log) log_op(w, op[0] == 'a' ? 'a' : op[2] == 'p' ? 'r' : 'd', op[0] == 'r' && op[2] == 'p' ? w->depth : w->depth + 1,
                        key, old, value);
+    if (w->text) {
+        /* What jtext writes for the op object below, without building it. */
+        sbuf *t = w->text;
+        if (w->nops) sbuf_putc(t, ',');
+        sbuf_puts(t, "{\"op\":\"");
+        sbuf_puts(t, op);
+        sbuf_puts(t, "\",\"path\":");
+        jtext_string(t, w->path.s, w->path.len);
+        if (value || strcmp(op, "remove") != 0) {
+            sbuf_puts(t, ",\"value\":");
+            jtext_append(t, value);
+        }
+        sbuf_putc(t, '}');
+    }
+    w->nops++;
     json_object *ops = w->ops;
+    if (!ops) return;
     json_object *o = jnew_obj();
     op_member(o, "op", jnew_str(op));
     op_member(o, "path", jnew_str(w->path.s));
@@ -321,12 +340,13 @@ static void diff_at(walk *w, const char *key, json_object *a, json_object *b) {
     w->depth--;
 }
 
-void patch_diff_logged(json_object *a, json_object *b, json_object *ops, patch_log *log) {
-    walk w = {.path = SBUF_INIT, .ops = ops, .log = log, .depth = -1};
+size_t patch_diff_logged(json_object *a, json_object *b, json_object *ops, sbuf *text, patch_log *log) {
+    walk w = {.path = SBUF_INIT, .ops = ops, .text = text, .log = log, .depth = -1};
     sbuf_reserve(&w.path, 64);
     w.path.s[0] = 0;
     diff_at(&w, NULL, a, b);
     sbuf_free(&w.path);
+    return w.nops;
 }
 
-void mutate_patch_diff(json_object *a, json_object *b, json_object *ops) { patch_diff_logged(a, b, ops, NULL); }
+void mutate_patch_diff(json_object *a, json_object *b, json_object *ops) { patch_diff_logged(a, b, ops, NULL, NULL); }

@@ -478,11 +478,14 @@ static char *record_compared(json_object *orig, mutate_result *res) {
     return text;
 }
 
-void mutate_record_apply(json_object *orig, mutate_result *res) { record_apply(orig, res, NULL); }
+void mutate_record_apply(json_object *orig, mutate_result *res) {
+    res->nops = json_object_array_length(res->patch);
+    record_apply(orig, res, NULL, NULL, true);
+}
 
-void record_apply(json_object *orig, mutate_result *res, const patch_log *log) {
+void record_apply(json_object *orig, mutate_result *res, const patch_log *log, sbuf *ptext, bool ops) {
     /* A pod only changed (a sidecar removed) is not an injection. */
-    if (!res->pod || !json_object_array_length(res->patch) || (!res->injected && !res->sidecar)) return;
+    if (!res->pod || !res->nops || (!res->injected && !res->sidecar)) return;
     json_object *pod = res->pod;
     char why[256];
     if (record_mismatch(orig, why, sizeof why)) {
@@ -493,7 +496,7 @@ void record_apply(json_object *orig, mutate_result *res, const patch_log *log) {
     char *text;
     if (log && record_text_from_log(orig, res, log, &b)) {
         text = sbuf_take(&b, NULL);
-#ifdef MUTATE_RECORD_CHECK
+#ifdef MUTATE_SELF_CHECK
         /* The sanitizer and valgrind builds: every suite holds the two
          * ways of writing the record to the same bytes. */
         char *cmp = record_compared(orig, res);
@@ -511,9 +514,28 @@ void record_apply(json_object *orig, mutate_result *res, const patch_log *log) {
     json_object *pm, *pa;
     member(pod, "metadata", &pm);
     member(pm, "annotations", &pa);
-    json_object *op = jnew_obj();
-    jset_str(op, "op", "add");
-    if (!json_object_is_type(pm, json_type_object)) {
+    if (ptext) { /* the operation below, as jtext writes it */
+        size_t n = strlen(text);
+        sbuf_puts(ptext, ",{\"op\":\"add\",\"path\":");
+        if (!json_object_is_type(pm, json_type_object)) {
+            sbuf_puts(ptext, "\"/metadata\",\"value\":{\"annotations\":{\"" MUTATE_RECORD_KEY "\":");
+            jtext_string(ptext, text, n);
+            sbuf_puts(ptext, "}}}");
+        } else if (!json_object_is_type(pa, json_type_object)) {
+            sbuf_puts(ptext, "\"/metadata/annotations\",\"value\":{\"" MUTATE_RECORD_KEY "\":");
+            jtext_string(ptext, text, n);
+            sbuf_puts(ptext, "}}");
+        } else {
+            sbuf_puts(ptext, "\"/metadata/annotations/otel-webhook~1status\",\"value\":");
+            jtext_string(ptext, text, n);
+            sbuf_putc(ptext, '}');
+        }
+    }
+    res->nops++;
+    json_object *op = ops ? jnew_obj() : NULL;
+    if (op) jset_str(op, "op", "add");
+    if (!op) {
+    } else if (!json_object_is_type(pm, json_type_object)) {
         json_object *v = jnew_obj();
         jset_str(jset_obj(v, "annotations"), MUTATE_RECORD_KEY, text);
         jset_str(op, "path", "/metadata");
@@ -527,7 +549,7 @@ void record_apply(json_object *orig, mutate_result *res, const patch_log *log) {
         jset_str(op, "path", "/metadata/annotations/otel-webhook~1status");
         jset_str(op, "value", text);
     }
-    jpush(res->patch, op);
+    if (op) jpush(res->patch, op);
 
     /* New objects down to the annotations: the patch's values share the
      * old ones and must not change. */

@@ -14,7 +14,7 @@
  * replaced or removed, entries edited in place. Anything else (an element
  * removed or replaced whole, a name changed, duplicate names, which the
  * comparison pairs by first occurrence) returns false and record.c compares
- * the pods as before. Builds with MUTATE_RECORD_CHECK (the sanitizer and
+ * the pods as before. Builds with MUTATE_SELF_CHECK (the sanitizer and
  * valgrind builds every test suite runs) compute both and abort when they
  * differ. */
 #include "mutate/internal.h"
