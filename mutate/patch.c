@@ -13,7 +13,12 @@
  * and anything else matches by value. Matched pairs are diffed recursively,
  * which yields targeted operations such as a replace of one env value rather
  * than a replace of the whole list. Operations are emitted left to right
- * against a cursor, so every index is valid at the moment it is applied. */
+ * against a cursor, so every index is valid at the moment it is applied.
+ *
+ * The operations come out as json-c objects, or (the admission server) as
+ * the JSON text jtext would write for them, without building them; and,
+ * for the status record, as a log of the node pairs each was found at, so
+ * that the record is not a second comparison of the pods (record_log.c). */
 #include "mutate/internal.h"
 
 #include "base/alloc.h"

@@ -3,7 +3,8 @@
  * that a pod carrying one is left alone.
  *
  * Derived by comparison, so it holds whatever the engine did, however the
- * patch was built: named list elements (containers, init containers,
+ * patch was built (the engine's usual case is written from the diff's log
+ * instead, record_log.c, to the same bytes; this comparison defines them): named list elements (containers, init containers,
  * volumes, env entries, mounts by path) as names added, anything else
  * changed as its original value. Both trees share unchanged subtrees, so
  * most comparisons stop at a pointer test; lists are indexed once (sorted

@@ -131,7 +131,7 @@ typedef struct group {
 
 typedef struct rlog {
     plist names[3];
-    plist img_name, img_val;
+    plist img[2]; /* per container list: name, image, name, image, ... */
     group *g;
     size_t ng, gcap;
     pends lab_changed, lab_removed, spec_changed, spec_removed;
@@ -168,14 +168,16 @@ static int count_named(json_object *arr, const char *key, const char *name) {
 }
 
 
-static void image_set(rlog *r, const char *name, const char *img) {
-    for (size_t i = 0; i < r->img_name.n; i++)
-        if (!strcmp(r->img_name.v[i], name)) {
-            r->img_val.v[i] = img;
+/* The images object: the containers' then the init containers', a name
+ * set twice keeping its first place with the last image (json-c's add). */
+static void image_set(plist *names, plist *vals, const char *name, const char *img) {
+    for (size_t i = 0; i < names->n; i++)
+        if (!strcmp(names->v[i], name)) {
+            vals->v[i] = img;
             return;
         }
-    plist_push(&r->img_name, name);
-    plist_push(&r->img_val, img);
+    plist_push(names, name);
+    plist_push(vals, img);
 }
 
 static bool list_add(rlog *r, int l, json_object *e, json_object *orig_arr) {
@@ -184,7 +186,10 @@ static bool list_add(rlog *r, int l, json_object *e, json_object *orig_arr) {
     if (orig_arr && count_named(orig_arr, "name", name)) return false;
     plist_push(&r->names[l], name);
     const char *img = l < 2 ? name_of(e, "image") : NULL;
-    if (img) image_set(r, name, img);
+    if (img) {
+        plist_push(&r->img[l], name);
+        plist_push(&r->img[l], img);
+    }
     return true;
 }
 
@@ -426,8 +431,8 @@ static void group_write(sbuf *o, const group *g) {
 
 static void rlog_free(rlog *r) {
     for (int i = 0; i < 3; i++) free(r->names[i].v);
-    free(r->img_name.v);
-    free(r->img_val.v);
+    free(r->img[0].v);
+    free(r->img[1].v);
     for (size_t i = 0; i < r->ng; i++) {
         group *g = &r->g[i];
         free(g->env.v);
@@ -543,17 +548,22 @@ bool record_text_from_log(json_object *orig, const mutate_result *res, const pat
         key(o, &first, "uses");
         jtext_append(o, res->uses);
     }
-    if (r.img_name.n) {
+    plist iname = {0}, ival = {0};
+    for (int l = 0; l < 2; l++)
+        for (size_t i = 0; i + 1 < r.img[l].n; i += 2) image_set(&iname, &ival, r.img[l].v[i], r.img[l].v[i + 1]);
+    if (iname.n) {
         key(o, &first, "images");
         sbuf_putc(o, '{');
-        for (size_t i = 0; i < r.img_name.n; i++) {
+        for (size_t i = 0; i < iname.n; i++) {
             if (i) sbuf_putc(o, ',');
-            jtext_string(o, r.img_name.v[i], strlen(r.img_name.v[i]));
+            jtext_string(o, iname.v[i], strlen(iname.v[i]));
             sbuf_putc(o, ':');
-            jtext_string(o, r.img_val.v[i], strlen(r.img_val.v[i]));
+            jtext_string(o, ival.v[i], strlen(ival.v[i]));
         }
         sbuf_putc(o, '}');
     }
+    free(iname.v);
+    free(ival.v);
     if (extra_new) {
         uw e = {0};
         uw_add(&e, &extra);
