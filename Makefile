@@ -19,6 +19,11 @@ MIMALLOC := -lmimalloc
 LIBS_RECONCILE = $(call libs,$(PKGS_RECONCILE))
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)
 SAN     := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+# The builds the test suites run write the status record both ways (from
+# the diff's log, and by comparing the pods; mutate/record_log.c) and the
+# patch both ways (as text while diffing, and as json-c operations; patch.c),
+# and abort when the two differ.
+CHECKED := -DMUTATE_SELF_CHECK
 
 # Sources by module (README "Layout"); each binary links only its modules.
 mods = $(sort $(wildcard $(addsuffix /*.c,$(1))))
@@ -66,7 +71,7 @@ $(B)/obj/%.o: %.c
 
 $(B)/asan/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(SAN) -MMD -MP -c $< -o $@
+	$(CC) $(CFLAGS_ALL) $(SAN) $(CHECKED) -MMD -MP -c $< -o $@
 
 # h2o's http2_internal.h includes a khash.h Debian does not ship
 # (server/h2o/khash.h says why serve_h2.c needs it).
@@ -75,7 +80,7 @@ $(B)/asan/%.o: %.c
 VG_OPT := -O1 -gdwarf-4
 $(B)/vg/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) $(VG_OPT) -MMD -MP -c $< -o $@
+	$(CC) $(CFLAGS_ALL) $(VG_OPT) $(CHECKED) -MMD -MP -c $< -o $@
 
 $(B)/otel-webhook: $(call obj,$(B)/obj,$(WEBHOOK_SRC))
 	$(CC) $(OPT) -o $@ $^ $(MIMALLOC) $(LIBS_WEBHOOK)
@@ -244,7 +249,7 @@ bench: deps $(B)/bench/bench_engine $(B)/otel-webhook $(B)/otel-reconcile
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_FLAGS   := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-                -fno-omit-frame-pointer $(DEFS) -I.
+                -fno-omit-frame-pointer $(DEFS) -I. $(CHECKED)
 FUZZ_LIB     := $(call mods,base kube collector mutate)
 FUZZ_HDRS     = $(wildcard base/*.h kube/*.h collector/*.h mutate/*.h server/*.h)
 $(B)/fuzz/fuzz_engine: tests/fuzz/fuzz_engine.c $(FUZZ_LIB) $(FUZZ_HDRS)

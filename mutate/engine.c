@@ -11,11 +11,13 @@
  * part never discards the others; it leaves a warning instead. */
 #include "mutate/internal.h"
 
+#include "base/jtext.h"
 #include "base/versions.h"
 #include "mutate/record.h"
 
 #include <ctype.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -143,6 +145,7 @@ void mutate_result_free(mutate_result *res) {
     if (!res) return;
     json_object_put(res->pod);
     json_object_put(res->patch);
+    free(res->patch_text);
     json_object_put(res->uses);
     for (size_t i = 0; i < res->nwarnings; i++) free(res->warnings[i]);
     free(res->warnings);
@@ -214,9 +217,38 @@ int mutate_pod(const mutate_request *req, mutate_result *res) {
             jset(m.pod, "metadata", json_object_get(orig));
         else json_object_object_del(m.pod, "metadata");
     }
-    mutate_patch_diff(req->pod, m.pod, res->patch);
+    /* The record is written from what the diff found (its log), not from
+     * a second comparison of the two pods. */
+    patch_log log = {0};
+    sbuf text = SBUF_INIT;
+    bool want_text = req->patch_text, want_ops = !req->patch_text;
+#ifdef MUTATE_SELF_CHECK
+    want_text = want_ops = true; /* both, held to the same bytes below */
+#endif
+    if (want_text) sbuf_putc(&text, '[');
+    res->nops = patch_diff_logged(req->pod, m.pod, want_ops ? res->patch : NULL, want_text ? &text : NULL,
+                                  req->opt->record ? &log : NULL);
     res->pod = m.pod;
-    if (req->opt->record) mutate_record_apply(req->pod, res);
+    if (req->opt->record) record_apply(req->pod, res, &log, want_text ? &text : NULL, want_ops);
+    free(log.v);
+    if (want_text) sbuf_putc(&text, ']');
+#ifdef MUTATE_SELF_CHECK
+    size_t jlen_;
+    char *j = jtext(res->patch, &jlen_);
+    if (res->nops != json_object_array_length(res->patch) || jlen_ != text.len || memcmp(j, text.s, jlen_) != 0) {
+        fprintf(stderr, "patch: the text written while diffing differs from the operations':\n%s\n%s\n", text.s, j);
+        abort();
+    }
+    free(j);
+    if (req->patch_text) { /* as without the check: no operations kept */
+        json_object_put(res->patch);
+        res->patch = jnew_arr();
+    } else {
+        sbuf_free(&text);
+    }
+#endif
+    if (want_text && res->nops && req->patch_text) res->patch_text = sbuf_take(&text, &res->patch_len);
+    sbuf_free(&text);
     free(m.owner_fallback_rs);
     return 0;
 }

@@ -9,6 +9,7 @@
 
 #include "base/alloc.h"
 #include "base/json.h"
+#include "base/sbuf.h"
 #include "collector/container.h"
 #include "mutate/mutate.h"
 
@@ -175,6 +176,39 @@ bool bounds_check(mctx *m);
  * the rest after bounds_check. */
 bool podcheck_shape(mctx *m);
 bool podcheck(mctx *m);
+
+/* patch.c: the diff with its own account of what it found, which the
+ * record is built from (record.c) instead of comparing the pods again: one
+ * entry per operation, in the operations' order, with the pairs of nodes
+ * the walk stood on. a[d], b[d] are the original's and the mutated pod's
+ * nodes at depth d (a[0], b[0] the pods), key[d] the member name leading
+ * to them (NULL: an array element). At the target (depth) a is the old
+ * value (NULL for an add), b the new one (NULL for a remove). Depths past
+ * PATCH_DEPTH - 1 keep only the first levels. */
+#define PATCH_DEPTH 7
+typedef struct patch_change {
+    char op; /* 'a' add, 'r' replace, 'd' remove */
+    unsigned depth;
+    json_object *a[PATCH_DEPTH], *b[PATCH_DEPTH];
+    const char *key[PATCH_DEPTH];
+} patch_change;
+typedef struct patch_log {
+    patch_change *v;
+    size_t n, cap;
+} patch_log;
+/* ops (a json-c array) and text (the array's members as JSON text, no
+ * brackets) each NULL when not wanted; returns the number of operations. */
+size_t patch_diff_logged(json_object *a, json_object *b, json_object *ops, sbuf *text, patch_log *log);
+
+/* record_log.c: the record's text (record.h) from the diff's log, as
+ * mutate_record_apply's comparison would write it, the annotation's own
+ * unset or was included; false (o untouched) when the log holds what only
+ * the comparison handles. */
+bool record_text_from_log(json_object *orig, const mutate_result *res, const patch_log *log, sbuf *o);
+/* record.c: mutate_record_apply with the diff's log (NULL: compare). */
+/* The operation adding the record goes to res->patch when ops, and as
+ * text (",{...}") to text when not NULL. */
+void record_apply(json_object *orig, mutate_result *res, const patch_log *log, sbuf *text, bool ops);
 
 /* record.c: notes that obj (an Instrumentation for language lang, or the
  * collector when lang is MUTATE_NLANGS) was injected from, for the record. */

@@ -66,6 +66,10 @@ typedef struct mutate_request {
     json_object *ns;        /* the Namespace object, or NULL */
     const kube_reader *src;
     const mutate_options *opt;
+    /* The patch wanted as text only (res->patch_text): the operations are
+     * written as the diff finds them and no json-c array of them is built
+     * (res->patch stays empty). The admission server's way. */
+    bool patch_text;
 } mutate_request;
 
 /* Why (part of) a pod was left alone; bounded set for metrics labels. */
@@ -120,6 +124,9 @@ size_t mutate_limit_max(mutate_limit l);
 typedef struct mutate_result {
     json_object *pod;     /* the mutated pod (owned; shares unchanged parts with the input) */
     json_object *patch;   /* owned JSON array of RFC 6902 operations; empty when no change */
+    size_t nops;          /* operations in the patch (0: no change) */
+    char *patch_text;     /* with req->patch_text and nops: the patch's JSON text (owned) */
+    size_t patch_len;
     char **warnings;      /* owned; short human sentences */
     size_t nwarnings;
     unsigned injected;    /* MUTATE_BIT set of languages injected */

@@ -13,11 +13,17 @@
  * and anything else matches by value. Matched pairs are diffed recursively,
  * which yields targeted operations such as a replace of one env value rather
  * than a replace of the whole list. Operations are emitted left to right
- * against a cursor, so every index is valid at the moment it is applied. */
-#include "mutate/mutate.h"
+ * against a cursor, so every index is valid at the moment it is applied.
+ *
+ * The operations come out as json-c objects, or (the admission server) as
+ * the JSON text jtext would write for them, without building them; and,
+ * for the status record, as a log of the node pairs each was found at, so
+ * that the record is not a second comparison of the pods (record_log.c). */
+#include "mutate/internal.h"
 
 #include "base/alloc.h"
 #include "base/json.h"
+#include "base/jtext.h"
 #include "base/sbuf.h"
 
 #include <inttypes.h>
@@ -62,10 +68,68 @@ static void op_member(json_object *o, const char *key, json_object *v) {
         base_oom();
 }
 
-static void emit(json_object *ops, const char *op, const char *path, json_object *value) {
+/* One diff: the path being written, the operations, and (for the record)
+ * the log with the nodes the walk stands on: a[d], b[d] are the pair at
+ * depth d (a[0], b[0] the roots), key[d] the member name that led there
+ * (NULL for an array index). */
+typedef struct walk {
+    sbuf path;
+    json_object *ops; /* the operations as json-c objects, or NULL */
+    sbuf *text;       /* the operations as text (the array's members), or NULL */
+    size_t nops;
+    patch_log *log;
+    int depth;
+    json_object *a[PATCH_DEPTH], *b[PATCH_DEPTH];
+    const char *key[PATCH_DEPTH];
+} walk;
+
+/* Logs an operation whose target is at depth d (the current node, or a
+ * leaf one below it) holding old and new. */
+static void log_op(walk *w, char op, int d, const char *key, json_object *old, json_object *new) {
+    patch_log *l = w->log;
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 32;
+        l->v = xrealloc(l->v, sizeof *l->v * l->cap);
+    }
+    patch_change *c = &l->v[l->n++];
+    c->op = op;
+    c->depth = (unsigned)d;
+    int top = d < PATCH_DEPTH ? d : PATCH_DEPTH - 1;
+    for (int i = 0; i <= top && i <= w->depth; i++) {
+        c->a[i] = w->a[i];
+        c->b[i] = w->b[i];
+        c->key[i] = w->key[i];
+    }
+    if (d > w->depth && d < PATCH_DEPTH) {
+        c->a[d] = old;
+        c->b[d] = new;
+        c->key[d] = key;
+    }
+}
+
+static void emit(walk *w, const char *op, const char *key, json_object *old, json_object *value) {
+    if (w->log) log_op(w, op[0] == 'a' ? 'a' : op[2] == 'p' ? 'r' : 'd', op[0] == 'r' && op[2] == 'p' ? w->depth : w->depth + 1,
+                       key, old, value);
+    if (w->text) {
+        /* What jtext writes for the op object below, without building it. */
+        sbuf *t = w->text;
+        if (w->nops) sbuf_putc(t, ',');
+        sbuf_puts(t, "{\"op\":\"");
+        sbuf_puts(t, op);
+        sbuf_puts(t, "\",\"path\":");
+        jtext_string(t, w->path.s, w->path.len);
+        if (value || strcmp(op, "remove") != 0) {
+            sbuf_puts(t, ",\"value\":");
+            jtext_append(t, value);
+        }
+        sbuf_putc(t, '}');
+    }
+    w->nops++;
+    json_object *ops = w->ops;
+    if (!ops) return;
     json_object *o = jnew_obj();
     op_member(o, "op", jnew_str(op));
-    op_member(o, "path", jnew_str(path));
+    op_member(o, "path", jnew_str(w->path.s));
     /* The value is shared with the mutated pod, not copied: both belong to
      * one request on one thread, and reference counting frees them in any
      * order. Copying was a third of the engine's time. */
@@ -111,7 +175,7 @@ static void side_init(side *s, json_object *arr, size_t n) {
     for (size_t i = 0; i < n; i++) s->name[i] = unresolved;
 }
 
-static void diff_at(sbuf *path, json_object *a, json_object *b, json_object *ops);
+static void diff_at(walk *w, const char *key, json_object *a, json_object *b);
 
 /* Do a and b have the same members in the same order? What the engine
  * copies keeps the original's order (a replaced member keeps its place),
@@ -127,7 +191,8 @@ static bool same_keys(json_object *a, json_object *b) {
     return true;
 }
 
-static void diff_object(sbuf *path, json_object *a, json_object *b, json_object *ops) {
+static void diff_object(walk *w, json_object *a, json_object *b) {
+    sbuf *path = &w->path;
     size_t base = path->len;
     if (same_keys(a, b)) {
         struct json_object_iterator ia = json_object_iter_begin(a), ea = json_object_iter_end(a);
@@ -135,37 +200,38 @@ static void diff_object(sbuf *path, json_object *a, json_object *b, json_object 
         for (; !json_object_iter_equal(&ia, &ea); json_object_iter_next(&ia), json_object_iter_next(&ib)) {
             json_object *va = json_object_iter_peek_value(&ia), *vb = json_object_iter_peek_value(&ib);
             if (va == vb) continue;
-            push_token(path, json_object_iter_peek_name(&ib));
-            diff_at(path, va, vb, ops);
+            const char *k = json_object_iter_peek_name(&ib);
+            push_token(path, k);
+            diff_at(w, k, va, vb);
             sbuf_truncate(path, base);
         }
         return;
     }
     json_object_object_foreach(a, ka, va) {
-        (void)va;
         if (!json_object_object_get_ex(b, ka, NULL)) {
             push_token(path, ka);
-            emit(ops, "remove", path->s, NULL);
+            emit(w, "remove", ka, va, NULL);
             sbuf_truncate(path, base);
         }
     }
     json_object_object_foreach(b, kb, vb) {
         json_object *old;
         push_token(path, kb);
-        if (!json_object_object_get_ex(a, kb, &old)) emit(ops, "add", path->s, vb);
-        else diff_at(path, old, vb, ops);
+        if (!json_object_object_get_ex(a, kb, &old)) emit(w, "add", kb, NULL, vb);
+        else diff_at(w, kb, old, vb);
         sbuf_truncate(path, base);
     }
 }
 
 /* Emits the ops for old[i0,i1) -> new[j0,j1) when nothing inside matches:
  * removes at the cursor, then adds at the cursor. */
-static void replace_run(sbuf *path, json_object *b, size_t i0, size_t i1, size_t j0,
-                        size_t j1, size_t *cur, size_t curlen_after, json_object *ops) {
+static void replace_run(walk *w, json_object *a, json_object *b, size_t i0, size_t i1, size_t j0,
+                        size_t j1, size_t *cur, size_t curlen_after) {
+    sbuf *path = &w->path;
     size_t base = path->len;
     for (size_t i = i0; i < i1; i++) {
         push_index(path, *cur);
-        emit(ops, "remove", path->s, NULL);
+        emit(w, "remove", NULL, json_object_array_get_idx(a, i), NULL);
         sbuf_truncate(path, base);
     }
     for (size_t j = j0; j < j1; j++) {
@@ -173,14 +239,15 @@ static void replace_run(sbuf *path, json_object *b, size_t i0, size_t i1, size_t
          * add at the very end is written "-" as people expect to read it. */
         if (*cur == curlen_after) push_token(path, "-");
         else push_index(path, *cur);
-        emit(ops, "add", path->s, json_object_array_get_idx(b, j));
+        emit(w, "add", NULL, NULL, json_object_array_get_idx(b, j));
         sbuf_truncate(path, base);
         (*cur)++;
         curlen_after++;
     }
 }
 
-static void diff_array(sbuf *path, json_object *a, json_object *b, json_object *ops) {
+static void diff_array(walk *w, json_object *a, json_object *b) {
+    sbuf *path = &w->path;
     size_t n = json_object_array_length(a), m = json_object_array_length(b);
     size_t base = path->len;
     side A, B;
@@ -247,10 +314,10 @@ paired:;
         else if (k < total_pairs) ni = n - suf + (k - pre - npairs), nj = m - suf + (k - pre - npairs);
         else ni = n, nj = m;
         /* Elements still to come from a after the run: (n - ni). */
-        replace_run(path, b, i, ni, j, nj, &cur, cur + (n - ni), ops);
+        replace_run(w, a, b, i, ni, j, nj, &cur, cur + (n - ni));
         if (k == total_pairs) break;
         push_index(path, cur);
-        diff_at(path, json_object_array_get_idx(a, ni), json_object_array_get_idx(b, nj), ops);
+        diff_at(w, NULL, json_object_array_get_idx(a, ni), json_object_array_get_idx(b, nj));
         sbuf_truncate(path, base);
         cur++;
         i = ni + 1;
@@ -262,18 +329,29 @@ paired:;
     free(B.name);
 }
 
-static void diff_at(sbuf *path, json_object *a, json_object *b, json_object *ops) {
+/* The caller has pushed key's token (or the index) onto the path. */
+static void diff_at(walk *w, const char *key, json_object *a, json_object *b) {
     if (a == b) return;
+    int d = ++w->depth;
+    if (d < PATCH_DEPTH) {
+        w->a[d] = a;
+        w->b[d] = b;
+        w->key[d] = key;
+    }
     json_type ta = json_object_get_type(a), tb = json_object_get_type(b);
-    if (ta == json_type_object && tb == json_type_object) diff_object(path, a, b, ops);
-    else if (ta == json_type_array && tb == json_type_array) diff_array(path, a, b, ops);
-    else if (!json_object_equal(a, b)) emit(ops, "replace", path->s, b);
+    if (ta == json_type_object && tb == json_type_object) diff_object(w, a, b);
+    else if (ta == json_type_array && tb == json_type_array) diff_array(w, a, b);
+    else if (!json_object_equal(a, b)) emit(w, "replace", key, a, b);
+    w->depth--;
 }
 
-void mutate_patch_diff(json_object *a, json_object *b, json_object *ops) {
-    sbuf path = SBUF_INIT;
-    sbuf_reserve(&path, 64);
-    path.s[0] = 0;
-    diff_at(&path, a, b, ops);
-    sbuf_free(&path);
+size_t patch_diff_logged(json_object *a, json_object *b, json_object *ops, sbuf *text, patch_log *log) {
+    walk w = {.path = SBUF_INIT, .ops = ops, .text = text, .log = log, .depth = -1};
+    sbuf_reserve(&w.path, 64);
+    w.path.s[0] = 0;
+    diff_at(&w, NULL, a, b);
+    sbuf_free(&w.path);
+    return w.nops;
 }
+
+void mutate_patch_diff(json_object *a, json_object *b, json_object *ops) { patch_diff_logged(a, b, ops, NULL, NULL); }

@@ -3,7 +3,8 @@
  * that a pod carrying one is left alone.
  *
  * Derived by comparison, so it holds whatever the engine did, however the
- * patch was built: named list elements (containers, init containers,
+ * patch was built (the engine's usual case is written from the diff's log
+ * instead, record_log.c, to the same bytes; this comparison defines them): named list elements (containers, init containers,
  * volumes, env entries, mounts by path) as names added, anything else
  * changed as its original value. Both trees share unchanged subtrees, so
  * most comparisons stop at a pointer test; lists are indexed once (sorted
@@ -453,15 +454,9 @@ static bool has_str(json_object *arr, const char *s) {
     return false;
 }
 
-void mutate_record_apply(json_object *orig, mutate_result *res) {
-    /* A pod only changed (a sidecar removed) is not an injection. */
-    if (!res->pod || !json_object_array_length(res->patch) || (!res->injected && !res->sidecar)) return;
-    json_object *pod = res->pod, *rec = record_build(orig, pod, res);
-    char why[256];
-    if (record_mismatch(orig, why, sizeof why)) {
-        res->warnings = xrealloc(res->warnings, sizeof *res->warnings * (res->nwarnings + 1));
-        res->warnings[res->nwarnings++] = xasprintf("%s; replaced by this injection's record", why);
-    }
+/* The record's text by comparing the pods (malloc'ed). */
+static char *record_compared(json_object *orig, mutate_result *res) {
+    json_object *rec = record_build(orig, res->pod, res);
 
     /* What the annotation itself adds, so that uninject takes it out whole. */
     json_object *om, *oa;
@@ -480,13 +475,68 @@ void mutate_record_apply(json_object *orig, mutate_result *res) {
             jset(lazy_obj(rec, "was"), "/metadata/annotations/otel-webhook~1status", jcopy(old));
     }
     char *text = jtext(rec, NULL);
+    json_object_put(rec);
+    return text;
+}
+
+void mutate_record_apply(json_object *orig, mutate_result *res) {
+    res->nops = json_object_array_length(res->patch);
+    record_apply(orig, res, NULL, NULL, true);
+}
+
+void record_apply(json_object *orig, mutate_result *res, const patch_log *log, sbuf *ptext, bool ops) {
+    /* A pod only changed (a sidecar removed) is not an injection. */
+    if (!res->pod || !res->nops || (!res->injected && !res->sidecar)) return;
+    json_object *pod = res->pod;
+    char why[256];
+    if (record_mismatch(orig, why, sizeof why)) {
+        res->warnings = xrealloc(res->warnings, sizeof *res->warnings * (res->nwarnings + 1));
+        res->warnings[res->nwarnings++] = xasprintf("%s; replaced by this injection's record", why);
+    }
+    sbuf b = SBUF_INIT;
+    char *text;
+    if (log && record_text_from_log(orig, res, log, &b)) {
+        text = sbuf_take(&b, NULL);
+#ifdef MUTATE_SELF_CHECK
+        /* The sanitizer and valgrind builds: every suite holds the two
+         * ways of writing the record to the same bytes. */
+        char *cmp = record_compared(orig, res);
+        if (strcmp(cmp, text) != 0) {
+            fprintf(stderr, "record_log: the record from the diff's log differs from the compared one:\n%s\n%s\n", text, cmp);
+            abort();
+        }
+        free(cmp);
+#endif
+    } else {
+        sbuf_free(&b);
+        text = record_compared(orig, res);
+    }
 
     json_object *pm, *pa;
     member(pod, "metadata", &pm);
     member(pm, "annotations", &pa);
-    json_object *op = jnew_obj();
-    jset_str(op, "op", "add");
-    if (!json_object_is_type(pm, json_type_object)) {
+    if (ptext) { /* the operation below, as jtext writes it */
+        size_t n = strlen(text);
+        sbuf_puts(ptext, ",{\"op\":\"add\",\"path\":");
+        if (!json_object_is_type(pm, json_type_object)) {
+            sbuf_puts(ptext, "\"/metadata\",\"value\":{\"annotations\":{\"" MUTATE_RECORD_KEY "\":");
+            jtext_string(ptext, text, n);
+            sbuf_puts(ptext, "}}}");
+        } else if (!json_object_is_type(pa, json_type_object)) {
+            sbuf_puts(ptext, "\"/metadata/annotations\",\"value\":{\"" MUTATE_RECORD_KEY "\":");
+            jtext_string(ptext, text, n);
+            sbuf_puts(ptext, "}}");
+        } else {
+            sbuf_puts(ptext, "\"/metadata/annotations/otel-webhook~1status\",\"value\":");
+            jtext_string(ptext, text, n);
+            sbuf_putc(ptext, '}');
+        }
+    }
+    res->nops++;
+    json_object *op = ops ? jnew_obj() : NULL;
+    if (op) jset_str(op, "op", "add");
+    if (!op) {
+    } else if (!json_object_is_type(pm, json_type_object)) {
         json_object *v = jnew_obj();
         jset_str(jset_obj(v, "annotations"), MUTATE_RECORD_KEY, text);
         jset_str(op, "path", "/metadata");
@@ -500,7 +550,7 @@ void mutate_record_apply(json_object *orig, mutate_result *res) {
         jset_str(op, "path", "/metadata/annotations/otel-webhook~1status");
         jset_str(op, "value", text);
     }
-    jpush(res->patch, op);
+    if (op) jpush(res->patch, op);
 
     /* New objects down to the annotations: the patch's values share the
      * old ones and must not change. */
@@ -508,7 +558,6 @@ void mutate_record_apply(json_object *orig, mutate_result *res) {
     jset_str(nann, MUTATE_RECORD_KEY, text);
     jset(nmeta, "annotations", nann);
     jset(np, "metadata", nmeta);
-    json_object_put(rec);
     free(text);
     json_object_put(res->pod);
     res->pod = np;

@@ -2,9 +2,12 @@
  * kept on the pod as the otel-webhook/status annotation, and what reads it
  * back (the engine's re-invocation check, uninject, explain, outdated).
  *
- * The record is derived, not collected: mutate_record_apply compares the
- * request pod with the engine's mutated pod, so it does not depend on how
- * the engine builds its patch. It lists the containers, init containers and
+ * The record is derived, not collected: it is what the request pod and the
+ * engine's mutated pod differ by, so it does not depend on how the engine
+ * edits the pod. The engine writes it from the patch diff's own log of
+ * what it found (record_log.c); mutate_record_apply, and the engine for
+ * what the log form does not cover, compare the two pods (record.c), with
+ * the same bytes. It lists the containers, init containers and
  * volumes added; per existing container the env names and mount paths
  * added, the original entries of every variable rewritten (JAVA_TOOL_OPTIONS,
  * NODE_OPTIONS, PYTHONPATH, ...) and the original value of any other field

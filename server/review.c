@@ -404,7 +404,7 @@ void review_handle_into(const review_env *env, json_tokener *tok, const char *bo
     } else {
         kube_reader_snapshot(&src, view.snap);
     }
-    mutate_request mreq = {.pod = pod, .namespace = ns, .src = &src, .opt = opt};
+    mutate_request mreq = {.pod = pod, .namespace = ns, .src = &src, .opt = opt, .patch_text = true};
     mreq.ns = kube_snapshot_get(view.snap, "Namespace", NULL, ns);
     mutate_result res;
     int rc = mutate_pod(&mreq, &res);
@@ -421,15 +421,13 @@ void review_handle_into(const review_env *env, json_tokener *tok, const char *bo
          * warnings, the log and the metrics. */
         out->result = RESULT_FAILED_OPEN;
         respond(out, &rq, NULL, 0, res.warnings, res.nwarnings, alloc, ud);
-    } else if (json_object_array_length(res.patch) == 0) {
+    } else if (res.nops == 0) {
         out->result = RESULT_UNCHANGED;
         respond(out, &rq, NULL, 0, res.warnings, res.nwarnings, alloc, ud);
     } else {
-        size_t plen;
-        char *ptext = jtext(res.patch, &plen);
+        /* Written by the engine as it diffed: no array of operations. */
         out->result = RESULT_MUTATED;
-        respond(out, &rq, ptext, plen, res.warnings, res.nwarnings, alloc, ud);
-        free(ptext);
+        respond(out, &rq, res.patch_text, res.patch_len, res.warnings, res.nwarnings, alloc, ud);
     }
     /* The result shares parts of the pod with objects the source lent. */
     mutate_result_free(&res);

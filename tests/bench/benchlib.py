@@ -46,13 +46,13 @@ def certs(binary, tmp):
     return d
 
 
-def start_ours(binary, tmp, threads=1, wrap=(), port=None):
+def start_ours(binary, tmp, threads=1, wrap=(), port=None, extra=()):
     port = port or free_port()
     c = certs(binary, tmp)
     p = subprocess.Popen(list(wrap) + [binary, "serve", "--listen", "127.0.0.1:%d" % port, "--tls-cert",
                                        c + "/tls.crt", "--tls-key", c + "/tls.key", "--resources",
                                        os.path.join(ROOT, "examples/resources"), "--threads", str(threads),
-                                       "--log-level", "warn", "--shutdown-grace", "2"],
+                                       "--log-level", "warn", "--shutdown-grace", "2"] + list(extra),
                          stderr=None if os.environ.get("BENCH_DEBUG") else subprocess.DEVNULL,
                          stdout=subprocess.DEVNULL)
     wait_port(port, p, 120 if wrap else 30)

@@ -8,9 +8,11 @@ process answering our own answer's bytes) runs twice under callgrind: once
 for FEW requests, once for FEW + MANY, each over one HTTPS/1.1 keep-alive
 connection (TLS 1.3). The difference of the two totals divided by MANY is
 the cost of one request, with start-up, the handshake and shutdown taken
-out. Usage: callgrind_bench.py BINARY [--profile] (--profile also prints
-the functions that cost the most per request, inclusive, for the 4 KB
-review)."""
+out. Ours is measured twice: with the status record (the default) and
+with `status-record: false` in a settings file (the reference's patch).
+Usage: callgrind_bench.py BINARY [--profile] [--ours-only] (--profile also
+prints the functions that cost the most per request, inclusive, for the
+4 KB review with the record; --ours-only leaves the nginx floors out)."""
 import os
 import re
 import shutil
@@ -24,6 +26,7 @@ import benchlib  # noqa: E402
 
 BIN = sys.argv[1]
 PROFILE = "--profile" in sys.argv
+OURS_ONLY = "--ours-only" in sys.argv
 FEW, MANY = 10, int(os.environ.get("CALLGRIND_REQUESTS", "100"))
 
 
@@ -79,18 +82,28 @@ try:
     benchlib.certs(BIN, tmp)
     print("instructions per request (callgrind, user space; serve --threads 1 and one nginx process; "
           "%d requests over one keep-alive TLS 1.3 connection, start-up taken out)" % MANY)
-    print("%-14s %14s %14s %14s %8s" % ("review", "otel-webhook", "nginx, ours", "nginx, 200 B", "ratio"))
+    print("%-14s %14s %14s %14s %14s %8s" % ("review", "otel-webhook", "no record", "nginx, ours", "nginx, 200 B",
+                                             "ratio"))
+    norec = os.path.join(tmp, "no-record.yaml")
+    with open(norec, "w") as f:
+        f.write("status-record: false\n")
     for label, path in benchlib.REVIEWS:
         body = open(path, "rb").read()
-        ours, answer, outs = per_request(lambda w: benchlib.start_ours(BIN, tmp, wrap=w), body,
-                                         "ours-" + label.replace(" ", ""))
-        fair, _, _ = per_request(lambda w: benchlib.start_nginx(tmp, answer.decode(), wrap=w, name="ng-fair"),
-                                 body, "nginx-fair-" + label.replace(" ", ""))
-        small, _, _ = per_request(lambda w: benchlib.start_nginx(tmp, '{"response":{"allowed":true}}', wrap=w,
-                                                                 name="ng-small"),
-                                  body, "nginx-small-" + label.replace(" ", ""))
-        print("%-14s %13.0fK %13.0fK %13.0fK %8.1f" % ("%s (%d B)" % (label, len(body)), ours / 1000, fair / 1000,
-                                                     small / 1000, ours / fair))
+        tag = label.replace(" ", "")
+        ours, answer, outs = per_request(lambda w: benchlib.start_ours(BIN, tmp, wrap=w), body, "ours-" + tag)
+        bare, bare_answer, _ = per_request(lambda w: benchlib.start_ours(BIN, tmp, wrap=w, extra=("--config", norec)),
+                                           body, "norec-" + tag)
+        if bare_answer == answer:
+            sys.exit("the answer without the record is the answer with it: the settings file was not read")
+        fair = small = float("nan")
+        if not OURS_ONLY:
+            fair, _, _ = per_request(lambda w: benchlib.start_nginx(tmp, answer.decode(), wrap=w, name="ng-fair"),
+                                     body, "nginx-fair-" + tag)
+            small, _, _ = per_request(lambda w: benchlib.start_nginx(tmp, '{"response":{"allowed":true}}', wrap=w,
+                                                                     name="ng-small"),
+                                      body, "nginx-small-" + tag)
+        print("%-14s %13.0fK %13.0fK %13.0fK %13.0fK %8.1f" % ("%s (%d B)" % (label, len(body)), ours / 1000,
+                                                              bare / 1000, fair / 1000, small / 1000, ours / fair))
         if PROFILE and label == "4 KB":
             a, b = inclusive(outs[0]), inclusive(outs[1])
             rows = sorted(((b[k] - a.get(k, 0)) / MANY, k) for k in b)
