@@ -99,8 +99,8 @@ typedef enum mutate_limit {
     MUTATE_LIMIT_NONE,
     MUTATE_LIMIT_CONTAINERS,      /* containers + initContainers of the pod */
     MUTATE_LIMIT_ENV,             /* env entries of one container */
-    MUTATE_LIMIT_ENV_TOTAL,       /* env entries of all containers */
-    MUTATE_LIMIT_VOLUME_MOUNTS,   /* volumeMounts of all containers */
+    MUTATE_LIMIT_ENV_TOTAL,       /* env entries of all containers and init containers */
+    MUTATE_LIMIT_VOLUME_MOUNTS,   /* volumeMounts of all containers and init containers */
     MUTATE_LIMIT_VOLUMES,         /* spec.volumes */
     MUTATE_LIMIT_ANNOTATIONS,     /* metadata.annotations of the pod */
     MUTATE_LIMIT_CONTAINER_NAMES, /* names in one *container-names annotation */

@@ -25,7 +25,9 @@ On demand, through the methods of FakeAPI or POST /_control with
                                bookmarks) but stay connected
   set_token(token)             only this bearer token is accepted from now
                                on: 401 until the client presents it
-  slow(resource, seconds)      single-object GETs of resource answer late
+  hold(resource), release(resource)  single-object GETs of resource wait
+                               (unanswered) until release(); held(resource)
+                               says how many are waiting now
   set_version(major, minor)
   hide(resource), unhide(resource)  the resource answers 404, as when its CRD
                                is not installed
@@ -220,7 +222,7 @@ class FakeAPI:
         self.cond = threading.Condition()
         self.drop_gen = self.stall_gen = self.gone_gen = 0
         self.gone_mode = "event"
-        self.slow_s = {}
+        self.holding = {}  # resource -> GETs of it waiting for release(), while held
         self.hidden = set()
         self.failing = {}  # (resource, name) -> HTTP status of its applies
         self.lingering = {}  # (resource, name) -> (GETs left, the deleted object)
@@ -329,8 +331,18 @@ class FakeAPI:
             self.drop_gen += 1  # open watches were authorised with the old one
             self.cond.notify_all()
 
-    def slow(self, resource, seconds):
-        self.slow_s[resource] = float(seconds)
+    def hold(self, resource):
+        with self.cond:
+            self.holding.setdefault(resource, 0)
+
+    def release(self, resource):
+        with self.cond:
+            self.holding.pop(resource, None)
+            self.cond.notify_all()
+
+    def held(self, resource):
+        with self.cond:
+            return self.holding.get(resource, 0)
 
     def hide(self, resource):
         self.hidden.add(resource)
@@ -480,7 +492,7 @@ class _Handler(BaseHTTPRequestHandler):
         n = int(self.headers.get("Content-Length", "0"))
         args = json.loads(self.rfile.read(n) or b"{}")
         op = args.pop("op", "")
-        if op not in ("apply", "delete", "gone", "drop", "stall", "set_token", "slow", "set_version", "hide",
+        if op not in ("apply", "delete", "gone", "drop", "stall", "set_token", "hold", "release", "set_version", "hide",
                       "unhide", "fail_apply", "fail_create", "heal"):
             return self._send(400, {"error": "unknown op %r" % op}, record=False)
         result = getattr(self.fake, op)(**args)
@@ -564,9 +576,12 @@ class _Handler(BaseHTTPRequestHandler):
         _, ns, resource, name = m.groups()
         accept = self.headers.get("Accept", "")
         if name:
-            delay = fake.slow_s.get(resource, 0)
-            if delay:
-                time.sleep(delay)
+            with fake.cond:
+                if resource in fake.holding:  # an API server that does not answer (yet)
+                    fake.holding[resource] += 1
+                    fake.cond.wait_for(lambda: resource not in fake.holding or fake.stopping, 60)
+                    if resource in fake.holding:
+                        fake.holding[resource] -= 1
             key = (ns if RESOURCES[resource][2] else None, name)
             obj = fake.objects[resource].get(key)
             with fake.cond:

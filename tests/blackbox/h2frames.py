@@ -106,7 +106,31 @@ class H2:
         except (ssl.SSLWantReadError, ssl.SSLWantWriteError):
             pass
         except (OSError, ssl.SSLError):
+            # A send fails once the peer has closed (reset) the connection,
+            # which it may do right after its last frames: a server closing
+            # a connection whose input it has not read sends a RST after
+            # them. What it sent before is in the socket still; read it all,
+            # or a GOAWAY that arrived between select() and send() is lost.
+            self._read_to_end(5.0)
             self.eof = True
+
+    def _read_to_end(self, timeout):
+        """Reads and parses what is left until end of file or an error (the
+        socket is closed by the peer: both come at once; the timeout is only
+        a safety net)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                d = self.s.recv(1 << 20)
+            except (ssl.SSLWantReadError, ssl.SSLWantWriteError):
+                select.select([self.s], [], [], max(0.0, deadline - time.monotonic()))
+                continue
+            except (OSError, ssl.SSLError):
+                return
+            if not d:
+                return
+            self.inb += d
+            self._parse()
 
     def _parse(self):
         while len(self.inb) >= 9:

@@ -986,9 +986,15 @@ static void scale_pod(json_object *pod, const char *field) {
     }
     case MUTATE_LIMIT_ENV:
     case MUTATE_LIMIT_ENV_TOTAL: {
-        /* ENV_TOTAL over enough containers that each stays within ENV. */
+        /* ENV_TOTAL over enough containers that each stays within ENV.
+         * The bound counts the env of init containers too (bounds.c: "all
+         * containers" are both lists, as for containers and volume_mounts),
+         * so theirs is removed: the pod then holds exactly n. */
         size_t nc = l == MUTATE_LIMIT_ENV ? 1 : n / MUTATE_MAX_ENV + 1;
         size_t per = n / nc, rest = n % nc;
+        json_object *inits = get(spec, "initContainers");
+        for (size_t k = 0; inits && k < json_object_array_length(inits); k++)
+            json_object_object_del(json_object_array_get_idx(inits, k), "env");
         for (size_t k = json_object_array_length(cs); k < nc; k++) {
             json_object *c = json_object_new_object();
             snprintf(name, sizeof name, "e%zu", k);
@@ -1009,6 +1015,10 @@ static void scale_pod(json_object *pod, const char *field) {
             }
             json_object_object_add(c, "env", env);
         }
+        /* Containers added for ENV_TOTAL can take the pod past the
+         * containers bound (with many init containers): no claim then. */
+        if (json_object_array_length(cs) + (inits ? json_object_array_length(inits) : 0) > MUTATE_MAX_CONTAINERS)
+            scaled_limit = MUTATE_LIMIT_NONE;
         break;
     }
     case MUTATE_LIMIT_VOLUME_MOUNTS: {
