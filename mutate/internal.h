@@ -177,6 +177,10 @@ bool bounds_check(mctx *m);
 bool podcheck_shape(mctx *m);
 bool podcheck(mctx *m);
 
+/* Appends "/" and tok escaped per RFC 6901 (~ -> ~0, / -> ~1): the JSON
+ * pointers of the patch and of the record. */
+void mutate_pointer_push(sbuf *p, const char *tok);
+
 /* patch.c: the diff with its own account of what it found, which the
  * record is built from (record.c) instead of comparing the pods again: one
  * entry per operation, in the operations' order, with the pairs of nodes

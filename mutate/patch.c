@@ -37,8 +37,7 @@
  * common prefix and suffix, still correct, just less targeted. */
 #define LCS_MAX_CELLS (1u << 20)
 
-/* Appends "/" and token escaped per RFC 6901 (~ -> ~0, / -> ~1). */
-static void push_token(sbuf *p, const char *tok) {
+void mutate_pointer_push(sbuf *p, const char *tok) {
     size_t n = strlen(tok);
     sbuf_reserve(p, 2 * n + 1);
     p->s[p->len++] = '/';
@@ -58,7 +57,7 @@ static void push_token(sbuf *p, const char *tok) {
 static void push_index(sbuf *p, size_t idx) {
     char num[24];
     snprintf(num, sizeof num, "%zu", idx);
-    push_token(p, num);
+    mutate_pointer_push(p, num);
 }
 
 /* The members of an operation: literal keys, each added once, so json-c
@@ -201,7 +200,7 @@ static void diff_object(walk *w, json_object *a, json_object *b) {
             json_object *va = json_object_iter_peek_value(&ia), *vb = json_object_iter_peek_value(&ib);
             if (va == vb) continue;
             const char *k = json_object_iter_peek_name(&ib);
-            push_token(path, k);
+            mutate_pointer_push(path, k);
             diff_at(w, k, va, vb);
             sbuf_truncate(path, base);
         }
@@ -209,14 +208,14 @@ static void diff_object(walk *w, json_object *a, json_object *b) {
     }
     json_object_object_foreach(a, ka, va) {
         if (!json_object_object_get_ex(b, ka, NULL)) {
-            push_token(path, ka);
+            mutate_pointer_push(path, ka);
             emit(w, "remove", ka, va, NULL);
             sbuf_truncate(path, base);
         }
     }
     json_object_object_foreach(b, kb, vb) {
         json_object *old;
-        push_token(path, kb);
+        mutate_pointer_push(path, kb);
         if (!json_object_object_get_ex(a, kb, &old)) emit(w, "add", kb, NULL, vb);
         else diff_at(w, kb, old, vb);
         sbuf_truncate(path, base);
@@ -237,7 +236,7 @@ static void replace_run(walk *w, json_object *a, json_object *b, size_t i0, size
     for (size_t j = j0; j < j1; j++) {
         /* After the run, the array holds cur + (remaining old) elements; an
          * add at the very end is written "-" as people expect to read it. */
-        if (*cur == curlen_after) push_token(path, "-");
+        if (*cur == curlen_after) mutate_pointer_push(path, "-");
         else push_index(path, *cur);
         emit(w, "add", NULL, NULL, json_object_array_get_idx(b, j));
         sbuf_truncate(path, base);

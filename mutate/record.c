@@ -207,19 +207,12 @@ static json_object *lazy_obj(json_object *o, const char *key) {
     return a ? a : jset_obj(o, key);
 }
 
-/* "/a/b" with ~ and / escaped (RFC 6901). */
+/* prefix + "/" + key, escaped per RFC 6901. */
 static char *pointer(const char *prefix, const char *key) {
-    size_t n = strlen(prefix), k = strlen(key);
-    char *p = xmalloc(n + 2 * k + 2), *w = p + n;
-    memcpy(p, prefix, n);
-    *w++ = '/';
-    for (size_t i = 0; i < k; i++) {
-        if (key[i] == '~') { *w++ = '~'; *w++ = '0'; }
-        else if (key[i] == '/') { *w++ = '~'; *w++ = '1'; }
-        else *w++ = key[i];
-    }
-    *w = 0;
-    return p;
+    sbuf p = SBUF_INIT;
+    sbuf_puts(&p, prefix);
+    mutate_pointer_push(&p, key);
+    return sbuf_take(&p, NULL);
 }
 
 /* Keys b has and a lacks go to unset; keys whose value changed or that
