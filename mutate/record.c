@@ -151,6 +151,13 @@ static bool nindex_find(const nindex *ix, const char *name, size_t *idx) {
     return false;
 }
 
+/* Whether no two elements share a name (ix is sorted by name). */
+static bool nindex_unique(const nindex *ix) {
+    for (size_t i = 1; i < ix->n; i++)
+        if (!strcmp(ix->v[i - 1].name, ix->v[i].name)) return false;
+    return true;
+}
+
 static const char *field_str(json_object *e, const char *key) {
     json_object *s;
     if (json_object_is_type(e, json_type_object) && json_object_object_get_ex(e, key, &s) &&
@@ -258,7 +265,10 @@ static void env_delta(json_object *oenv, json_object *nenv, json_object *out) {
     nindex_build(&oi, oenv, "name");
     nindex_build(&ni, nenv, "name");
     size_t on = jlen(oenv), nn = jlen(nenv);
-    if (oi.n != on || ni.n != nn) { /* unnamed entries: keep the whole original */
+    /* Unnamed entries, or names repeated in the original (the API server
+     * accepts both): names cannot say which entry was which, so the whole
+     * original is kept. */
+    if (oi.n != on || ni.n != nn || !nindex_unique(&oi)) {
         if (!same(oenv, nenv)) jset(lazy_obj(out, "was"), "env", jcopy(oenv));
         goto out;
     }

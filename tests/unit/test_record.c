@@ -83,6 +83,29 @@ START_TEST(java_rewrites_and_adds) {
 }
 END_TEST
 
+/* Repeated env names (the API server accepts them, with a warning): names
+ * cannot say which entry was which, so the record keeps the whole original
+ * env and uninject gives it back as it was (the fixture checks the round
+ * trip). */
+START_TEST(repeated_env_names) {
+    fx_resources(INST);
+    fx_run *r = fx_mutate("record-env-repeated",
+                          POD("{instrumentation.opentelemetry.io/inject-java: 'true'}",
+                              "  - name: app\n"
+                              "    env: [{name: JAVA_TOOL_OPTIONS, value: '-Xmx1g'}, {name: JAVA_TOOL_OPTIONS, value: "
+                              "'-Xms1g'}, {name: A, value: '1'}, {name: A, value: '2'}]\n"),
+                          "ns1");
+    char *rec = record(r);
+    ck_assert_msg(strstr(rec, "\"was\":{\"env\":[{\"name\":\"JAVA_TOOL_OPTIONS\",\"value\":\"-Xmx1g\"},"
+                              "{\"name\":\"JAVA_TOOL_OPTIONS\",\"value\":\"-Xms1g\"},{\"name\":\"A\",\"value\":\"1\"},"
+                              "{\"name\":\"A\",\"value\":\"2\"}]}") != NULL,
+                  "%s", rec);
+    ck_assert_ptr_null(strstr(rec, "envWas"));
+    free(rec);
+    fx_free(r);
+}
+END_TEST
+
 START_TEST(python_command_and_sidecar_label) {
     fx_resources(INST "---\n" COLLECTOR);
     fx_run *r = fx_mutate("record-python",
@@ -304,6 +327,7 @@ int main(void) {
     TCase *tc = tcase_create("record");
     tcase_add_checked_fixture(tc, fx_setup, fx_teardown);
     tcase_add_test(tc, java_rewrites_and_adds);
+    tcase_add_test(tc, repeated_env_names);
     tcase_add_test(tc, python_command_and_sidecar_label);
     tcase_add_test(tc, patch_operation);
     tcase_add_test(tc, reinvocation);
