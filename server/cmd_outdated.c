@@ -136,10 +136,29 @@ static json_object *controller_ref(json_object *obj) {
     return first;
 }
 
-/* The workload a pod belongs to: a ReplicaSet's Deployment when it has one. */
-static void owner_of(outdated *od, json_object *pod, const char *ns, const char **kind, const char **name) {
+/* A reference's kind, qualified by its API group when it names one of the
+ * apps kinds outside apps/v1 (OpenKruise's StatefulSet, ...): restarting
+ * apps/v1's object of that name would restart somebody else's workload. */
+static const char *ref_kind(json_object *ref, char *buf, size_t n) {
+    const char *kind = jstr(ref, "kind"), *api = jstr(ref, "apiVersion");
+    if (!kind || (api && !strcmp(api, "apps/v1"))) return kind;
+    if (strcmp(kind, "Deployment") && strcmp(kind, "StatefulSet") && strcmp(kind, "DaemonSet") &&
+        strcmp(kind, "ReplicaSet"))
+        return kind;
+    char group[128];
+    snprintf(group, sizeof group, "%s", api ? api : "");
+    char *slash = strchr(group, '/');
+    if (slash) *slash = 0;
+    snprintf(buf, n, "%s.%s", kind, *group ? group : "core");
+    return buf;
+}
+
+/* The workload a pod belongs to: a ReplicaSet's Deployment when it has one.
+ * buf holds a qualified kind (ref_kind). */
+static void owner_of(outdated *od, json_object *pod, const char *ns, const char **kind, const char **name, char *buf,
+                     size_t n) {
     json_object *ref = controller_ref(pod);
-    *kind = ref ? jstr(ref, "kind") : NULL;
+    *kind = ref ? ref_kind(ref, buf, n) : NULL;
     *name = ref ? jstr(ref, "name") : NULL;
     if (!*kind || !*name) {
         *kind = "Pod";
@@ -163,9 +182,17 @@ static void owner_of(outdated *od, json_object *pod, const char *ns, const char 
     }
     free(key);
     if (up) {
-        *kind = jstr(up, "kind");
+        *kind = ref_kind(up, buf, n);
         *name = jstr(up, "name");
     }
+}
+
+/* Only running pods can be restarted into a new injection: finished ones
+ * (a Job's) and those being deleted are not outdated, just gone soon. */
+static bool running(json_object *pod) {
+    const char *phase = jstr(jget(pod, "status"), "phase");
+    if (phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"))) return false;
+    return !jget(jget(pod, "metadata"), "deletionTimestamp");
 }
 
 static group *group_of(outdated *od, const char *kind, const char *ns, const char *name) {
@@ -335,7 +362,7 @@ int cmd_outdated(int argc, char **argv) {
     for (size_t i = 0; i < jlen(pods); i++) {
         json_object *pod = json_object_array_get_idx(pods, i);
         const char *ns = jstr(jget(pod, "metadata"), "namespace"), *pname = jstr(jget(pod, "metadata"), "name");
-        if (!ns || !pname) continue;
+        if (!ns || !pname || !running(pod)) continue;
         const char *bad;
         json_object *rec = mutate_record_read(pod, &bad);
         if (!rec) {
@@ -350,7 +377,8 @@ int cmd_outdated(int argc, char **argv) {
         int n = mutate_record_stale(&req, &why);
         if (n <= 0) continue;
         const char *kind, *name;
-        owner_of(&od, pod, ns, &kind, &name);
+        char qualified[192];
+        owner_of(&od, pod, ns, &kind, &name, qualified, sizeof qualified);
         group *g = group_of(&od, kind, ns, name ? name : "");
         push(&g->pods, &g->npods, pname, false);
         for (int k = 0; k < n; k++) push(&g->why, &g->nwhy, why[k], true);
@@ -378,6 +406,7 @@ int cmd_outdated(int argc, char **argv) {
                 printf("not restarted: %s %s/%s: %s\n", g->kind, g->ns, g->name,
                        !strcmp(g->kind, "Pod") ? "no owning workload; delete the pod to re-create it"
                        : !strcmp(g->kind, "ReplicaSet") ? "not owned by a Deployment; delete its pods"
+                       : strchr(g->kind, '.') ? "not of apps/v1; restart it with its own tooling"
                        : "not a Deployment, StatefulSet or DaemonSet");
                 continue;
             }

@@ -384,6 +384,32 @@ def run_outdated(fake, certs):
     check("outdated: nothing restarted after it", [r["path"] for r in fake.requests[n0:] if r["method"] == "PATCH"] ==
           ["/apis/apps/v1/namespaces/slow/deployments/stuck"], fake.requests[n0:])
 
+    # An owner of the apps kinds from another API group (OpenKruise's
+    # StatefulSet) is not apps/v1's object of that name, which exists too;
+    # finished pods (a Job's) and pods being deleted are not outdated.
+    fake.apply("namespaces", {"metadata": {"name": "kruise"}})
+    fake.apply("statefulsets", {"metadata": {"name": "kdb", "namespace": "kruise"}, "spec": {"replicas": 1}})
+    for name, extra in (("kdb-0", {"ownerReferences": [{"apiVersion": "apps.kruise.io/v1beta1", "kind": "StatefulSet",
+                                                        "name": "kdb", "uid": "kdb-uid", "controller": True}]}),
+                        ("job-x", {"ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": "job",
+                                                        "uid": "job-uid", "controller": True}]}),
+                        ("going", {"deletionTimestamp": "2026-12-01T00:00:00Z"})):
+        o = copy.deepcopy(stale)
+        o["metadata"].update(name=name, namespace="kruise", **extra)
+        if name == "job-x":
+            o["status"] = {"phase": "Succeeded"}
+        fake.apply("pods", o)
+    n0 = len(fake.requests)
+    rc, out, err = run("outdated", "--kubeconfig", kc, "-n", "kruise", "--restart", "--yes", "--interval", "0")
+    lines = out.splitlines()
+    check("outdated: another group's StatefulSet listed qualified", rc == 0 and
+          lines[0] == "StatefulSet.apps.kruise.io kruise/kdb: 1 pod (kdb-0)" and
+          "1 workload, 1 pod outdated (1 injected pod checked)" in lines, (rc, out, err))
+    check("outdated: another group's StatefulSet not restarted", lines[-1:] ==
+          ["not restarted: StatefulSet.apps.kruise.io kruise/kdb: not of apps/v1; restart it with its own tooling"] and
+          not [r for r in fake.requests[n0:] if r["method"] != "GET"], (out, fake.requests[n0:]))
+    check("outdated: finished and deleting pods left out", "job-x" not in out and "going" not in out, out)
+
     # Every request outdated and explain made is allowed by the overlay's
     # ClusterRole, and every rule of it was used.
     rules = rbac_rules("deploy/overlays/outdated/rbac.yaml")
