@@ -98,16 +98,48 @@ static json_object *pointer_parent(json_object *root, const char *ptr, bool crea
         }
         *w = 0;
         if (!end) { *last = tok; return o; }
-        json_object *next = jmap(o, tok);
+        json_object *next = jget(o, tok);
+        /* Created only where nothing is: a pointer through a list or a
+         * string is not what the record writes, and would replace it. */
         if (!next && create) next = jset_obj(o, tok);
         free(tok);
-        if (!next) return NULL;
+        if (!json_object_is_type(next, json_type_object)) return NULL;
         o = next;
         p = end + 1;
     }
 }
 
+/* The members uninject reads, of the types the record writes; anything else
+ * is a record otel-webhook did not write (an annotation anyone can set),
+ * refused whole rather than half applied. NULL, or the member at fault. */
+static const char *record_misshapen(json_object *rec) {
+    static const char *const strings[] = {"containers", "initContainers", "volumes", "unset", NULL};
+    for (int i = 0; strings[i]; i++) {
+        json_object *v = jget(rec, strings[i]);
+        if (!v) continue;
+        if (!json_object_is_type(v, json_type_array)) return strings[i];
+        for (size_t k = 0; k < jlen(v); k++)
+            if (!json_object_is_type(json_object_array_get_idx(v, k), json_type_string)) return strings[i];
+    }
+    static const char *const objects[] = {"into", "removed", NULL};
+    for (int i = 0; objects[i]; i++) {
+        json_object *v = jget(rec, objects[i]);
+        if (!v) continue;
+        if (!json_object_is_type(v, json_type_array)) return objects[i];
+        for (size_t k = 0; k < jlen(v); k++)
+            if (!json_object_is_type(json_object_array_get_idx(v, k), json_type_object)) return objects[i];
+    }
+    json_object *was = jget(rec, "was");
+    if (was && !json_object_is_type(was, json_type_object)) return "was";
+    return NULL;
+}
+
 json_object *mutate_uninject(json_object *pod, json_object *rec, char *err, size_t errlen) {
+    const char *bad = record_misshapen(rec);
+    if (bad) {
+        snprintf(err, errlen, "the record's %s is not what otel-webhook writes", bad);
+        return NULL;
+    }
     json_object *np = jcopy(pod), *spec = jmap(np, "spec");
     json_object *ann = jmap(jmap(np, "metadata"), "annotations");
     if (ann) json_object_object_del(ann, MUTATE_RECORD_KEY);
@@ -150,7 +182,12 @@ json_object *mutate_uninject(json_object *pod, json_object *rec, char *err, size
         json_object_object_foreach(was, ptr, v) {
             char *last;
             json_object *parent = pointer_parent(np, ptr, true, &last);
-            if (parent && last) jset(parent, last, jcopy(v));
+            if (!parent || !last) {
+                free(last);
+                snprintf(err, errlen, "the record's was names %s, which does not lead through objects of the pod", ptr);
+                goto fail;
+            }
+            jset(parent, last, jcopy(v));
             free(last);
         }
     }

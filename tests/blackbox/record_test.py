@@ -140,6 +140,23 @@ check("pod changed since", rc == 1 and err == (
     "Pod default/p: invalid: the record names the init container opentelemetry-auto-instrumentation-java, "
     "which the pod does not have\n0 uninjected, 0 unchanged, 1 invalid\n" % p2) and docs(out) == [gone], (rc, err))
 
+# Records otel-webhook did not write (an annotation anyone can set) are
+# refused whole, never half applied: a pointer through the containers list,
+# members of the wrong type.
+for i, (value, why) in enumerate((
+        ('{"v":1,"was":{"/spec/containers/0/x":3}}',
+         "the record's was names /spec/containers/0/x, which does not lead through objects of the pod"),
+        ('{"v":1,"containers":"app"}', "the record's containers is not what otel-webhook writes"),
+        ('{"v":1,"into":{"a":1}}', "the record's into is not what otel-webhook writes"),
+        ('{"v":1,"unset":[3]}', "the record's unset is not what otel-webhook writes"),
+        ('{"v":1,"was":[]}', "the record's was is not what otel-webhook writes"))):
+    forged = copy.deepcopy(pod)
+    forged["metadata"].setdefault("annotations", {})[KEY] = value
+    pf = write("forged-%d.json" % i, json.dumps(forged))
+    rc, out, err = run("uninject", "-f", pf, "-o", "json")
+    check("forged record refused: %s" % value, rc == 1 and err == "%s:1: Pod default/p: %s; left as it is\n" % (pf, why)
+          and json.loads(out) == forged, (rc, err))
+
 # ---- uninject: usage ------------------------------------------------------------
 _rc, UUSAGE, _err = run("uninject", "--help")
 check("uninject --help", _rc == 0 and UUSAGE.startswith("usage: otel-webhook uninject -f FILE|DIR|- "), UUSAGE)
