@@ -695,6 +695,7 @@ int reconcile_render_target_allocator(json_object *ta, json_object *collector, c
     const char *kind = jstr(ta, "kind"), *api = jstr(ta, "apiVersion");
     if (!kind || strcmp(kind, "TargetAllocator") != 0 || !api || strcmp(api, "opentelemetry.io/v1alpha1") != 0)
         return err_printf(err, errlen, "not an opentelemetry.io/v1alpha1 TargetAllocator");
+    if (reconcile_ta_check_shape(ta, err, errlen) != 0) return -1;
     c.ta = jcopy(ta);
     c.meta = jmap(c.ta, "metadata");
     c.name = jstr(c.meta, "name");

@@ -27,6 +27,10 @@ int reconcile_render_target_allocator(json_object *ta, json_object *collector, c
                                       const reconcile_options *opt, reconcile_render_result *out, char *err,
                                       size_t errlen);
 
+/* 0 when ta's fields have the JSON types the renderer reads and the CRD's
+ * enums' values; else -1 with "PATH: REASON" in err (ta_shape.c). */
+int reconcile_ta_check_shape(json_object *ta, char *err, size_t errlen);
+
 /* The volumes and mounts of one side's certificate (15.3), appended to the
  * arrays: base names the Secret (or the "-N" volumes of user-provided
  * certificates), which the "serverCertificate" or "clientCertificate"

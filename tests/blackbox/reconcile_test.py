@@ -304,16 +304,30 @@ for it in range(60):
     s = " ".join(words)
     key = "k" * rnd.randint(1, 20)
     ta = {"apiVersion": "opentelemetry.io/v1alpha1", "kind": "TargetAllocator", "metadata": {"name": "t"},
-          "spec": {"scrapeConfigs": [{"job_name": "j", "relabel_configs": [{key: s, "z": [s]}]}], "filterStrategy": "x"}}
+          "spec": {"scrapeConfigs": [{"job_name": "j", "relabel_configs": [{key: s, "z": [s]}]}], "filterStrategy": "relabel-config"}}
     rc, out, err = run("render", "-f", "-", stdin=json.dumps(ta))
     got = [d for d in yaml.safe_load_all(out) if d][0]["data"]["targetallocator.yaml"] if rc == 0 else err
     cfg = {"allocation_strategy": "consistent-hashing", "collector_not_ready_grace_period": "30s",
            "collector_selector": None, "config": {"scrape_configs": [{"job_name": "j", "relabel_configs": [
-               {key: s, "z": [s]}]}]}, "filter_strategy": "x"}
+               {key: s, "z": [s]}]}]}, "filter_strategy": "relabel-config"}
     want = yaml.dump(cfg, Dumper=getattr(yaml, "CDumper", yaml.Dumper), default_flow_style=False, width=80)
     folded += "\n        " in want
     check("targetallocator.yaml is libyaml's text %d" % it, got == want, (got, want))
 check("some of those were folded", folded > 5, folded)
+
+# A standalone TargetAllocator the API server's schema would refuse is
+# refused, not guessed at: the field at fault, the CRD's enum message.
+for spec, msg in (
+        ({"allocationStrategy": 7}, 'spec.allocationStrategy: expected a string, got a number (quote it: "7")'),
+        ({"allocationStrategy": "bogus"}, 'spec.allocationStrategy: Unsupported value: "bogus": supported values: '
+                                          '"least-weighted", "consistent-hashing", "per-node"'),
+        ({"filterStrategy": "x"}, 'spec.filterStrategy: Unsupported value: "x": supported values: "", "relabel-config"'),
+        ({"scrapeConfigs": 5}, "spec.scrapeConfigs: expected a list, got a number"),
+        ({"ports": [{"port": "x"}]}, "spec.ports[0].port: expected an integer, got a string")):
+    ta = {"apiVersion": "opentelemetry.io/v1alpha1", "kind": "TargetAllocator", "metadata": {"name": "t"}, "spec": spec}
+    rc, out, err = run("render", "-f", "-", stdin=json.dumps(ta))
+    check("TargetAllocator refused: %s" % msg, rc == 1 and out == "" and err == "<stdin>:1: TargetAllocator t: %s\n" % msg,
+          (rc, out[:200], err))
 
 # Determinism: the same input renders the same bytes.
 rc2, out2, _ = run("render", "-f", DATA + "/deployment-full.yaml", "--namespace", "test-ns")
