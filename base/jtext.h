@@ -21,5 +21,11 @@ char *jtext(json_object *v, size_t *len);
 void jtext_append(sbuf *b, json_object *v);
 /* Appends s (n bytes) as a quoted, escaped JSON string. */
 void jtext_string(sbuf *b, const char *s, size_t n);
+/* Appends s (n bytes), a JSON text jtext wrote (valid UTF-8, control
+ * characters already escaped), as a JSON string: the bytes jtext_string
+ * gives such a text, in one pass that looks for quotes and backslashes
+ * only. For the status record, a JSON document with a quote every few
+ * bytes, where jtext_string's run-copying pays per quote. */
+void jtext_string_text(sbuf *b, const char *s, size_t n);
 
 #endif

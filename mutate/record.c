@@ -487,6 +487,25 @@ void mutate_record_apply(json_object *orig, mutate_result *res) {
     record_apply(orig, res, NULL, NULL, true);
 }
 
+/* The record's text as the patch's string value: it is jtext's own output,
+ * so only its quotes and backslashes need escaping (jtext_string_text). */
+static void record_string(sbuf *o, const char *text, size_t n) {
+    size_t at = o->len;
+    jtext_string_text(o, text, n);
+#ifdef MUTATE_SELF_CHECK
+    sbuf c = SBUF_INIT;
+    jtext_string(&c, text, n);
+    if (c.len != o->len - at || memcmp(c.s, o->s + at, c.len) != 0) {
+        fprintf(stderr, "record: jtext_string_text differs from jtext_string:\n%s\n%.*s\n", c.s, (int)(o->len - at),
+                o->s + at);
+        abort();
+    }
+    sbuf_free(&c);
+#else
+    (void)at;
+#endif
+}
+
 void record_apply(json_object *orig, mutate_result *res, const patch_log *log, sbuf *ptext, bool ops) {
     /* A pod only changed (a sidecar removed) is not an injection. */
     if (!res->pod || !res->nops || (!res->injected && !res->sidecar)) return;
@@ -523,15 +542,15 @@ void record_apply(json_object *orig, mutate_result *res, const patch_log *log, s
         sbuf_puts(ptext, ",{\"op\":\"add\",\"path\":");
         if (!json_object_is_type(pm, json_type_object)) {
             sbuf_puts(ptext, "\"/metadata\",\"value\":{\"annotations\":{\"" MUTATE_RECORD_KEY "\":");
-            jtext_string(ptext, text, n);
+            record_string(ptext, text, n);
             sbuf_puts(ptext, "}}}");
         } else if (!json_object_is_type(pa, json_type_object)) {
             sbuf_puts(ptext, "\"/metadata/annotations\",\"value\":{\"" MUTATE_RECORD_KEY "\":");
-            jtext_string(ptext, text, n);
+            record_string(ptext, text, n);
             sbuf_puts(ptext, "}}");
         } else {
             sbuf_puts(ptext, "\"/metadata/annotations/otel-webhook~1status\",\"value\":");
-            jtext_string(ptext, text, n);
+            record_string(ptext, text, n);
             sbuf_putc(ptext, '}');
         }
     }

@@ -78,6 +78,30 @@ static char *jstring(const char *s, size_t n) {
     return sbuf_take(&b, NULL);
 }
 
+/* jtext_string_text on texts jtext wrote: jtext_string's bytes, with a
+ * quote or a backslash at every offset of every length (words and tails). */
+START_TEST(jtext_string_text_as_jtext_string) {
+    static const char *const cores[] = {"", "a", "\"", "\\", "{\"v\":1,\"engine\":\"0.1\"}", "caf\xc3\xa9 \\u0001 \\n"};
+    for (size_t len = 0; len < 40; len++)
+        for (size_t at = 0; at <= len; at++)
+            for (size_t c = 0; c < sizeof cores / sizeof cores[0]; c++) {
+                char in[96];
+                memset(in, 'x', len);
+                size_t cl = strlen(cores[c]);
+                memcpy(in + at, cores[c], cl);
+                memset(in + at + cl, 'y', len - at);
+                size_t n = len + cl;
+                char *want = jstring(in, n);
+                sbuf b = SBUF_INIT;
+                jtext_string_text(&b, in, n);
+                char *got = sbuf_take(&b, NULL);
+                ck_assert_msg(strcmp(got, want) == 0, "len %zu at %zu core %zu: %s, want %s", len, at, c, got, want);
+                free(got);
+                free(want);
+            }
+}
+END_TEST
+
 START_TEST(jtext_strings) {
     static const struct {
         const char *in;
@@ -170,6 +194,7 @@ int main(void) {
     tcase_add_test(tc, base64_every_length_and_byte);
     tcase_add_test(tc, jtext_strings);
     tcase_add_test(tc, jtext_special_byte_at_every_offset);
+    tcase_add_test(tc, jtext_string_text_as_jtext_string);
     tcase_add_test(tc, sbuf_reserve_edges);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
