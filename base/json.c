@@ -6,6 +6,7 @@
 #include <json-c/linkhash.h>
 
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -206,4 +207,44 @@ json_object *jsorted(json_object *o) {
     for (size_t i = 0; i < n; i++) jset(out, m[i].key, jcopy(m[i].val));
     free(m);
     return out;
+}
+
+int jparse_object(json_tokener *tok, const char *body, size_t len, json_object **out, char *err, size_t errlen) {
+    *out = NULL;
+    json_tokener_reset(tok);
+    json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_ALLOW_TRAILING_CHARS);
+    json_object *root = json_tokener_parse_ex(tok, body, (int)len);
+    enum json_tokener_error jerr = json_tokener_get_error(tok);
+    if (jerr == json_tokener_continue && !root) {
+        /* A top-level number ("42") stays open until a delimiter arrives. */
+        root = json_tokener_parse_ex(tok, " ", 1);
+        jerr = json_tokener_get_error(tok);
+        if (jerr == json_tokener_success) {
+            json_object_put(root);
+            return 1;
+        }
+    }
+    if (jerr == json_tokener_continue) {
+        snprintf(err, errlen, "invalid JSON: the body ends in the middle of a value");
+        goto bad;
+    }
+    if (jerr != json_tokener_success) {
+        snprintf(err, errlen, "invalid JSON: %s", json_tokener_error_desc(jerr));
+        goto bad;
+    }
+    size_t end = json_tokener_get_parse_end(tok);
+    while (end < len && (body[end] == ' ' || body[end] == '\n' || body[end] == '\r' || body[end] == '\t')) end++;
+    if (end != len) {
+        snprintf(err, errlen, "invalid JSON: unexpected data after the value");
+        goto bad;
+    }
+    if (!json_object_is_type(root, json_type_object)) {
+        json_object_put(root);
+        return 1;
+    }
+    *out = root;
+    return 0;
+bad:
+    json_object_put(root);
+    return -1;
 }

@@ -94,4 +94,10 @@ jkv *jsorted_members(json_object *o, size_t *n);
 /* A deep copy of object o with its keys sorted; NULL unless o is an object. */
 json_object *jsorted(json_object *o);
 
+/* Parses body (len bytes) as exactly one JSON value with tok: strict, white
+ * space around it allowed. 0 with *out the value when it is an object; 1
+ * when it is another value (a request body that is not a review); -1 with
+ * a one-line "invalid JSON: ..." in err. */
+int jparse_object(json_tokener *tok, const char *body, size_t len, json_object **out, char *err, size_t errlen);
+
 #endif

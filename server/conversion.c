@@ -99,35 +99,11 @@ void conversion_handle(json_tokener *tok, const char *body, size_t len, conversi
         reject(out, "empty request body%s", NULL);
         return;
     }
-    json_tokener_reset(tok);
-    json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_ALLOW_TRAILING_CHARS);
-    root = json_tokener_parse_ex(tok, body, (int)len);
-    enum json_tokener_error jerr = json_tokener_get_error(tok);
-    if (jerr == json_tokener_continue && !root) {
-        /* A top-level number stays open until a delimiter arrives. */
-        root = json_tokener_parse_ex(tok, " ", 1);
-        jerr = json_tokener_get_error(tok);
-        if (jerr == json_tokener_success) {
-            reject(out, "expected a ConversionReview object%s", NULL);
-            goto done;
-        }
-    }
-    if (jerr == json_tokener_continue) {
-        reject(out, "invalid JSON: the body ends in the middle of a value%s", NULL);
-        goto done;
-    }
-    if (jerr != json_tokener_success) {
-        reject(out, "invalid JSON: %s", json_tokener_error_desc(jerr));
-        goto done;
-    }
-    size_t end = json_tokener_get_parse_end(tok);
-    while (end < len && (body[end] == ' ' || body[end] == '\n' || body[end] == '\r' || body[end] == '\t')) end++;
-    if (end != len) {
-        reject(out, "invalid JSON: unexpected data after the value%s", NULL);
-        goto done;
-    }
-    if (!json_object_is_type(root, json_type_object)) {
-        reject(out, "expected a ConversionReview object%s", NULL);
+    char perr[160];
+    int prc = jparse_object(tok, body, len, &root, perr, sizeof perr);
+    if (prc != 0) {
+        if (prc < 0) reject(out, "%s", perr);
+        else reject(out, "expected a ConversionReview object%s", NULL);
         goto done;
     }
     const char *api = jstr(root, "apiVersion"), *kind = jstr(root, "kind");
