@@ -77,6 +77,8 @@ static const char usage[] =
     "  --service-account-dir DIR token and ca.crt for --in-cluster\n"
     "                            (default /var/run/secrets/kubernetes.io/serviceaccount)\n"
     "  --lookup-budget MS        time an admission may spend on owner/Secret/ConfigMap GETs (default 200)\n"
+    "  --access-review-budget MS time a collector admission may spend on its SubjectAccessReviews\n"
+    "                            (default 3000; they run on the loop that also serves pods)\n"
     "  --watch-timeout SEC       server-side timeout of each watch request (default 300)\n"
     "  --watch-idle-timeout SEC  reopen a watch that sent nothing, not even a bookmark, this long (default 120)\n"
     "  --threads N               event loops (default: the number of cores)\n"
@@ -102,7 +104,7 @@ typedef struct serve_opts {
     const char *kubeconfig, *context, *sadir;
     bool incluster, http2, tls13, json_logs;
     int threads, level;
-    double rtimeout, budget_ms, wtimeout, widle, delay, grace, res_grace;
+    double rtimeout, budget_ms, review_ms, wtimeout, widle, delay, grace, res_grace;
 } serve_opts;
 
 enum { PARSED, PARSED_HELP, PARSED_USAGE };
@@ -124,7 +126,7 @@ static bool parse_seconds(const char *s, double *out) {
 static int parse_args(int argc, char **argv, serve_opts *o) {
     enum { O_LISTEN = 256, O_CERT, O_KEY, O_RES, O_NATIVE, O_CONFIG, O_THREADS, O_NS, O_MAXBODY, O_RTIMEOUT,
            O_SDELAY, O_SGRACE, O_TLSMIN, O_HTTP2, O_LOGFMT, O_LOGLVL, O_HELP, O_KUBECONFIG, O_CONTEXT, O_INCLUSTER,
-           O_SADIR, O_BUDGET, O_WTIMEOUT, O_WIDLE, O_RESGRACE };
+           O_SADIR, O_BUDGET, O_WTIMEOUT, O_WIDLE, O_RESGRACE, O_REVIEWBUDGET };
     static const struct option opts[] = {
         {"listen", required_argument, 0, O_LISTEN},       {"tls-cert", required_argument, 0, O_CERT},
         {"tls-key", required_argument, 0, O_KEY},         {"resources", required_argument, 0, O_RES},
@@ -137,6 +139,7 @@ static int parse_args(int argc, char **argv, serve_opts *o) {
         {"help", no_argument, 0, O_HELP},                 {"kubeconfig", required_argument, 0, O_KUBECONFIG},
         {"context", required_argument, 0, O_CONTEXT},     {"in-cluster", no_argument, 0, O_INCLUSTER},
         {"service-account-dir", required_argument, 0, O_SADIR}, {"lookup-budget", required_argument, 0, O_BUDGET},
+        {"access-review-budget", required_argument, 0, O_REVIEWBUDGET},
         {"watch-timeout", required_argument, 0, O_WTIMEOUT}, {"watch-idle-timeout", required_argument, 0, O_WIDLE},
         {"resources-grace", required_argument, 0, O_RESGRACE},
         {0, 0, 0, 0},
@@ -144,7 +147,7 @@ static int parse_args(int argc, char **argv, serve_opts *o) {
     *o = (serve_opts){
         .native = "auto", .ns = "default", .dirs = xcalloc((size_t)argc + 1, sizeof *o->dirs),
         .max_body = 6u << 20, .json_logs = true, .threads = (int)sysconf(_SC_NPROCESSORS_ONLN), .level = LOG_INFO,
-        .rtimeout = 10, .budget_ms = 200, .wtimeout = 300, .widle = 120, .grace = 10, .res_grace = 30,
+        .rtimeout = 10, .budget_ms = 200, .review_ms = 3000, .wtimeout = 300, .widle = 120, .grace = 10, .res_grace = 30,
     };
     int c;
     optind = 1;
@@ -197,6 +200,10 @@ static int parse_args(int argc, char **argv, serve_opts *o) {
             if (!parse_seconds(optarg, &o->budget_ms) || o->budget_ms < 1)
                 BAD("--lookup-budget %s: expected milliseconds from 1 to 86400", optarg);
             break;
+        case O_REVIEWBUDGET:
+            if (!parse_seconds(optarg, &o->review_ms) || o->review_ms < 1)
+                BAD("--access-review-budget %s: expected milliseconds from 1 to 86400", optarg);
+            break;
         case O_WTIMEOUT:
             if (!parse_seconds(optarg, &o->wtimeout) || o->wtimeout < 1)
                 BAD("--watch-timeout %s: expected seconds from 1 to 86400", optarg);
@@ -223,10 +230,6 @@ static int parse_args(int argc, char **argv, serve_opts *o) {
     return PARSED;
 }
 #undef BAD
-
-/* The access reviews of one collector admission (cr-admission.md 3.7):
- * within the registration's 5 s timeout, with room for the rest. */
-#define CR_REVIEW_BUDGET_S 3.0
 
 /* What serve() sets up, and what only this file needs. Static: a loop that
  * could not be disposed stays reachable from here until the process exits. */
@@ -315,7 +318,10 @@ static int setup_store(const serve_opts *o) {
     S.srv.store = kube_store_new();
     pthread_mutex_init(&S.srv.store_mu, NULL);
     S.srv.env = (review_env){.store = S.srv.store, .opt = &S.cfg.opt};
-    S.srv.cr = (cr_env){&S.cfg, NULL, CR_REVIEW_BUDGET_S};
+    /* The access reviews of one collector admission (cr-admission.md 3.7),
+     * within the registration's 5 s timeout by default, with room for the
+     * rest. */
+    S.srv.cr = (cr_env){&S.cfg, NULL, o->review_ms / 1000.0};
     S.srv.files_grace = o->res_grace;
     if (o->ndirs) {
         kube_logger lg = log_kube_sink("files");

@@ -317,6 +317,8 @@ for args, line in [
          "--log-format xml: expected json or text"),
         (("--listen", ":1", "--tls-cert", "c", "--tls-key", "k", "--request-timeout", "0"),
          "--request-timeout 0: expected seconds from 0.1 to 86400"),
+        (("--listen", ":1", "--tls-cert", "c", "--tls-key", "k", "--access-review-budget", "0"),
+         "--access-review-budget 0: expected milliseconds from 1 to 86400"),
         (("--listen", ":1", "--tls-cert", "c", "--tls-key", "k", "--kubeconfig", "x", "--in-cluster"),
          "--kubeconfig and --in-cluster exclude each other"),
         (("--listen", ":1", "--tls-cert", "c", "--tls-key", "k", "--context", "x"), "--context needs --kubeconfig"),
