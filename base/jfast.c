@@ -1,0 +1,371 @@
+/* base/jfast.c - a one-pass parse of request bodies into json-c trees.
+ *
+ * json-c's tokener reads a byte at a time through a state machine and
+ * copies every key and string through a printbuf: about 40 instructions
+ * per byte, the largest single cost of a pod admission. What the API
+ * server sends is Go's encoding/json output, a narrow and regular shape,
+ * and this parser reads that shape in tight loops (strings eight bytes at
+ * a time) and builds the tree the tokener would have built, through the
+ * same json-c calls: json_object_new_object, _array, _string_len, _int64
+ * and _boolean, NULL for null, json_object_object_add and _array_add in
+ * document order. The values, the members' order and each object's
+ * table are therefore json-c's own; only the reading is ours.
+ *
+ * It is a subset, not a second grammar. Whatever is not plainly inside it
+ * is declined, nothing is built, and the caller parses with json-c, which
+ * then defines the tree and every error message: a malformed body costs
+ * one wasted scan, never a different answer. Declined, besides malformed
+ * text: control characters inside strings (json-c 0.16 takes them raw),
+ * \u0000 and surrogate escapes, escaped keys, numbers other than integers
+ * of at most 18 digits (no int64 overflow to reason about; json-c keeps a
+ * double's text, which this would have to copy), "-0", a key written twice
+ * in one object (json-c keeps the last value at the first one's place; the
+ * skip below would have to agree with the skimmer's first match) and
+ * nesting past 24 levels (json-c's default limit is 32). Bytes from 0x80
+ * up are copied as they are, as json-c does without
+ * JSON_TOKENER_VALIDATE_UTF8.
+ *
+ * The builds the test suites run (-DMUTATE_SELF_CHECK) parse every pod
+ * review both ways and abort when the two trees' texts differ
+ * (server/review.c), so the fuzz targets and every suite hold the two
+ * parsers to each other.
+ *
+ * The skip: one member path (the pod's managedFields) is checked as
+ * strict JSON by the skimmer's own rule (jfast_skip_value, shared with
+ * server/review.c's fallback) and null is added in its place, as if the
+ * skimmed copy had been parsed: the tree is the one the skimmer and
+ * json-c give together, in one pass instead of two and without the copy. */
+#include "base/jfast.h"
+
+#include "base/alloc.h"
+
+#include <ctype.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define JFAST_MAX_DEPTH 24
+#define NOPATH ((size_t)-1)
+
+typedef struct {
+    const char *p, *end;
+    const jfast_skip *skip;
+    char *buf; /* escaped strings are decoded here */
+    size_t cap;
+} parser;
+
+/* ---- the skimmer's structural rule ------------------------------------ */
+
+const char *jfast_skip_ws(const char *p, const char *end) {
+    while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) p++;
+    return p;
+}
+
+const char *jfast_skip_string(const char *p, const char *end) {
+    for (p++; p < end; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (c == '"') return p + 1;
+        if (c < 0x20) return NULL;
+        if (c != '\\') continue;
+        if (++p >= end) return NULL;
+        if (*p == 'u') {
+            for (int i = 0; i < 4; i++)
+                if (++p >= end || !isxdigit((unsigned char)*p)) return NULL;
+        } else if (!strchr("\"\\/bfnrt", *p) || !*p) return NULL;
+    }
+    return NULL;
+}
+
+static const char *skip_digits(const char *p, const char *end) {
+    const char *q = p;
+    while (q < end && isdigit((unsigned char)*q)) q++;
+    return q > p ? q : NULL;
+}
+
+static const char *skip_value(const char *p, const char *end, int depth) {
+    if (p >= end || depth > 512) return NULL;
+    switch (*p) {
+    case '"': return jfast_skip_string(p, end);
+    case 't': return end - p >= 4 && !memcmp(p, "true", 4) ? p + 4 : NULL;
+    case 'f': return end - p >= 5 && !memcmp(p, "false", 5) ? p + 5 : NULL;
+    case 'n': return end - p >= 4 && !memcmp(p, "null", 4) ? p + 4 : NULL;
+    case '[':
+    case '{': {
+        char close = *p == '[' ? ']' : '}';
+        p = jfast_skip_ws(p + 1, end);
+        if (p < end && *p == close) return p + 1;
+        for (;;) {
+            if (close == '}') {
+                if (p >= end || *p != '"' || !(p = jfast_skip_string(p, end))) return NULL;
+                p = jfast_skip_ws(p, end);
+                if (p >= end || *p != ':') return NULL;
+                p = jfast_skip_ws(p + 1, end);
+            }
+            if (!(p = skip_value(p, end, depth + 1))) return NULL;
+            p = jfast_skip_ws(p, end);
+            if (p < end && *p == close) return p + 1;
+            if (p >= end || *p != ',') return NULL;
+            p = jfast_skip_ws(p + 1, end);
+        }
+    }
+    default: /* a number: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
+        if (*p == '-') p++;
+        if (p < end && *p == '0') p++;
+        else if (!(p = skip_digits(p, end))) return NULL;
+        if (p < end && *p == '.' && !(p = skip_digits(p + 1, end))) return NULL;
+        if (p < end && (*p == 'e' || *p == 'E')) {
+            p++;
+            if (p < end && (*p == '+' || *p == '-')) p++;
+            if (!(p = skip_digits(p, end))) return NULL;
+        }
+        return p;
+    }
+}
+
+const char *jfast_skip_value(const char *p, const char *end) {
+    return skip_value(p, end, 0);
+}
+
+/* ---- the parse ---------------------------------------------------------- */
+
+#define ONES 0x0101010101010101ull
+#define HIGHS 0x8080808080808080ull
+
+/* Whether any byte of x is '"', '\\' or below 0x20 ("has a zero byte"
+ * tricks: exact for "any", not for which). */
+static inline bool word_special(uint64_t x) {
+    uint64_t q = x ^ (ONES * '"'), b = x ^ (ONES * '\\');
+    return ((((x - ONES * 0x20) & ~x) | ((q - ONES) & ~q) | ((b - ONES) & ~b)) & HIGHS) != 0;
+}
+
+/* The first '"', '\\' or control character at or after p, or end. */
+static inline const char *plain_end(const char *p, const char *end) {
+    uint64_t w;
+    while (end - p >= 8) {
+        memcpy(&w, p, 8);
+        if (word_special(w)) break;
+        p += 8;
+    }
+    while (p < end && *p != '"' && *p != '\\' && (unsigned char)*p >= 0x20) p++;
+    return p;
+}
+
+static inline void put(parser *ps, size_t *n, const char *s, size_t len) {
+    if (ps->cap - *n < len + 4) {
+        ps->cap = (*n + len + 4) * 2;
+        ps->buf = xrealloc(ps->buf, ps->cap);
+    }
+    memcpy(ps->buf + *n, s, len);
+    *n += len;
+}
+
+static int hex4(const char *p) {
+    int v = 0;
+    for (int i = 0; i < 4; i++) {
+        int c = (unsigned char)p[i], d;
+        if (c >= '0' && c <= '9') d = c - '0';
+        else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
+        else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
+        else return -1;
+        v = v << 4 | d;
+    }
+    return v;
+}
+
+/* A string with escapes, from s (after the opening quote), decoded into
+ * ps->buf; false to decline. */
+static bool escaped(parser *ps, const char *s, json_object **out) {
+    const char *end = ps->end;
+    size_t n = 0;
+    for (;;) {
+        const char *q = plain_end(s, end);
+        put(ps, &n, s, (size_t)(q - s));
+        if (q >= end || (unsigned char)*q < 0x20) return false;
+        if (*q == '"') {
+            *out = json_object_new_string_len(ps->buf, (int)n);
+            if (!*out) base_oom();
+            ps->p = q + 1;
+            return true;
+        }
+        if (end - q < 2) return false;
+        char c = q[1], one;
+        s = q + 2;
+        switch (c) {
+        case '"': one = '"'; break;
+        case '\\': one = '\\'; break;
+        case '/': one = '/'; break;
+        case 'b': one = '\b'; break;
+        case 'f': one = '\f'; break;
+        case 'n': one = '\n'; break;
+        case 'r': one = '\r'; break;
+        case 't': one = '\t'; break;
+        case 'u': {
+            int u = end - s >= 4 ? hex4(s) : -1;
+            if (u <= 0 || (u >= 0xD800 && u <= 0xDFFF)) return false;
+            s += 4;
+            char utf[3];
+            size_t k;
+            if (u < 0x80) utf[0] = (char)u, k = 1;
+            else if (u < 0x800) utf[0] = (char)(0xC0 | u >> 6), utf[1] = (char)(0x80 | (u & 0x3F)), k = 2;
+            else
+                utf[0] = (char)(0xE0 | u >> 12), utf[1] = (char)(0x80 | ((u >> 6) & 0x3F)),
+                utf[2] = (char)(0x80 | (u & 0x3F)), k = 3;
+            put(ps, &n, utf, k);
+            continue;
+        }
+        default: return false;
+        }
+        put(ps, &n, &one, 1);
+    }
+}
+
+static bool value(parser *ps, int depth, size_t level, json_object **out);
+
+static bool object(parser *ps, int depth, size_t level, json_object **out) {
+    const char *end = ps->end, *p = jfast_skip_ws(ps->p + 1, end);
+    const jfast_skip *skip = ps->skip;
+    json_object *o = json_object_new_object();
+    if (!o) base_oom();
+    if (p < end && *p == '}') goto done;
+    for (;;) {
+        if (p >= end || *p != '"') goto decline;
+        const char *k = p + 1, *ke = plain_end(k, end);
+        if (ke >= end || *ke != '"') goto decline;
+        size_t kl = (size_t)(ke - k);
+        p = jfast_skip_ws(ke + 1, end);
+        if (p >= end || *p != ':') goto decline;
+        p = jfast_skip_ws(p + 1, end);
+        size_t next = NOPATH;
+        if (level != NOPATH && level < skip->depth && strlen(skip->keys[level]) == kl &&
+            !memcmp(skip->keys[level], k, kl))
+            next = level + 1;
+        json_object *v = NULL;
+        if (next != NOPATH && next == skip->depth) {
+            const char *ve = jfast_skip_value(p, end);
+            if (!ve) goto decline;
+            if ((size_t)(ve - p) >= skip->min_len) ps->p = ve;
+            else {
+                ps->p = p;
+                if (!value(ps, depth + 1, NOPATH, &v)) goto decline;
+            }
+        } else {
+            ps->p = p;
+            if (!value(ps, depth + 1, next, &v)) goto decline;
+        }
+        char kbuf[128], *key = kl < sizeof kbuf ? kbuf : xmalloc(kl + 1);
+        memcpy(key, k, kl);
+        key[kl] = 0;
+        int before = json_object_object_length(o);
+        if (json_object_object_add(o, key, v) != 0) base_oom();
+        if (key != kbuf) free(key);
+        if (json_object_object_length(o) == before) goto decline; /* a duplicate key */
+        p = jfast_skip_ws(ps->p, end);
+        if (p < end && *p == '}') goto done;
+        if (p >= end || *p != ',') goto decline;
+        p = jfast_skip_ws(p + 1, end);
+    }
+done:
+    ps->p = p + 1;
+    *out = o;
+    return true;
+decline:
+    json_object_put(o);
+    return false;
+}
+
+static bool array(parser *ps, int depth, json_object **out) {
+    const char *end = ps->end, *p = jfast_skip_ws(ps->p + 1, end);
+    json_object *a = json_object_new_array();
+    if (!a) base_oom();
+    if (p < end && *p == ']') goto done;
+    for (;;) {
+        json_object *v;
+        ps->p = p;
+        if (!value(ps, depth + 1, NOPATH, &v)) goto decline;
+        if (json_object_array_add(a, v) != 0) base_oom();
+        p = jfast_skip_ws(ps->p, end);
+        if (p < end && *p == ']') goto done;
+        if (p >= end || *p != ',') goto decline;
+        p = jfast_skip_ws(p + 1, end);
+    }
+done:
+    ps->p = p + 1;
+    *out = a;
+    return true;
+decline:
+    json_object_put(a);
+    return false;
+}
+
+static bool literal(parser *ps, const char *word, size_t n) {
+    if ((size_t)(ps->end - ps->p) < n || memcmp(ps->p, word, n)) return false;
+    ps->p += n;
+    return true;
+}
+
+static bool value(parser *ps, int depth, size_t level, json_object **out) {
+    const char *p = ps->p, *end = ps->end;
+    *out = NULL;
+    if (p >= end || depth > JFAST_MAX_DEPTH) return false;
+    switch (*p) {
+    case '{': return object(ps, depth, level, out);
+    case '[': return array(ps, depth, out);
+    case '"': {
+        const char *q = plain_end(p + 1, end);
+        if (q < end && *q == '"') {
+            *out = json_object_new_string_len(p + 1, (int)(q - p - 1));
+            if (!*out) base_oom();
+            ps->p = q + 1;
+            return true;
+        }
+        return escaped(ps, p + 1, out);
+    }
+    case 't':
+        if (!literal(ps, "true", 4)) return false;
+        if (!(*out = json_object_new_boolean(1))) base_oom();
+        return true;
+    case 'f':
+        if (!literal(ps, "false", 5)) return false;
+        if (!(*out = json_object_new_boolean(0))) base_oom();
+        return true;
+    case 'n': return literal(ps, "null", 4);
+    default: {
+        bool neg = *p == '-';
+        const char *q = p + neg;
+        int64_t v = 0;
+        if (q < end && *q == '0') {
+            if (neg) return false;
+            q++;
+        } else {
+            const char *d = q;
+            while (q < end && *q >= '0' && *q <= '9' && q - d < 18) v = v * 10 + (*q++ - '0');
+            if (q == d) return false;
+        }
+        /* A fraction, an exponent or more digits: json-c's to read. */
+        if (q < end && (*q == '.' || *q == 'e' || *q == 'E' || *q == '+' || *q == '-' || (*q >= '0' && *q <= '9')))
+            return false;
+        if (!(*out = json_object_new_int64(neg ? -v : v))) base_oom();
+        ps->p = q;
+        return true;
+    }
+    }
+}
+
+int jfast_parse(const char *body, size_t len, const jfast_skip *skip, json_object **out) {
+    *out = NULL;
+    if (!body || len > (size_t)INT32_MAX) return 0;
+    const char *end = body + len;
+    parser ps = {.p = jfast_skip_ws(body, end), .end = end, .skip = skip};
+    if (ps.p >= end || *ps.p != '{') return 0;
+    json_object *root;
+    bool ok = object(&ps, 1, skip && skip->depth ? 0 : NOPATH, &root);
+    free(ps.buf);
+    if (!ok) return 0;
+    if (jfast_skip_ws(ps.p, end) != end) {
+        json_object_put(root);
+        return 0;
+    }
+    *out = root;
+    return 1;
+}
