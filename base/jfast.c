@@ -30,11 +30,17 @@
  * (server/review.c), so the fuzz targets and every suite hold the two
  * parsers to each other.
  *
- * The skip: one member path (the pod's managedFields) is checked as
- * strict JSON by the skimmer's own rule (jfast_skip_value, shared with
- * server/review.c's fallback) and null is added in its place, as if the
- * skimmed copy had been parsed: the tree is the one the skimmer and
- * json-c give together, in one pass instead of two and without the copy. */
+ * The paths: values the caller never reads are checked as strict JSON by
+ * the managedFields skimmer's own rule (jfast_skip_value, shared with
+ * server/review.c's fallback) and not built. The pod's managedFields
+ * becomes null, as if the skimmed copy had been parsed: the tree is the
+ * one the skimmer and json-c give together, in one pass instead of two and
+ * without the copy. Other members are left out, and the fallback prunes
+ * its tree of the same members (jfast_prune), so that the two parses
+ * agree and the caller sees one tree whichever ran. Every json-c object
+ * costs about 700 instructions to make (a 16-slot table, zeroed) and as
+ * much again to free, so a probe or a toleration never read is worth not
+ * building. */
 #include "base/jfast.h"
 
 #include "base/alloc.h"
@@ -46,11 +52,9 @@
 #include <string.h>
 
 #define JFAST_MAX_DEPTH 24
-#define NOPATH ((size_t)-1)
 
 typedef struct {
     const char *p, *end;
-    const jfast_skip *skip;
     char *buf; /* escaped strings are decoded here */
     size_t cap;
 } parser;
@@ -220,11 +224,18 @@ static bool escaped(parser *ps, const char *s, json_object **out) {
     }
 }
 
-static bool value(parser *ps, int depth, size_t level, json_object **out);
+static bool value(parser *ps, int depth, const jfast_path *paths, json_object **out);
 
-static bool object(parser *ps, int depth, size_t level, json_object **out) {
+/* The entry of paths for key k[0..n), or NULL. */
+static inline const jfast_path *entry(const jfast_path *paths, const char *k, size_t n) {
+    if (paths)
+        for (; paths->key; paths++)
+            if (!strncmp(paths->key, k, n) && !paths->key[n]) return paths;
+    return NULL;
+}
+
+static bool object(parser *ps, int depth, const jfast_path *paths, json_object **out) {
     const char *end = ps->end, *p = jfast_skip_ws(ps->p + 1, end);
-    const jfast_skip *skip = ps->skip;
     json_object *o = json_object_new_object();
     if (!o) base_oom();
     if (p < end && *p == '}') goto done;
@@ -236,22 +247,25 @@ static bool object(parser *ps, int depth, size_t level, json_object **out) {
         p = jfast_skip_ws(ke + 1, end);
         if (p >= end || *p != ':') goto decline;
         p = jfast_skip_ws(p + 1, end);
-        size_t next = NOPATH;
-        if (level != NOPATH && level < skip->depth && strlen(skip->keys[level]) == kl &&
-            !memcmp(skip->keys[level], k, kl))
-            next = level + 1;
+        const jfast_path *e = entry(paths, k, kl);
         json_object *v = NULL;
-        if (next != NOPATH && next == skip->depth) {
+        if (e && e->what != JFAST_ENTER) {
             const char *ve = jfast_skip_value(p, end);
             if (!ve) goto decline;
-            if ((size_t)(ve - p) >= skip->min_len) ps->p = ve;
+            if (e->what == JFAST_DROP) {
+                /* Left out, twice if written twice: json-c would keep
+                 * the last one and the prune drop it, the same tree. */
+                ps->p = ve;
+                goto next;
+            }
+            if ((size_t)(ve - p) >= e->min_len) ps->p = ve;
             else {
                 ps->p = p;
-                if (!value(ps, depth + 1, NOPATH, &v)) goto decline;
+                if (!value(ps, depth + 1, NULL, &v)) goto decline;
             }
         } else {
             ps->p = p;
-            if (!value(ps, depth + 1, next, &v)) goto decline;
+            if (!value(ps, depth + 1, e ? e->below : NULL, &v)) goto decline;
         }
         char kbuf[128], *key = kl < sizeof kbuf ? kbuf : xmalloc(kl + 1);
         memcpy(key, k, kl);
@@ -260,6 +274,7 @@ static bool object(parser *ps, int depth, size_t level, json_object **out) {
         if (json_object_object_add(o, key, v) != 0) base_oom();
         if (key != kbuf) free(key);
         if (json_object_object_length(o) == before) goto decline; /* a duplicate key */
+    next:
         p = jfast_skip_ws(ps->p, end);
         if (p < end && *p == '}') goto done;
         if (p >= end || *p != ',') goto decline;
@@ -274,15 +289,16 @@ decline:
     return false;
 }
 
-static bool array(parser *ps, int depth, json_object **out) {
+static bool array(parser *ps, int depth, const jfast_path *paths, json_object **out) {
     const char *end = ps->end, *p = jfast_skip_ws(ps->p + 1, end);
+    const jfast_path *each = entry(paths, "[]", 2), *below = each ? each->below : NULL;
     json_object *a = json_object_new_array();
     if (!a) base_oom();
     if (p < end && *p == ']') goto done;
     for (;;) {
         json_object *v;
         ps->p = p;
-        if (!value(ps, depth + 1, NOPATH, &v)) goto decline;
+        if (!value(ps, depth + 1, below, &v)) goto decline;
         if (json_object_array_add(a, v) != 0) base_oom();
         p = jfast_skip_ws(ps->p, end);
         if (p < end && *p == ']') goto done;
@@ -304,13 +320,13 @@ static bool literal(parser *ps, const char *word, size_t n) {
     return true;
 }
 
-static bool value(parser *ps, int depth, size_t level, json_object **out) {
+static bool value(parser *ps, int depth, const jfast_path *paths, json_object **out) {
     const char *p = ps->p, *end = ps->end;
     *out = NULL;
     if (p >= end || depth > JFAST_MAX_DEPTH) return false;
     switch (*p) {
-    case '{': return object(ps, depth, level, out);
-    case '[': return array(ps, depth, out);
+    case '{': return object(ps, depth, paths, out);
+    case '[': return array(ps, depth, paths, out);
     case '"': {
         const char *q = plain_end(p + 1, end);
         if (q < end && *q == '"') {
@@ -352,14 +368,14 @@ static bool value(parser *ps, int depth, size_t level, json_object **out) {
     }
 }
 
-int jfast_parse(const char *body, size_t len, const jfast_skip *skip, json_object **out) {
+int jfast_parse(const char *body, size_t len, const jfast_path *paths, json_object **out) {
     *out = NULL;
     if (!body || len > (size_t)INT32_MAX) return 0;
     const char *end = body + len;
-    parser ps = {.p = jfast_skip_ws(body, end), .end = end, .skip = skip};
+    parser ps = {.p = jfast_skip_ws(body, end), .end = end};
     if (ps.p >= end || *ps.p != '{') return 0;
     json_object *root;
-    bool ok = object(&ps, 1, skip && skip->depth ? 0 : NOPATH, &root);
+    bool ok = object(&ps, 1, paths, &root);
     free(ps.buf);
     if (!ok) return 0;
     if (jfast_skip_ws(ps.p, end) != end) {
@@ -368,4 +384,20 @@ int jfast_parse(const char *body, size_t len, const jfast_skip *skip, json_objec
     }
     *out = root;
     return 1;
+}
+
+void jfast_prune(json_object *v, const jfast_path *paths) {
+    if (!v || !paths) return;
+    for (const jfast_path *e = paths; e->key; e++) {
+        if (!strcmp(e->key, "[]")) {
+            if (json_object_is_type(v, json_type_array))
+                for (size_t i = 0, n = json_object_array_length(v); i < n; i++)
+                    jfast_prune(json_object_array_get_idx(v, i), e->below);
+        } else if (json_object_is_type(v, json_type_object)) {
+            json_object *m;
+            if (!json_object_object_get_ex(v, e->key, &m)) continue;
+            if (e->what == JFAST_DROP) json_object_object_del(v, e->key);
+            else if (e->what == JFAST_ENTER) jfast_prune(m, e->below);
+        }
+    }
 }

@@ -196,31 +196,89 @@ static char *without_managed_fields(const char *body, size_t len, size_t *outlen
     return copy;
 }
 
+/* What the one-pass parse leaves out (base/jfast.h). On every route the
+ * object's managedFields becomes null, as the skimmer makes it. On the pod
+ * route also the members no part of the pod's mutation reads (mutate/ and
+ * this file name none of them; podcheck.c's shapes are the fields it
+ * does read): the app containers' probes, lifecycle hooks, ports and
+ * resources, the volumes' sources (a volume is found by its name), the
+ * pod's security context, scheduling constraints and other object-valued
+ * members of its spec nothing here reads, the status, and the review's
+ * oldObject, userInfo, options and the request's kind echoes. Why it is
+ * safe: the patch is a diff of trees that both lack the members, and the
+ * diff never writes an existing element whole (containers and volumes
+ * pair by name and are diffed member by member; the engine appends new
+ * ones and copies nothing of these into them), so the pod keeps them. A
+ * member added here that the engine did read would change answers, and
+ * fuzz_review compares every answer with the one given without any of
+ * this (review_env.no_skim); the server suites' exact patches run
+ * through it too. */
+#define DROP(k) {k, JFAST_DROP, 0, NULL}
+static const jfast_path mf_meta[] = {{"managedFields", JFAST_NULL, 64, NULL}, {NULL, 0, 0, NULL}};
+static const jfast_path mf_object[] = {{"metadata", JFAST_ENTER, 0, mf_meta}, {NULL, 0, 0, NULL}};
+static const jfast_path mf_request[] = {{"object", JFAST_ENTER, 0, mf_object}, {NULL, 0, 0, NULL}};
+static const jfast_path any_paths[] = {{"request", JFAST_ENTER, 0, mf_request}, {NULL, 0, 0, NULL}};
+
+static const jfast_path pod_container[] = {DROP("livenessProbe"), DROP("readinessProbe"), DROP("startupProbe"),
+                                           DROP("lifecycle"),     DROP("ports"),          DROP("resources"),
+                                           {NULL, 0, 0, NULL}};
+static const jfast_path pod_containers[] = {{"[]", JFAST_ENTER, 0, pod_container}, {NULL, 0, 0, NULL}};
+/* Volumes are found by name; their sources are only ever written. */
+static const jfast_path pod_volume[] = {DROP("projected"), DROP("configMap"), DROP("secret"), DROP("downwardAPI"),
+                                        DROP("emptyDir"), DROP("hostPath"), DROP("persistentVolumeClaim"),
+                                        DROP("ephemeral"), DROP("csi"), DROP("nfs"), {NULL, 0, 0, NULL}};
+static const jfast_path pod_volumes[] = {{"[]", JFAST_ENTER, 0, pod_volume}, {NULL, 0, 0, NULL}};
+static const jfast_path pod_spec[] = {{"containers", JFAST_ENTER, 0, pod_containers},
+                                      {"initContainers", JFAST_ENTER, 0, pod_containers},
+                                      {"volumes", JFAST_ENTER, 0, pod_volumes},
+                                      DROP("securityContext"),
+                                      DROP("tolerations"),
+                                      DROP("affinity"),
+                                      DROP("topologySpreadConstraints"),
+                                      DROP("nodeSelector"),
+                                      DROP("imagePullSecrets"),
+                                      DROP("hostAliases"),
+                                      DROP("dnsConfig"),
+                                      DROP("readinessGates"),
+                                      DROP("overhead"),
+                                      DROP("resourceClaims"),
+                                      DROP("schedulingGates"),
+                                      {NULL, 0, 0, NULL}};
+static const jfast_path pod_object[] = {{"metadata", JFAST_ENTER, 0, mf_meta},
+                                        {"spec", JFAST_ENTER, 0, pod_spec},
+                                        DROP("status"),
+                                        {NULL, 0, 0, NULL}};
+static const jfast_path pod_request[] = {{"object", JFAST_ENTER, 0, pod_object}, DROP("oldObject"), DROP("userInfo"),
+                                         DROP("options"), DROP("requestKind"), DROP("requestResource"),
+                                         DROP("resource"), {NULL, 0, 0, NULL}};
+static const jfast_path pod_paths[] = {{"request", JFAST_ENTER, 0, pod_request}, {NULL, 0, 0, NULL}};
+
 /* The skimmer and json-c: the parse of what jfast_parse declines, which
  * defines the tree and the error text. *skimmed is the copy parsed (the
  * tree's strings are json-c's own, so it may be freed at once). */
-static int slow_parse(json_tokener *tok, const char *body, size_t len, bool skim, json_object **root, char **skimmed,
-                      review_out *out) {
+static int slow_parse(json_tokener *tok, const char *body, size_t len, const jfast_path *paths, json_object **root,
+                      char **skimmed, review_out *out) {
     size_t slen = 0;
-    *skimmed = skim ? without_managed_fields(body, len, &slen) : NULL;
+    *skimmed = paths ? without_managed_fields(body, len, &slen) : NULL;
     if (*skimmed) body = *skimmed, len = slen;
     char perr[160];
     int prc = jparse_object(tok, body, len, root, perr, sizeof perr);
     if (prc < 0) reject(out, "%s", perr);
     else if (prc > 0) reject(out, "expected an AdmissionReview object%s", NULL);
+    else jfast_prune(*root, paths);
     return prc;
 }
 
 #ifdef MUTATE_SELF_CHECK
 /* The checked builds hold the one-pass parse to json-c's on every body it
  * takes: the same tree, member for member, in the same order. */
-static void check_fast(json_tokener *tok, const char *body, size_t len, bool skim, json_object *fast) {
+static void check_fast(json_tokener *tok, const char *body, size_t len, const jfast_path *paths, json_object *fast) {
     json_object *slow = NULL;
     char *skimmed = NULL;
     review_out scratch;
     memset(&scratch, 0, sizeof scratch);
     int flags = JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE;
-    if (slow_parse(tok, body, len, skim, &slow, &skimmed, &scratch) != 0 ||
+    if (slow_parse(tok, body, len, paths, &slow, &skimmed, &scratch) != 0 ||
         strcmp(json_object_to_json_string_ext(fast, flags), json_object_to_json_string_ext(slow, flags)) != 0) {
         fprintf(stderr, "review: jfast_parse and json-c disagree on a %zu-byte body\n", len);
         abort();
@@ -231,7 +289,8 @@ static void check_fast(json_tokener *tok, const char *body, size_t len, bool ski
 }
 #endif
 
-static int decode(json_tokener *tok, const char *body, size_t len, bool skim, review_request *rq, review_out *out) {
+static int decode(json_tokener *tok, const char *body, size_t len, const jfast_path *paths, review_request *rq,
+                  review_out *out) {
     memset(out, 0, sizeof *out);
     memset(rq, 0, sizeof *rq);
     json_object *root = NULL;
@@ -240,14 +299,13 @@ static int decode(json_tokener *tok, const char *body, size_t len, bool skim, re
         return -1;
     }
     char *skimmed = NULL;
-    static const jfast_skip mf_skip = {mf_path, MF_DEPTH, 64};
-    if (!jfast_parse(body, len, skim ? &mf_skip : NULL, &root)) {
-        int prc = slow_parse(tok, body, len, skim, &root, &skimmed, out);
+    if (!jfast_parse(body, len, paths, &root)) {
+        int prc = slow_parse(tok, body, len, paths, &root, &skimmed, out);
         if (prc != 0) goto fail;
     }
 #ifdef MUTATE_SELF_CHECK
     else
-        check_fast(tok, body, len, skim, root);
+        check_fast(tok, body, len, paths, root);
 #endif
     const char *api = jstr(root, "apiVersion"), *kind = jstr(root, "kind");
     if (!api || strcmp(api, "admission.k8s.io/v1") != 0) {
@@ -304,7 +362,7 @@ fail:
 }
 
 int review_decode(json_tokener *tok, const char *body, size_t len, review_request *rq, review_out *out) {
-    return decode(tok, body, len, true, rq, out);
+    return decode(tok, body, len, any_paths, rq, out);
 }
 
 void review_request_free(review_request *rq) {
@@ -319,7 +377,7 @@ void review_handle(const review_env *env, json_tokener *tok, const char *body, s
 void review_handle_into(const review_env *env, json_tokener *tok, const char *body, size_t len, review_out *out,
                         review_alloc alloc, void *ud) {
     review_request rq;
-    if (decode(tok, body, len, !env->no_skim, &rq, out) != 0) return;
+    if (decode(tok, body, len, env->no_skim ? NULL : pod_paths, &rq, out) != 0) return;
     const char *op = rq.operation, *rkind = rq.kind, *sub = rq.sub_resource, *group = rq.group;
     if (!op || strcmp(op, "CREATE") != 0 || !rkind || strcmp(rkind, "Pod") != 0 || (group && *group) ||
         (sub && *sub)) {

@@ -2,7 +2,8 @@
  * json-c's strict tokener: every body it takes gives json-c's tree, member
  * for member and in order (compared as json-c's own text of both trees);
  * every body outside its subset is declined with nothing built; the
- * managedFields skip gives the tree json-c builds from the skimmed copy. */
+ * managedFields skip gives the tree json-c builds from the skimmed copy,
+ * and members left out are left out of json-c's tree by the prune. */
 #include "base/jfast.h"
 
 #include <check.h>
@@ -29,7 +30,7 @@ static char *jsonc_text(const char *body, size_t len) {
 }
 
 /* Taken, and json-c's tree. */
-static void same(const char *body, size_t len, const jfast_skip *skip, const char *want) {
+static void same(const char *body, size_t len, const jfast_path *skip, const char *want) {
     json_object *o = (json_object *)1;
     int rc = jfast_parse(body, len, skip, &o);
     ck_assert_msg(rc == 1, "declined: %.*s", (int)len, body);
@@ -153,8 +154,11 @@ START_TEST(every_byte_in_a_string) {
 }
 END_TEST
 
-static const char *const mf[] = {"request", "object", "metadata", "managedFields"};
-static const jfast_skip MF = {mf, 4, 64};
+static const jfast_path mf_meta[] = {{"managedFields", JFAST_NULL, 64, NULL}, {NULL, 0, 0, NULL}};
+static const jfast_path mf_obj[] = {{"metadata", JFAST_ENTER, 0, mf_meta}, {NULL, 0, 0, NULL}};
+static const jfast_path mf_req[] = {{"object", JFAST_ENTER, 0, mf_obj}, {NULL, 0, 0, NULL}};
+static const jfast_path MF_PATHS[] = {{"request", JFAST_ENTER, 0, mf_req}, {NULL, 0, 0, NULL}};
+#define MF (*MF_PATHS)
 
 #define LONG_MF "[{\"manager\":\"kubectl\",\"operation\":\"Update\",\"fieldsV1\":{\"f:metadata\":{\"f:x\":{}}},\"n\":1.5e3}]"
 
@@ -189,6 +193,37 @@ START_TEST(skips_managed_fields_as_the_skimmer_does) {
 }
 END_TEST
 
+static const jfast_path d_item[] = {{"probe", JFAST_DROP, 0, NULL}, {NULL, 0, 0, NULL}};
+static const jfast_path d_items[] = {{"[]", JFAST_ENTER, 0, d_item}, {NULL, 0, 0, NULL}};
+static const jfast_path DROPS[] = {{"items", JFAST_ENTER, 0, d_items}, {"status", JFAST_DROP, 0, NULL},
+                                   {NULL, 0, 0, NULL}};
+
+/* Members left out: on their path only (each element of an array, not the
+ * array's neighbours), checked by the skimmer's rule, and the prune of
+ * json-c's tree gives the same tree. */
+START_TEST(drops_members_and_the_prune_agrees) {
+    const char *body = "{\"items\":[{\"name\":\"a\",\"probe\":{\"httpGet\":{\"port\":8.5}}},{\"probe\":[],"
+                       "\"x\":1},7,[{\"probe\":1}]],\"status\":{\"phase\":\"x\"},\"other\":{\"probe\":2,"
+                       "\"status\":3}}";
+    const char *want = "{\"items\":[{\"name\":\"a\"},{\"x\":1},7,[{\"probe\":1}]],\"other\":{\"probe\":2,"
+                       "\"status\":3}}";
+    same(body, strlen(body), DROPS, want);
+    /* json-c's tree, pruned. */
+    json_object *o = json_tokener_parse(body);
+    jfast_prune(o, DROPS);
+    ck_assert_str_eq(json_object_to_json_string_ext(o, FLAGS), want);
+    json_object_put(o);
+    /* Twice: left out both times, as json-c's last one pruned. */
+    const char *twice = "{\"status\":1,\"a\":2,\"status\":{}}";
+    same(twice, strlen(twice), DROPS, "{\"a\":2}");
+    /* A dropped value that is not strict JSON declines the body. */
+    const char *bad = "{\"status\":{\"a\":1,},\"b\":2}";
+    json_object *r = NULL;
+    ck_assert_int_eq(jfast_parse(bad, strlen(bad), DROPS, &r), 0);
+    ck_assert_ptr_null(r);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("jfast");
     TCase *tc = tcase_create("jfast");
@@ -198,6 +233,7 @@ int main(void) {
     tcase_add_test(tc, special_byte_at_every_offset);
     tcase_add_test(tc, every_byte_in_a_string);
     tcase_add_test(tc, skips_managed_fields_as_the_skimmer_does);
+    tcase_add_test(tc, drops_members_and_the_prune_agrees);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
