@@ -59,26 +59,71 @@ typedef struct {
     size_t cap;
 } parser;
 
+/* ---- plain text, eight bytes at a time --------------------------------- */
+
+#define ONES 0x0101010101010101ull
+#define HIGHS 0x8080808080808080ull
+
+/* The bytes of x that are '"', '\\' or below 0x20, as their high bits
+ * ("has a zero byte" tricks). Bytes above a flagged one may be flagged
+ * falsely (a borrow runs upward), never the lowest: the first special
+ * byte is exactly the lowest flag. */
+static inline uint64_t special_mask(uint64_t x) {
+    uint64_t q = x ^ (ONES * '"'), b = x ^ (ONES * '\\');
+    return (((x - ONES * 0x20) & ~x) | ((q - ONES) & ~q) | ((b - ONES) & ~b)) & HIGHS;
+}
+
+/* The first '"', '\\' or control character at or after p, or end. */
+static inline const char *plain_end(const char *p, const char *end) {
+    uint64_t w, m;
+    while (end - p >= 8) {
+        memcpy(&w, p, 8);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        if ((m = special_mask(w))) return p + (__builtin_ctzll(m) >> 3);
+#else
+        if ((m = special_mask(w))) break;
+#endif
+        p += 8;
+    }
+    while (p < end && *p != '"' && *p != '\\' && (unsigned char)*p >= 0x20) p++;
+    return p;
+}
+
 /* ---- the skimmer's structural rule ------------------------------------ */
 
-const char *jfast_skip_ws(const char *p, const char *end) {
+static inline const char *ws(const char *p, const char *end) {
+    if (p < end && (unsigned char)*p > ' ') return p; /* compact JSON: none */
     while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) p++;
     return p;
 }
 
+const char *jfast_skip_ws(const char *p, const char *end) { return ws(p, end); }
+
+/* The escapes JSON has: 1 for one character, 2 for \u and four hex
+ * digits. A managedFields writes a list item's key as k:{\"name\":...},
+ * so escapes are common in what is skipped. */
+static const unsigned char escape_kind[256] = {['"'] = 1, ['\\'] = 1, ['/'] = 1, ['b'] = 1, ['f'] = 1,
+                                               ['n'] = 1, ['r'] = 1,    ['t'] = 1, ['u'] = 2};
+
+static inline bool hex(unsigned char c) {
+    return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f');
+}
+
 const char *jfast_skip_string(const char *p, const char *end) {
-    for (p++; p < end; p++) {
-        unsigned char c = (unsigned char)*p;
-        if (c == '"') return p + 1;
-        if (c < 0x20) return NULL;
-        if (c != '\\') continue;
-        if (++p >= end) return NULL;
-        if (*p == 'u') {
-            for (int i = 0; i < 4; i++)
-                if (++p >= end || !isxdigit((unsigned char)*p)) return NULL;
-        } else if (!strchr("\"\\/bfnrt", *p) || !*p) return NULL;
+    for (p++;;) {
+        p = plain_end(p, end); /* past plain text, eight bytes at a time */
+        if (p >= end) return NULL;
+        if (*p == '"') return p + 1;
+        if (*p != '\\' || ++p >= end) return NULL; /* a control character, or the end */
+        unsigned char kind = escape_kind[(unsigned char)*p++];
+        if (!kind) return NULL;
+        if (kind == 2) {
+            if (end - p < 4 || !hex((unsigned char)p[0]) || !hex((unsigned char)p[1]) || !hex((unsigned char)p[2]) ||
+                !hex((unsigned char)p[3]))
+                return NULL;
+            p += 4;
+        }
     }
-    return NULL;
 }
 
 static const char *skip_digits(const char *p, const char *end) {
@@ -97,20 +142,20 @@ static const char *skip_value(const char *p, const char *end, int depth) {
     case '[':
     case '{': {
         char close = *p == '[' ? ']' : '}';
-        p = jfast_skip_ws(p + 1, end);
+        p = ws(p + 1, end);
         if (p < end && *p == close) return p + 1;
         for (;;) {
             if (close == '}') {
                 if (p >= end || *p != '"' || !(p = jfast_skip_string(p, end))) return NULL;
-                p = jfast_skip_ws(p, end);
+                p = ws(p, end);
                 if (p >= end || *p != ':') return NULL;
-                p = jfast_skip_ws(p + 1, end);
+                p = ws(p + 1, end);
             }
             if (!(p = skip_value(p, end, depth + 1))) return NULL;
-            p = jfast_skip_ws(p, end);
+            p = ws(p, end);
             if (p < end && *p == close) return p + 1;
             if (p >= end || *p != ',') return NULL;
-            p = jfast_skip_ws(p + 1, end);
+            p = ws(p + 1, end);
         }
     }
     default: /* a number: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
@@ -132,28 +177,6 @@ const char *jfast_skip_value(const char *p, const char *end) {
 }
 
 /* ---- the parse ---------------------------------------------------------- */
-
-#define ONES 0x0101010101010101ull
-#define HIGHS 0x8080808080808080ull
-
-/* Whether any byte of x is '"', '\\' or below 0x20 ("has a zero byte"
- * tricks: exact for "any", not for which). */
-static inline bool word_special(uint64_t x) {
-    uint64_t q = x ^ (ONES * '"'), b = x ^ (ONES * '\\');
-    return ((((x - ONES * 0x20) & ~x) | ((q - ONES) & ~q) | ((b - ONES) & ~b)) & HIGHS) != 0;
-}
-
-/* The first '"', '\\' or control character at or after p, or end. */
-static inline const char *plain_end(const char *p, const char *end) {
-    uint64_t w;
-    while (end - p >= 8) {
-        memcpy(&w, p, 8);
-        if (word_special(w)) break;
-        p += 8;
-    }
-    while (p < end && *p != '"' && *p != '\\' && (unsigned char)*p >= 0x20) p++;
-    return p;
-}
 
 static inline void put(parser *ps, size_t *n, const char *s, size_t len) {
     if (ps->cap - *n < len + 4) {
@@ -235,7 +258,7 @@ static inline const jfast_path *entry(const jfast_path *paths, const char *k, si
 }
 
 static bool object(parser *ps, int depth, const jfast_path *paths, json_object **out) {
-    const char *end = ps->end, *p = jfast_skip_ws(ps->p + 1, end);
+    const char *end = ps->end, *p = ws(ps->p + 1, end);
     json_object *o = json_object_new_object();
     if (!o) base_oom();
     if (p < end && *p == '}') goto done;
@@ -244,9 +267,9 @@ static bool object(parser *ps, int depth, const jfast_path *paths, json_object *
         const char *k = p + 1, *ke = plain_end(k, end);
         if (ke >= end || *ke != '"') goto decline;
         size_t kl = (size_t)(ke - k);
-        p = jfast_skip_ws(ke + 1, end);
+        p = ws(ke + 1, end);
         if (p >= end || *p != ':') goto decline;
-        p = jfast_skip_ws(p + 1, end);
+        p = ws(p + 1, end);
         const jfast_path *e = entry(paths, k, kl);
         json_object *v = NULL;
         if (e && e->what != JFAST_ENTER) {
@@ -275,10 +298,10 @@ static bool object(parser *ps, int depth, const jfast_path *paths, json_object *
         if (key != kbuf) free(key);
         if (json_object_object_length(o) == before) goto decline; /* a duplicate key */
     next:
-        p = jfast_skip_ws(ps->p, end);
+        p = ws(ps->p, end);
         if (p < end && *p == '}') goto done;
         if (p >= end || *p != ',') goto decline;
-        p = jfast_skip_ws(p + 1, end);
+        p = ws(p + 1, end);
     }
 done:
     ps->p = p + 1;
@@ -290,7 +313,7 @@ decline:
 }
 
 static bool array(parser *ps, int depth, const jfast_path *paths, json_object **out) {
-    const char *end = ps->end, *p = jfast_skip_ws(ps->p + 1, end);
+    const char *end = ps->end, *p = ws(ps->p + 1, end);
     const jfast_path *each = entry(paths, "[]", 2), *below = each ? each->below : NULL;
     json_object *a = json_object_new_array();
     if (!a) base_oom();
@@ -300,10 +323,10 @@ static bool array(parser *ps, int depth, const jfast_path *paths, json_object **
         ps->p = p;
         if (!value(ps, depth + 1, below, &v)) goto decline;
         if (json_object_array_add(a, v) != 0) base_oom();
-        p = jfast_skip_ws(ps->p, end);
+        p = ws(ps->p, end);
         if (p < end && *p == ']') goto done;
         if (p >= end || *p != ',') goto decline;
-        p = jfast_skip_ws(p + 1, end);
+        p = ws(p + 1, end);
     }
 done:
     ps->p = p + 1;
@@ -372,7 +395,7 @@ int jfast_parse(const char *body, size_t len, const jfast_path *paths, json_obje
     *out = NULL;
     if (!body || len > (size_t)INT32_MAX) return 0;
     const char *end = body + len;
-    parser ps = {.p = jfast_skip_ws(body, end), .end = end};
+    parser ps = {.p = ws(body, end), .end = end};
     if (ps.p >= end || *ps.p != '{') return 0;
     json_object *root;
     bool ok = object(&ps, 1, paths, &root);
