@@ -257,12 +257,29 @@ static inline const jfast_path *entry(const jfast_path *paths, const char *k, si
     return NULL;
 }
 
+/* After a member or an element: 1 past the closing bracket, 0 past a
+ * comma (and the white space after it), -1 at anything else. */
+static inline int after_item(parser *ps, char close) {
+    const char *p = ws(ps->p, ps->end);
+    if (p < ps->end && *p == close) {
+        ps->p = p + 1;
+        return 1;
+    }
+    if (p >= ps->end || *p != ',') return -1;
+    ps->p = ws(p + 1, ps->end);
+    return 0;
+}
+
 static bool object(parser *ps, int depth, const jfast_path *paths, json_object **out) {
     const char *end = ps->end, *p = ws(ps->p + 1, end);
     json_object *o = json_object_new_object();
     if (!o) base_oom();
-    if (p < end && *p == '}') goto done;
-    for (;;) {
+    if (p < end && *p == '}') {
+        ps->p = p + 1;
+        *out = o;
+        return true;
+    }
+    for (int sep;;) {
         if (p >= end || *p != '"') goto decline;
         const char *k = p + 1, *ke = plain_end(k, end);
         if (ke >= end || *ke != '"') goto decline;
@@ -298,13 +315,11 @@ static bool object(parser *ps, int depth, const jfast_path *paths, json_object *
         if (key != kbuf) free(key);
         if (json_object_object_length(o) == before) goto decline; /* a duplicate key */
     next:
-        p = ws(ps->p, end);
-        if (p < end && *p == '}') goto done;
-        if (p >= end || *p != ',') goto decline;
-        p = ws(p + 1, end);
+        sep = after_item(ps, '}');
+        if (sep < 0) goto decline;
+        if (sep > 0) break;
+        p = ps->p;
     }
-done:
-    ps->p = p + 1;
     *out = o;
     return true;
 decline:
@@ -317,19 +332,15 @@ static bool array(parser *ps, int depth, const jfast_path *paths, json_object **
     const jfast_path *each = entry(paths, "[]", 2), *below = each ? each->below : NULL;
     json_object *a = json_object_new_array();
     if (!a) base_oom();
-    if (p < end && *p == ']') goto done;
-    for (;;) {
-        json_object *v;
-        ps->p = p;
-        if (!value(ps, depth + 1, below, &v)) goto decline;
-        if (json_object_array_add(a, v) != 0) base_oom();
-        p = ws(ps->p, end);
-        if (p < end && *p == ']') goto done;
-        if (p >= end || *p != ',') goto decline;
-        p = ws(p + 1, end);
-    }
-done:
-    ps->p = p + 1;
+    ps->p = p;
+    if (p < end && *p == ']') ps->p = p + 1;
+    else
+        for (int sep = 0; !sep;) {
+            json_object *v;
+            if (!value(ps, depth + 1, below, &v)) goto decline;
+            if (json_object_array_add(a, v) != 0) base_oom();
+            if ((sep = after_item(ps, ']')) < 0) goto decline;
+        }
     *out = a;
     return true;
 decline:
