@@ -330,10 +330,12 @@ static int decode(json_tokener *tok, const char *body, size_t len, const jfast_p
     }
     /* For the log line, a C string: a NUL byte shows as U+FFFD. */
     size_t lo = 0;
-    for (size_t i = 0; i < rq->uid.len && lo + 4 <= sizeof out->uid; i++) {
+    for (size_t i = 0; i < rq->uid.len; i++) {
         if (rq->uid.s[i]) {
+            if (lo + 1 >= sizeof out->uid) break;
             out->uid[lo++] = rq->uid.s[i];
         } else {
+            if (lo + 3 >= sizeof out->uid) break;
             memcpy(out->uid + lo, "\xef\xbf\xbd", 3);
             lo += 3;
         }
