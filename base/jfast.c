@@ -46,6 +46,9 @@
 #include "base/alloc.h"
 
 #include <ctype.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -76,6 +79,19 @@ static inline uint64_t special_mask(uint64_t x) {
 /* The first '"', '\\' or control character at or after p, or end. */
 static inline const char *plain_end(const char *p, const char *end) {
     uint64_t w, m;
+#ifdef __SSE2__
+    /* Sixteen bytes a step where there are sixteen (SSE2 is part of
+     * x86-64): most strings end within the first. */
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'), ctl = _mm_set1_epi8(0x1f);
+    while (end - p >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)p);
+        __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
+                                   _mm_cmpeq_epi8(_mm_max_epu8(v, ctl), ctl));
+        unsigned bits = (unsigned)_mm_movemask_epi8(hit);
+        if (bits) return p + __builtin_ctz(bits);
+        p += 16;
+    }
+#endif
     while (end - p >= 8) {
         memcpy(&w, p, 8);
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__

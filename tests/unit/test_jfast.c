@@ -142,8 +142,8 @@ START_TEST(special_byte_at_every_offset) {
 }
 END_TEST
 
-/* Every byte inside a string: json-c's tree, or declined (control
- * characters, which json-c 0.16 takes raw). */
+/* Every byte inside a string, short and long: json-c's tree, or declined
+ * (control characters, which json-c 0.16 takes raw). */
 START_TEST(every_byte_in_a_string) {
     for (int c = 1; c < 256; c++) {
         char body[32];
@@ -151,6 +151,16 @@ START_TEST(every_byte_in_a_string) {
         if (c < 0x20 || c == '"' || c == '\\') declined(body, (size_t)n);
         else same(body, (size_t)n, NULL, NULL);
     }
+    /* And at each position of a long string: the sixteen- and eight-byte
+     * steps of the scan, and the bytes after them. */
+    for (int at = 0; at < 40; at++)
+        for (int c = 1; c < 256; c++) {
+            char body[64];
+            int n = snprintf(body, sizeof body, "{\"v\":\"%040d\"}", 0);
+            body[6 + at] = (char)c;
+            if (c < 0x20 || c == '"' || c == '\\') declined(body, (size_t)n);
+            else same(body, (size_t)n, NULL, NULL);
+        }
 }
 END_TEST
 
