@@ -49,7 +49,7 @@ void mctx_warn(mctx *m, const char *fmt, ...) {
 void mctx_skip(mctx *m, mutate_skip why) { m->res->skips |= 1u << why; }
 
 void mctx_injected(mctx *m, mutate_lang_id id, json_object *c) {
-    const char *name = jstr(c, "name");
+    const char *name = jf_str(c, "name");
     mutate_result *r = m->res;
     r->into[id] = xrealloc(r->into[id], sizeof *r->into[id] * (r->ninto[id] + 1));
     r->into[id][r->ninto[id]++] = xstrdup(name ? name : "");

@@ -89,7 +89,7 @@ void record_use(mctx *m, mutate_lang_id lang, json_object *obj) {
     if (lang < MUTATE_NLANGS) jset_str(u, "language", mutate_lang_name(lang));
     const char *ns = jstr(meta, "namespace");
     jset_str(u, "namespace", ns ? ns : m->ns);
-    jset_str(u, "name", jstr(meta, "name"));
+    jset_str(u, "name", jf_str(meta, "name"));
     const char *rv = jstr(meta, "resourceVersion");
     if (rv) jset_str(u, "resourceVersion", rv);
     int64_t gen;

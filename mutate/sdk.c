@@ -37,7 +37,8 @@ typedef struct amap {
 } amap;
 
 static bool amap_existing(const amap *a, const char *k) {
-    return json_object_object_get_ex(a->existing, k, NULL);
+    /* Nearly always empty: no key to hash then. */
+    return json_object_object_length(a->existing) && json_object_object_get_ex(a->existing, k, NULL);
 }
 
 static const char *amap_get(const amap *a, const char *k) { return jstr(a->vals, k); }
@@ -73,7 +74,10 @@ static void parse_existing(amap *a, const char *value) {
 }
 
 static const char *const owner_kinds[] = {"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "CronJob", "Job"};
-static const char *const owner_keys[] = {"deployment", "replicaset", "statefulset", "daemonset", "cronjob", "job"};
+static const char *const owner_name_keys[] = {"k8s.deployment.name", "k8s.replicaset.name", "k8s.statefulset.name",
+                                              "k8s.daemonset.name", "k8s.cronjob.name", "k8s.job.name"};
+static const char *const owner_uid_keys[] = {"k8s.deployment.uid", "k8s.replicaset.uid", "k8s.statefulset.uid",
+                                             "k8s.daemonset.uid", "k8s.cronjob.uid", "k8s.job.uid"};
 
 static int owner_index(const char *kind) {
     for (int i = 0; i < 6; i++)
@@ -87,7 +91,7 @@ static void walk_refs(mctx *m, json_object *refs, int depth) {
     for (size_t i = 0; i < jlen(refs); i++) {
         json_object *ref = json_object_array_get_idx(refs, i);
         int k = owner_index(jstr(ref, "kind"));
-        const char *name = jstr(ref, "name");
+        const char *name = jf_str(ref, "name");
         if (k < 0 || !name) continue;
         m->owners.name[k] = name;
         m->owners.uid[k] = jstr(ref, "uid");
@@ -170,7 +174,7 @@ static const char *scalar_str(json_object *v, char *buf, size_t len) {
 void sdk_common_env(lctx *l, json_object *c) {
     if (!env_find(c, "OTEL_POD_IP", NULL)) env_prepend_field(c, "OTEL_POD_IP", "status.podIP");
     if (!env_find(c, "OTEL_NODE_IP", NULL)) env_prepend_field(c, "OTEL_NODE_IP", "status.hostIP");
-    env_append_if_not_set(c, jget(l->ispec, "env"));
+    env_append_if_not_set(c, jf_get(l->ispec, "env"));
 }
 
 /* Volume names must be DNS labels; secret and configmap names may hold dots
@@ -228,7 +232,7 @@ void sdk_tls_volumes(lctx *l) {
     char vn[64];
     if (t.secret) {
         volume_name(vn, sizeof vn, "otel-auto-secret-", t.secret);
-        if (!jfind_named(vols, vn, NULL)) {
+        if (!jf_find_named(vols, vn, NULL)) {
             json_object *v = jnew_obj(), *s = jnew_obj();
             jset(v, "name", jnew_str(vn));
             jset(s, "secretName", jnew_str(t.secret));
@@ -238,7 +242,7 @@ void sdk_tls_volumes(lctx *l) {
     }
     if (t.configmap) {
         volume_name(vn, sizeof vn, "otel-auto-configmap-", t.configmap);
-        if (!jfind_named(vols, vn, NULL)) {
+        if (!jf_find_named(vols, vn, NULL)) {
             json_object *v = jnew_obj(), *s = jnew_obj();
             jset(v, "name", jnew_str(vn));
             jset(s, "name", jnew_str(t.configmap));
@@ -290,10 +294,10 @@ static void build_map(lctx *l, json_object *ora, json_object *app, amap *a_out) 
     json_object *ispec = l->ispec, *ann = jget(m->meta, "annotations");
     json_object *res = jget(ispec, "resource");
     bool uids = json_object_get_boolean(jget(res, "addK8sUIDAttributes"));
-    const char *cname = jstr(app, "name") ? jstr(app, "name") : "";
+    const char *cname = jf_str(app, "name") ? jf_str(app, "name") : "";
     char buf[64];
     amap a = {jnew_obj(), jnew_obj()};
-    if (ora && !jget(ora, "valueFrom")) parse_existing(&a, jstr(ora, "value"));
+    if (ora && !jf_get(ora, "valueFrom")) parse_existing(&a, jf_str(ora, "value"));
 
     /* 1. Instrumentation-wide attributes, lowest precedence. */
     json_object *ra = jget(res, "resourceAttributes");
@@ -303,7 +307,7 @@ static void build_map(lctx *l, json_object *ora, json_object *app, amap *a_out) 
     /* 2. What Kubernetes tells about the pod. */
     amap_set(&a, "k8s.namespace.name", m->ns);
     amap_set(&a, "k8s.container.name", cname);
-    amap_set(&a, "k8s.pod.name", jstr(m->meta, "name"));
+    amap_set(&a, "k8s.pod.name", jf_str(m->meta, "name"));
     amap_set(&a, "k8s.pod.uid", jstr(m->meta, "uid"));
     amap_set(&a, "k8s.node.name", jstr(m->spec, "nodeName"));
     const char *sid = jstr(ann, ANN_RESOURCE "service.instance.id");
@@ -316,13 +320,8 @@ static void build_map(lctx *l, json_object *ora, json_object *app, amap *a_out) 
     }
     const owner_info *o = owners_walk(m);
     for (int k = 0; k < 6; k++) {
-        char key[64];
-        snprintf(key, sizeof key, "k8s.%s.name", owner_keys[k]);
-        amap_set(&a, key, o->name[k]);
-        if (uids) {
-            snprintf(key, sizeof key, "k8s.%s.uid", owner_keys[k]);
-            amap_set(&a, key, o->uid[k]);
-        }
+        amap_set(&a, owner_name_keys[k], o->name[k]);
+        if (uids) amap_set(&a, owner_uid_keys[k], o->uid[k]);
     }
     /* 3. resource.opentelemetry.io/<key> annotations. */
     if (json_object_is_type(ann, json_type_object)) {
@@ -352,7 +351,7 @@ static const char *pick_service_name(lctx *l, json_object *app, const amap *a) {
     static const char *const from_map[] = {"k8s.deployment.name", "k8s.replicaset.name", "k8s.statefulset.name",
                                            "k8s.daemonset.name", "k8s.cronjob.name", "k8s.job.name", "k8s.pod.name"};
     for (size_t i = 0; i < sizeof from_map / sizeof *from_map && (!sn || !*sn); i++) sn = amap_get(a, from_map[i]);
-    return sn && *sn ? sn : jstr(app, "name") ? jstr(app, "name") : "";
+    return sn && *sn ? sn : jf_str(app, "name") ? jf_str(app, "name") : "";
 }
 
 char *sdk_service_name(lctx *l, json_object *app) {
@@ -369,9 +368,9 @@ void sdk_configure(lctx *l, json_object *c, json_object *app) {
     json_object *res = jget(ispec, "resource");
     bool uids = json_object_get_boolean(jget(res, "addK8sUIDAttributes"));
     bool use_labels = json_object_get_boolean(jget(jget(ispec, "defaults"), "useLabelsForResourceAttributes"));
-    const char *cname = jstr(app, "name") ? jstr(app, "name") : "";
+    const char *cname = jf_str(app, "name") ? jf_str(app, "name") : "";
     json_object *ora = env_find(c, ORA, NULL);
-    bool ora_from = ora && jget(ora, "valueFrom");
+    bool ora_from = ora && jf_get(ora, "valueFrom");
     amap a;
     build_map(l, ora, app, &a);
 
@@ -400,7 +399,7 @@ void sdk_configure(lctx *l, json_object *c, json_object *app) {
         if ((!ver || !*ver) && use_labels) ver = jstr(labels, "app.kubernetes.io/version");
         char iv[512];
         if (!ver || !*ver) {
-            image_version(jstr(app, "image"), iv, sizeof iv);
+            image_version(jf_str(app, "image"), iv, sizeof iv);
             ver = iv;
         }
         amap_set(&a, "service.version", ver);
@@ -447,7 +446,7 @@ void sdk_configure(lctx *l, json_object *c, json_object *app) {
     } else if (!ora) {
         env_append(c, ORA, list);
     } else if (nattrs) {
-        const char *old = jstr(ora, "value") ? jstr(ora, "value") : "";
+        const char *old = jf_str(ora, "value") ? jf_str(ora, "value") : "";
         size_t ol = strlen(old);
         char *v = NULL;
         v = xasprintf("%s%s%s", old, ol && old[ol - 1] != ',' ? "," : "", list);

@@ -1,0 +1,113 @@
+/* mutate/jfast.c - the engine's reads and builds of small json-c objects.
+ *
+ * Every json-c object is a hash table: base/json.c's jget hashes the key
+ * (a strlen and json-c's string hash), looks the bucket up and compares,
+ * and jset looks the key up once more before copying it. The engine does
+ * that hundreds of times per pod for the same few members ("name",
+ * "value", "env") of small objects, the env entries and mounts above all,
+ * and scans env lists by name once per variable it may add.
+ *
+ * Here a member is looked for first among the object's first few entries,
+ * in json-c's own entry list (insertion order), comparing the key's first
+ * byte before the rest. The keys of an object are distinct, so the entry
+ * found is the one the hash lookup finds; an object with more members
+ * falls back to it. Anything that is not the expected type goes through
+ * base/json.c's reader, so what the readers treat as absent (and the fuzz
+ * build's BASE_JSON_TRAP reports) stays exactly theirs.
+ *
+ * jf_add gives an object the engine created itself a member under a
+ * literal key: added as new (no lookup for a duplicate) and constant (not
+ * copied, never freed: json-c frees only the keys it copied, and its deep
+ * copy copies every key, so a copy owns its keys).
+ *
+ * The sanitizer, valgrind and fuzz builds (-DMUTATE_SELF_CHECK) ask
+ * base/json.c too, wherever the walk answered, and abort when the two
+ * answers differ. */
+#include "mutate/internal.h"
+
+#include <json-c/linkhash.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef MUTATE_SELF_CHECK
+#define SAME(fast, slow)                                                                                               \
+    do {                                                                                                               \
+        if ((fast) != (slow)) {                                                                                        \
+            fprintf(stderr, "jfast: %s is not %s\n", #fast, #slow);                                                    \
+            abort();                                                                                                   \
+        }                                                                                                              \
+    } while (0)
+#else
+#define SAME(fast, slow) ((void)0)
+#endif
+
+/* Entries walked before the hash: env entries, mounts, fieldRefs and
+ * most containers' "name" are within them. */
+#define JF_WALK 4
+
+/* The member key of object o (NULL when absent or null), with *found
+ * false when the walk could not tell (o has more members). */
+static json_object *walk(json_object *o, const char *key, bool *found) {
+    struct lh_table *t = json_object_get_object(o);
+    int k = 0;
+    for (struct lh_entry *e = lh_table_head(t); e && k < JF_WALK; e = lh_entry_next(e), k++) {
+        const char *ek = lh_entry_k(e);
+        if (ek[0] == key[0] && strcmp(ek, key) == 0) {
+            *found = true;
+            return (json_object *)lh_entry_v(e);
+        }
+    }
+    *found = t->count <= JF_WALK;
+    return NULL;
+}
+
+json_object *jf_get(json_object *o, const char *key) {
+    bool found;
+    if (!json_object_is_type(o, json_type_object)) return jget(o, key);
+    json_object *v = walk(o, key, &found);
+    if (!found) return jget(o, key);
+    SAME(v, jget(o, key));
+    return v;
+}
+
+const char *jf_str(json_object *o, const char *key) {
+    bool found;
+    if (!json_object_is_type(o, json_type_object)) return jstr(o, key);
+    json_object *v = walk(o, key, &found);
+    if (!found || (v && !json_object_is_type(v, json_type_string))) return jstr(o, key);
+    const char *str = v ? json_object_get_string(v) : NULL;
+    SAME(str, jstr(o, key));
+    return str;
+}
+
+static json_object *find_named(json_object *arr, const char *name, size_t *idx) {
+    if (!json_object_is_type(arr, json_type_array)) return jfind_named(arr, name, idx);
+    struct array_list *al = json_object_get_array(arr);
+    for (size_t i = 0; i < al->length; i++) {
+        json_object *e = al->array[i];
+        const char *s = jf_str(e, "name");
+        if (s && s[0] == name[0] && strcmp(s, name) == 0) {
+            if (idx) *idx = i;
+            return e;
+        }
+    }
+    return NULL;
+}
+
+json_object *jf_find_named(json_object *arr, const char *name, size_t *idx) {
+    json_object *e = find_named(arr, name, idx);
+#ifdef MUTATE_SELF_CHECK
+    size_t fast = e && idx ? *idx : 0, slow = 0;
+    SAME(e, jfind_named(arr, name, &slow));
+    if (e && idx) SAME(fast, slow);
+#endif
+    return e;
+}
+
+json_object *jf_add(json_object *o, const char *literal, json_object *v) {
+    if (json_object_object_add_ex(o, literal, v, JSON_C_OBJECT_ADD_KEY_IS_NEW | JSON_C_OBJECT_ADD_CONSTANT_KEY) != 0)
+        base_oom();
+    return v;
+}
