@@ -79,7 +79,7 @@ static bool container_within(mctx *m, json_object *c, size_t *env_total, size_t 
 
 bool bounds_check(mctx *m) {
     json_object *cs = jget(m->spec, "containers"), *inits = jget(m->spec, "initContainers");
-    json_object *ann = jget(m->meta, "annotations");
+    json_object *ann = pod_annotations(m);
     size_t env_total = 0, mounts = 0;
     if (past(m, MUTATE_LIMIT_CONTAINERS, jlen(cs) + jlen(inits), "containers and init containers")) return false;
     if (past(m, MUTATE_LIMIT_VOLUMES, jlen(jget(m->spec, "volumes")), "volumes")) return false;

@@ -63,6 +63,22 @@ static json_object *walk(json_object *o, const char *key, bool *found) {
     return NULL;
 }
 
+json_object *jf_member(json_object *o, const char *key) {
+    bool found;
+    json_object *v = NULL;
+    if (!json_object_is_type(o, json_type_object)) return NULL;
+    json_object *w = walk(o, key, &found);
+    if (!found) {
+        json_object_object_get_ex(o, key, &v);
+        return v;
+    }
+#ifdef MUTATE_SELF_CHECK
+    json_object_object_get_ex(o, key, &v);
+    SAME(w, v);
+#endif
+    return w;
+}
+
 json_object *jf_get(json_object *o, const char *key) {
     bool found;
     if (!json_object_is_type(o, json_type_object)) return jget(o, key);

@@ -68,7 +68,7 @@ static void go_inject(lctx *l) {
     if (pp && *pp) jset(sc, "imagePullPolicy", jnew_str(pp));
 
     /* The annotation is a pod annotation only; present-but-empty counts. */
-    const char *exe = jstr(jget(m->meta, "annotations"), ANN(GO_TARGET_EXE));
+    const char *exe = jstr(pod_annotations(m), ANN(GO_TARGET_EXE));
     if (exe) env_append(sc, "OTEL_GO_AUTO_TARGET_EXE", exe);
     env_append_if_not_set(sc, jf_get(l->lspec, "env"));
     sdk_common_env(l, sc);

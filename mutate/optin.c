@@ -177,8 +177,7 @@ void optin_instrumentation(mctx *m) {
 
     bool asked = false;
     for (int id = 0; id < MUTATE_NLANGS; id++) {
-        char key[ANN_KEY_MAX];
-        const char *v = resolve_annotation(m, ann_lang_key(key, id, false));
+        const char *v = lang_annotation(m, id);
         if (*v && !streq_ci(v, "false")) asked = true;
     }
     if (!asked) return;
@@ -193,8 +192,7 @@ void optin_instrumentation(mctx *m) {
     }
 
     for (int id = 0; id < MUTATE_NLANGS; id++) {
-        char key[ANN_KEY_MAX];
-        const char *v = resolve_annotation(m, ann_lang_key(key, id, false));
+        const char *v = lang_annotation(m, id);
         if (!*v || streq_ci(v, "false")) continue;
         const mutate_lang *lang = mutate_lang_get(id);
         if (!lang || !(m->opt->implemented & MUTATE_BIT(id))) {

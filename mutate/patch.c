@@ -55,9 +55,11 @@ void mutate_pointer_push(sbuf *p, const char *tok) {
 }
 
 static void push_index(sbuf *p, size_t idx) {
-    char num[24];
-    snprintf(num, sizeof num, "%zu", idx);
-    mutate_pointer_push(p, num);
+    char num[24], *d = num + sizeof num;
+    *--d = 0;
+    do *--d = (char)('0' + idx % 10);
+    while (idx /= 10);
+    mutate_pointer_push(p, d); /* digits: nothing to escape */
 }
 
 /* The members of an operation: literal keys, each added once, so json-c
@@ -139,10 +141,8 @@ static void emit(walk *w, const char *op, const char *key, json_object *old, jso
 
 
 static const char *elem_name(json_object *v) {
-    json_object *n;
-    if (json_object_get_type(v) != json_type_object) return NULL;
-    if (!json_object_object_get_ex(v, "name", &n) || !json_object_is_type(n, json_type_string)) return NULL;
-    return json_object_get_string(n);
+    json_object *n = jf_member(v, "name");
+    return json_object_is_type(n, json_type_string) ? json_object_get_string(n) : NULL;
 }
 
 /* Names are resolved at most once per element (an LCS cell compares two

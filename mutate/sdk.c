@@ -291,7 +291,7 @@ static void tls_configure(lctx *l, json_object *c) {
  * writing keys the container's own OTEL_RESOURCE_ATTRIBUTES (ora) has. */
 static void build_map(lctx *l, json_object *ora, json_object *app, amap *a_out) {
     mctx *m = l->m;
-    json_object *ispec = l->ispec, *ann = jget(m->meta, "annotations");
+    json_object *ispec = l->ispec, *ann = pod_annotations(m);
     json_object *res = jget(ispec, "resource");
     bool uids = json_object_get_boolean(jget(res, "addK8sUIDAttributes"));
     const char *cname = jf_str(app, "name") ? jf_str(app, "name") : "";
@@ -341,7 +341,7 @@ static void build_map(lctx *l, json_object *ora, json_object *app, amap *a_out) 
 /* Spec 3.4, read from the map before k8s.pod.name turns into a $(...)
  * reference. Points into the pod, the map or the container. */
 static const char *pick_service_name(lctx *l, json_object *app, const amap *a) {
-    json_object *ann = jget(l->m->meta, "annotations"), *labels = jget(l->m->meta, "labels");
+    json_object *ann = pod_annotations(l->m), *labels = jget(l->m->meta, "labels");
     bool use_labels = json_object_get_boolean(jget(jget(l->ispec, "defaults"), "useLabelsForResourceAttributes"));
     const char *sn = jstr(ann, ANN_RESOURCE "service.name");
     if ((!sn || !*sn) && use_labels) {
@@ -364,7 +364,7 @@ char *sdk_service_name(lctx *l, json_object *app) {
 
 void sdk_configure(lctx *l, json_object *c, json_object *app) {
     mctx *m = l->m;
-    json_object *ispec = l->ispec, *ann = jget(m->meta, "annotations"), *labels = jget(m->meta, "labels");
+    json_object *ispec = l->ispec, *ann = pod_annotations(m), *labels = jget(m->meta, "labels");
     json_object *res = jget(ispec, "resource");
     bool uids = json_object_get_boolean(jget(res, "addK8sUIDAttributes"));
     bool use_labels = json_object_get_boolean(jget(jget(ispec, "defaults"), "useLabelsForResourceAttributes"));
