@@ -98,16 +98,31 @@ const char *jf_str(json_object *o, const char *key) {
     return str;
 }
 
+/* strcmp(k, "name") == 0, reading no byte past k's end. */
+static bool is_name(const char *k) { return k[0] == 'n' && k[1] == 'a' && k[2] == 'm' && k[3] == 'e' && !k[4]; }
+
+/* The scan of an env list, run for every variable the engine may add:
+ * the usual element, an object whose first member is its string "name",
+ * is read with four json-c calls and its name compared by length first
+ * (many names share a long OTEL_ prefix); any other goes through jf_str. */
 static json_object *find_named(json_object *arr, const char *name, size_t *idx) {
     if (!json_object_is_type(arr, json_type_array)) return jfind_named(arr, name, idx);
     struct array_list *al = json_object_get_array(arr);
+    size_t n = strlen(name);
     for (size_t i = 0; i < al->length; i++) {
-        json_object *e = al->array[i];
-        const char *s = jf_str(e, "name");
-        if (s && s[0] == name[0] && strcmp(s, name) == 0) {
-            if (idx) *idx = i;
-            return e;
+        json_object *e = al->array[i], *v;
+        struct lh_entry *h;
+        if (json_object_get_type(e) == json_type_object && (h = lh_table_head(json_object_get_object(e))) &&
+            is_name(lh_entry_k(h)) &&
+            json_object_get_type(v = (json_object *)lh_entry_v(h)) == json_type_string) {
+            if ((size_t)json_object_get_string_len(v) != n || memcmp(json_object_get_string(v), name, n) != 0)
+                continue;
+        } else {
+            const char *s = jf_str(e, "name");
+            if (!s || strcmp(s, name) != 0) continue;
         }
+        if (idx) *idx = i;
+        return e;
     }
     return NULL;
 }
