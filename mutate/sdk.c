@@ -28,29 +28,103 @@
 
 /* The attribute map of one container: key -> value, and the keys the
  * container's own OTEL_RESOURCE_ATTRIBUTES already has (never written).
- * json-c objects as hash tables: with up to MUTATE_MAX_ANNOTATIONS
- * annotations and MUTATE_MAX_RESOURCE_ATTRIBUTES existing items per
- * container, a list scanned per key would be quadratic. */
+ * Hash tables: with up to MUTATE_MAX_ANNOTATIONS annotations and
+ * MUTATE_MAX_RESOURCE_ATTRIBUTES existing items per container, a list
+ * scanned per key would be quadratic. Open addressing over owned copies
+ * (the values come from reused buffers): a dozen attributes per container,
+ * which json-c objects cost an allocation, a key copy and two hashes
+ * each, and a sort of their members to write out. */
+typedef struct aslot {
+    char *key, *val; /* key NULL: free slot */
+} aslot;
+
+typedef struct atable {
+    aslot *slot;
+    size_t n, mask; /* mask + 1 slots, a power of two, at most half used */
+} atable;
+
 typedef struct amap {
-    json_object *vals;
-    json_object *existing;
+    atable vals;
+    atable existing; /* values unused */
 } amap;
 
-static bool amap_existing(const amap *a, const char *k) {
-    /* Nearly always empty: no key to hash then. */
-    return json_object_object_length(a->existing) && json_object_object_get_ex(a->existing, k, NULL);
+static size_t ahash(const char *k) {
+    size_t h = 14695981039346656037u; /* FNV-1a */
+    for (const unsigned char *p = (const unsigned char *)k; *p; p++) h = (h ^ *p) * 1099511628211u;
+    return h;
 }
 
-static const char *amap_get(const amap *a, const char *k) { return jstr(a->vals, k); }
+static aslot *at_find(const atable *t, const char *k) {
+    if (!t->n) return NULL;
+    for (size_t i = ahash(k) & t->mask;; i = (i + 1) & t->mask) {
+        if (!t->slot[i].key) return NULL;
+        if (!strcmp(t->slot[i].key, k)) return &t->slot[i];
+    }
+}
+
+/* The slot of k, made (with a copy of k) when absent. */
+static aslot *at_put(atable *t, const char *k) {
+    aslot *s = at_find(t, k);
+    if (s) return s;
+    if (2 * (t->n + 1) > t->mask + 1) {
+        atable g = {xcalloc(t->mask ? 2 * (t->mask + 1) : 32, sizeof *g.slot), t->n, t->mask ? 2 * t->mask + 1 : 31};
+        for (size_t i = 0; t->mask && i <= t->mask; i++) {
+            if (!t->slot[i].key) continue;
+            size_t j = ahash(t->slot[i].key) & g.mask;
+            while (g.slot[j].key) j = (j + 1) & g.mask;
+            g.slot[j] = t->slot[i];
+        }
+        free(t->slot);
+        *t = g;
+    }
+    size_t i = ahash(k) & t->mask;
+    while (t->slot[i].key) i = (i + 1) & t->mask;
+    t->slot[i].key = xstrdup(k);
+    t->n++;
+    return &t->slot[i];
+}
+
+static void at_free(atable *t) {
+    for (size_t i = 0; t->mask && i <= t->mask; i++) {
+        free(t->slot[i].key);
+        free(t->slot[i].val);
+    }
+    free(t->slot);
+}
+
+static bool amap_existing(const amap *a, const char *k) { return at_find(&a->existing, k) != NULL; }
+
+static const char *amap_get(const amap *a, const char *k) {
+    aslot *s = at_find(&a->vals, k);
+    return s ? s->val : NULL;
+}
 
 static void amap_set(amap *a, const char *k, const char *v) {
     if (!k || !v || !*v || amap_existing(a, k)) return;
-    jset_str(a->vals, k, v);
+    aslot *s = at_put(&a->vals, k);
+    free(s->val);
+    s->val = xstrdup(v);
+}
+
+static int aslot_cmp(const void *x, const void *y) {
+    return strcmp(((const aslot *)x)->key, ((const aslot *)y)->key);
+}
+
+/* The attributes sorted by key (bytewise), borrowed from a, in a malloc'ed
+ * array of *n (free it). */
+static aslot *amap_sorted(const amap *a, size_t *n) {
+    aslot *v = xcalloc(a->vals.n ? a->vals.n : 1, sizeof *v);
+    size_t k = 0;
+    for (size_t i = 0; a->vals.mask && i <= a->vals.mask; i++)
+        if (a->vals.slot[i].key) v[k++] = a->vals.slot[i];
+    qsort(v, k, sizeof *v, aslot_cmp);
+    *n = k;
+    return v;
 }
 
 static void amap_free(amap *a) {
-    json_object_put(a->vals);
-    json_object_put(a->existing);
+    at_free(&a->vals);
+    at_free(&a->existing);
 }
 
 /* Keys of an existing attribute list: items split on ',', trimmed, with
@@ -66,7 +140,7 @@ static void parse_existing(amap *a, const char *value) {
             while (ks < ke && isspace((unsigned char)*ks)) ks++;
             while (ke > ks && isspace((unsigned char)ke[-1])) ke--;
             char *key = xstrndup(ks, (size_t)(ke - ks));
-            jset(a->existing, key, NULL);
+            at_put(&a->existing, key);
             free(key);
         }
         p = comma ? comma + 1 : NULL;
@@ -296,7 +370,7 @@ static void build_map(lctx *l, json_object *ora, json_object *app, amap *a_out) 
     bool uids = json_object_get_boolean(jget(res, "addK8sUIDAttributes"));
     const char *cname = jf_str(app, "name") ? jf_str(app, "name") : "";
     char buf[64];
-    amap a = {jnew_obj(), jnew_obj()};
+    amap a = {{0}, {0}};
     if (ora && !jf_get(ora, "valueFrom")) parse_existing(&a, jf_str(ora, "value"));
 
     /* 1. Instrumentation-wide attributes, lowest precedence. */
@@ -430,13 +504,13 @@ void sdk_configure(lctx *l, json_object *c, json_object *app) {
 
     /* Write-out: sorted k=v list, appended to an existing value. */
     size_t nattrs;
-    jkv *sorted = jsorted_members(a.vals, &nattrs);
+    aslot *sorted = amap_sorted(&a, &nattrs);
     sbuf lb = SBUF_INIT;
-    for (size_t i = 0; i < nattrs; i++) { /* vals holds strings only (amap_set) */
+    for (size_t i = 0; i < nattrs; i++) {
         if (i) sbuf_putc(&lb, ',');
         sbuf_puts(&lb, sorted[i].key);
         sbuf_putc(&lb, '=');
-        sbuf_puts(&lb, json_object_get_string(sorted[i].val));
+        sbuf_puts(&lb, sorted[i].val);
     }
     free(sorted);
     char *list = sbuf_take(&lb, NULL);
