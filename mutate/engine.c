@@ -251,7 +251,13 @@ int mutate_pod(const mutate_request *req, mutate_result *res) {
 #ifdef MUTATE_SELF_CHECK
     want_text = want_ops = true; /* both, held to the same bytes below */
 #endif
-    if (want_text) sbuf_putc(&text, '[');
+    /* Room for a typical patch (a sidecar and a language: about 6 KB with
+     * the record) from the start: the text grows by doubling, and each
+     * step copies what is written so far. */
+    if (want_text) {
+        sbuf_reserve(&text, 8192);
+        sbuf_putc(&text, '[');
+    }
     res->nops = patch_diff_logged(req->pod, m.pod, want_ops ? res->patch : NULL, want_text ? &text : NULL,
                                   req->opt->record ? &log : NULL);
     res->pod = m.pod;

@@ -518,6 +518,7 @@ void record_apply(json_object *orig, mutate_result *res, const patch_log *log, s
         res->warnings[res->nwarnings++] = xasprintf("%s; replaced by this injection's record", why);
     }
     sbuf b = SBUF_INIT;
+    sbuf_reserve(&b, 2048); /* a typical record: about 1.4 KB */
     char *text;
     if (log && record_text_from_log(orig, res, log, &b)) {
         text = sbuf_take(&b, NULL);
