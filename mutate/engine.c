@@ -111,7 +111,7 @@ static json_object *shallow(json_object *o) {
 
 static void cow_deep(json_object *parent, const char *key) {
     json_object *v = jget(parent, key);
-    if (v) jset(parent, key, jcopy(v));
+    if (v) jset(parent, key, jf_copy(v));
 }
 
 /* A list whose elements are never edited in place (volumes): a new array

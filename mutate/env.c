@@ -35,7 +35,7 @@ void env_set_value(json_object *c, json_object *e, const char *value) {
     size_t n = jlen(env);
     for (size_t i = 0; i < n; i++) {
         if (json_object_array_get_idx(env, i) != e) continue;
-        json_object *copy = jcopy(e);
+        json_object *copy = jf_copy(e);
         jset(copy, "value", jnew_str(value));
         json_object_array_put_idx(env, i, copy); /* releases e */
         return;
@@ -75,7 +75,7 @@ void env_append_if_not_set(json_object *c, json_object *list) {
         json_object *e = json_object_array_get_idx(list, i);
         const char *name = jf_str(e, "name");
         if (!name || env_find(c, name, NULL)) continue;
-        jpush(env_list(c), jcopy(e));
+        jpush(env_list(c), jf_copy(e));
     }
 }
 

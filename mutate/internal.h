@@ -140,6 +140,8 @@ json_object *jf_find_named(json_object *arr, const char *name, size_t *idx);
  * o), for readers that check types themselves: no BASE_JSON_TRAP. */
 json_object *jf_member(json_object *o, const char *key);
 json_object *jf_add(json_object *o, const char *literal, json_object *v);
+/* jcopy's copy, without json-c's lookup of each key it inserts. */
+json_object *jf_copy(json_object *v);
 
 /* env.c: the env merge rules of spec 2.0. */
 json_object *env_find(json_object *c, const char *name, size_t *idx);

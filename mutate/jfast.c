@@ -18,12 +18,17 @@
  * jf_add gives an object the engine created itself a member under a
  * literal key: added as new (no lookup for a duplicate) and constant (not
  * copied, never freed: json-c frees only the keys it copied, and its deep
- * copy copies every key, so a copy owns its keys).
+ * copy copies every key, so a copy owns its keys). jf_copy copies what
+ * the engine takes from the store (it must not share it: json-c's
+ * reference counts are not atomic) with one hash per key, not json-c's
+ * lookup and insert.
  *
  * The sanitizer, valgrind and fuzz builds (-DMUTATE_SELF_CHECK) ask
  * base/json.c too, wherever the walk answered, and abort when the two
  * answers differ. */
 #include "mutate/internal.h"
+
+#include "base/jtext.h"
 
 #include <json-c/linkhash.h>
 
@@ -135,6 +140,45 @@ json_object *jf_find_named(json_object *arr, const char *name, size_t *idx) {
     if (e && idx) SAME(fast, slow);
 #endif
     return e;
+}
+
+static json_object *copy(json_object *v) {
+    switch (json_object_get_type(v)) {
+    case json_type_null: return NULL;
+    case json_type_string: return jnew_strn(json_object_get_string(v), (size_t)json_object_get_string_len(v));
+    case json_type_object: {
+        json_object *c = jnew_obj();
+        json_object_object_foreach(v, k, m) /* distinct keys: no lookup before each insert */
+            if (json_object_object_add_ex(c, k, copy(m), JSON_C_OBJECT_ADD_KEY_IS_NEW) != 0) base_oom();
+        return c;
+    }
+    case json_type_array: {
+        size_t n = json_object_array_length(v);
+        json_object *c = json_object_new_array_ext((int)n);
+        if (!c) base_oom();
+        for (size_t i = 0; i < n; i++)
+            if (json_object_array_add(c, copy(json_object_array_get_idx(v, i))) != 0) base_oom();
+        return c;
+    }
+    default: return jcopy(v); /* numbers and booleans: json-c's copy keeps a number's text */
+    }
+}
+
+json_object *jf_copy(json_object *v) {
+    json_object *c = copy(v);
+#ifdef MUTATE_SELF_CHECK
+    json_object *ref = jcopy(v);
+    size_t na, nb;
+    char *ta = jtext(c, &na), *tb = jtext(ref, &nb);
+    if (na != nb || memcmp(ta, tb, na) != 0) {
+        fprintf(stderr, "jfast: jf_copy wrote %s, jcopy %s\n", ta, tb);
+        abort();
+    }
+    free(ta);
+    free(tb);
+    json_object_put(ref);
+#endif
+    return c;
 }
 
 json_object *jf_add(json_object *o, const char *literal, json_object *v) {

@@ -67,13 +67,13 @@ json_object *lang_volume(lctx *l, const char *name) {
     json_object *tmpl = jget(l->lspec, "volumeClaimTemplate");
     if (json_object_is_type(tmpl, json_type_object) && json_object_object_length(tmpl)) {
         json_object *eph = jnew_obj();
-        jf_add(eph, "volumeClaimTemplate", jcopy(tmpl));
+        jf_add(eph, "volumeClaimTemplate", jf_copy(tmpl));
         jf_add(v, "ephemeral", eph);
         return v;
     }
     json_object *ed = jnew_obj();
     json_object *size = jget(l->lspec, "volumeLimitSize");
-    jf_add(ed, "sizeLimit", size ? jcopy(size) : jnew_str("200Mi"));
+    jf_add(ed, "sizeLimit", size ? jf_copy(size) : jnew_str("200Mi"));
     jf_add(v, "emptyDir", ed);
     return v;
 }
@@ -85,7 +85,7 @@ static json_object *init_container(lctx *l, const char *name, const char *image,
     jf_add(c, "image", jnew_str(image ? image : ""));
     jf_add(c, "command", command);
     json_object *res = jget(l->lspec, l->lang->res_key);
-    if (res) jf_add(c, "resources", jcopy(res));
+    if (res) jf_add(c, "resources", jf_copy(res));
     json_object *mounts = jnew_arr();
     json_object *mnt = jpush(mounts, jnew_obj());
     jf_add(mnt, "name", jnew_str(l->lang->volume));
@@ -93,7 +93,7 @@ static json_object *init_container(lctx *l, const char *name, const char *image,
     jf_add(c, "volumeMounts", mounts);
     const char *pp = jstr(l->ispec, "imagePullPolicy");
     if (pull_policy && pp && *pp) jf_add(c, "imagePullPolicy", jnew_str(pp));
-    if (sc) jf_add(c, "securityContext", jcopy(sc));
+    if (sc) jf_add(c, "securityContext", jf_copy(sc));
     return c;
 }
 

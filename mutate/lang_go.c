@@ -54,9 +54,9 @@ static void go_inject(lctx *l) {
     jset(sc, "name", jnew_str(GO_SIDECAR));
     jset(sc, "image", jnew_str(jf_str(l->lspec, "image") ? jf_str(l->lspec, "image") : ""));
     json_object *res = jget(l->lspec, "resourceRequirements");
-    if (res) jset(sc, "resources", jcopy(res));
+    if (res) jset(sc, "resources", jf_copy(res));
     json_object *secctx = jget(l->lspec, "securityContext");
-    if (secctx) jset(sc, "securityContext", jcopy(secctx));
+    if (secctx) jset(sc, "securityContext", jf_copy(secctx));
     else {
         secctx = jnew_obj();
         jset(secctx, "privileged", jnew_bool(1));

@@ -128,7 +128,7 @@ static json_object *mount(const char *name, const char *path) {
 
 static json_object *resolve_sc(lctx *l, json_object *app) {
     json_object *sc = jget(l->ispec, "initContainerSecurityContext");
-    return jcopy(sc ? sc : jget(app, "securityContext"));
+    return jf_copy(sc ? sc : jget(app, "securityContext"));
 }
 
 /* key: a literal, given once per container (jf_add). */
@@ -153,18 +153,18 @@ static void add_clone(lctx *l, const ws_kind *k, json_object *app, const char *n
         snprintf(src, sizeof src, "%s/.", conf_dir);
         jf_add(c, "command", jstrs(4, "cp", "-r", src, WS_STAGED_DIR));
     }
-    add_opt(c, "env", jcopy(jget(app, "env"))); /* a snapshot (spec 7.7) */
-    add_opt(c, "envFrom", jcopy(jget(app, "envFrom")));
-    json_object *mounts = jcopy(jget(app, "volumeMounts"));
+    add_opt(c, "env", jf_copy(jget(app, "env"))); /* a snapshot (spec 7.7) */
+    add_opt(c, "envFrom", jf_copy(jget(app, "envFrom")));
+    json_object *mounts = jf_copy(jget(app, "volumeMounts"));
     if (!json_object_is_type(mounts, json_type_array)) {
         json_object_put(mounts);
         mounts = jnew_arr();
     }
     jpush(mounts, mount(conf_vol, WS_STAGED_DIR));
     jf_add(c, "volumeMounts", mounts);
-    add_opt(c, "resources", jcopy(jget(l->lspec, "resourceRequirements")));
+    add_opt(c, "resources", jf_copy(jget(l->lspec, "resourceRequirements")));
     add_opt(c, "securityContext", resolve_sc(l, app));
-    add_opt(c, "imagePullPolicy", jcopy(jget(app, "imagePullPolicy")));
+    add_opt(c, "imagePullPolicy", jf_copy(jget(app, "imagePullPolicy")));
     jpush(jarr_at(m->spec, "initContainers"), c);
 
     /* The app's own mount of its configuration directory gives way. */
@@ -204,7 +204,7 @@ static void add_attach(lctx *l, const ws_kind *k, json_object *app, const char *
     env_append(c, k->conf_env, conf);
     free(conf);
     env_append_field(c, k->sid_env, "metadata.name");
-    add_opt(c, "resources", jcopy(jget(l->lspec, "resourceRequirements")));
+    add_opt(c, "resources", jf_copy(jget(l->lspec, "resourceRequirements")));
     json_object *mounts = jnew_arr();
     jpush(mounts, mount(agent_vol, WS_AGENT_DIR));
     jpush(mounts, mount(conf_vol, WS_STAGED_DIR));
