@@ -49,7 +49,7 @@ void mctx_warn(mctx *m, const char *fmt, ...) {
 void mctx_skip(mctx *m, mutate_skip why) { m->res->skips |= 1u << why; }
 
 void mctx_injected(mctx *m, mutate_lang_id id, json_object *c) {
-    const char *name = jf_str(c, "name");
+    const char *name = jw_str(c, "name");
     mutate_result *r = m->res;
     r->into[id] = xrealloc(r->into[id], sizeof *r->into[id] * (r->ninto[id] + 1));
     r->into[id][r->ninto[id]++] = xstrdup(name ? name : "");
@@ -111,7 +111,7 @@ static json_object *shallow(json_object *o) {
 
 static void cow_deep(json_object *parent, const char *key) {
     json_object *v = jget(parent, key);
-    if (v) jset(parent, key, jf_copy(v));
+    if (v) jset(parent, key, jw_copy(v));
 }
 
 /* A list whose elements are never edited in place (volumes): a new array

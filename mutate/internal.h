@@ -130,18 +130,18 @@ bool streq_ci(const char *a, const char *b);
  * a bare name is in the request's namespace. */
 void split_ref(mctx *m, const char *value, char **ns, char **name);
 
-/* jfast.c: jget, jstr and jfind_named with the same answers, cheaper on
- * small objects; jf_add for members of objects the engine creates, under
+/* jwalk.c: jget, jstr and jfind_named with the same answers, cheaper on
+ * small objects; jw_add for members of objects the engine creates, under
  * a literal key the object does not have yet. Returns v. */
-json_object *jf_get(json_object *o, const char *key);
-const char *jf_str(json_object *o, const char *key);
-json_object *jf_find_named(json_object *arr, const char *name, size_t *idx);
+json_object *jw_get(json_object *o, const char *key);
+const char *jw_str(json_object *o, const char *key);
+json_object *jw_find_named(json_object *arr, const char *name, size_t *idx);
 /* json_object_object_get_ex's member (NULL for none, null or a non-object
  * o), for readers that check types themselves: no BASE_JSON_TRAP. */
-json_object *jf_member(json_object *o, const char *key);
-json_object *jf_add(json_object *o, const char *literal, json_object *v);
+json_object *jw_member(json_object *o, const char *key);
+json_object *jw_add(json_object *o, const char *literal, json_object *v);
 /* jcopy's copy, without json-c's lookup of each key it inserts. */
-json_object *jf_copy(json_object *v);
+json_object *jw_copy(json_object *v);
 
 /* env.c: the env merge rules of spec 2.0. */
 json_object *env_find(json_object *c, const char *name, size_t *idx);

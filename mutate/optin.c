@@ -27,7 +27,7 @@ static bool has_env(json_object *list, const char *skip_name, const char *env) {
     size_t n = jlen(list);
     for (size_t i = 0; i < n; i++) {
         json_object *c = json_object_array_get_idx(list, i);
-        const char *name = jf_str(c, "name");
+        const char *name = jw_str(c, "name");
         if (name && skip_name && strcmp(name, skip_name) == 0) continue;
         if (env_find(c, env, NULL)) return true;
     }
@@ -40,8 +40,8 @@ static bool has_env(json_object *list, const char *skip_name, const char *env) {
 bool already_instrumented(mctx *m) {
     json_object *inits = jget(m->spec, "initContainers"), *cs = jget(m->spec, "containers");
     for (int i = 0; init_names[i]; i++)
-        if (jf_find_named(inits, init_names[i], NULL)) return true;
-    if (jf_find_named(cs, "opentelemetry-auto-instrumentation", NULL)) return true;
+        if (jw_find_named(inits, init_names[i], NULL)) return true;
+    if (jw_find_named(cs, "opentelemetry-auto-instrumentation", NULL)) return true;
     if (has_env(cs, SIDECAR_NAME, "OTEL_RESOURCE_ATTRIBUTES_NODE_NAME")) return true;
     if (has_env(cs, SIDECAR_NAME, "OTEL_RESOURCE_ATTRIBUTES_POD_NAME")) return true;
     if (has_env(inits, SIDECAR_NAME, "OTEL_RESOURCE_ATTRIBUTES_POD_NAME")) return true;

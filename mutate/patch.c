@@ -141,7 +141,7 @@ static void emit(walk *w, const char *op, const char *key, json_object *old, jso
 
 
 static const char *elem_name(json_object *v) {
-    json_object *n = jf_member(v, "name");
+    json_object *n = jw_member(v, "name");
     return json_object_is_type(n, json_type_string) ? json_object_get_string(n) : NULL;
 }
 

@@ -85,22 +85,22 @@ void mutate_spec_hash(json_object *spec, char out[17]) {
 
 void record_use(mctx *m, mutate_lang_id lang, json_object *obj) {
     json_object *meta = jget(obj, "metadata"), *u = jnew_obj();
-    jf_add(u, "kind", jnew_str(lang < MUTATE_NLANGS ? "Instrumentation" : "OpenTelemetryCollector"));
-    if (lang < MUTATE_NLANGS) jf_add(u, "language", jnew_str(mutate_lang_name(lang)));
-    const char *ns = jstr(meta, "namespace"), *name = jf_str(meta, "name");
-    jf_add(u, "namespace", jnew_str(ns ? ns : m->ns));
-    jf_add(u, "name", jnew_str(name ? name : ""));
+    jw_add(u, "kind", jnew_str(lang < MUTATE_NLANGS ? "Instrumentation" : "OpenTelemetryCollector"));
+    if (lang < MUTATE_NLANGS) jw_add(u, "language", jnew_str(mutate_lang_name(lang)));
+    const char *ns = jstr(meta, "namespace"), *name = jw_str(meta, "name");
+    jw_add(u, "namespace", jnew_str(ns ? ns : m->ns));
+    jw_add(u, "name", jnew_str(name ? name : ""));
     const char *rv = jstr(meta, "resourceVersion");
-    if (rv) jf_add(u, "resourceVersion", jnew_str(rv));
+    if (rv) jw_add(u, "resourceVersion", jnew_str(rv));
     int64_t gen;
-    if (jint(meta, "generation", &gen)) jf_add(u, "generation", jnew_int(gen));
+    if (jint(meta, "generation", &gen)) jw_add(u, "generation", jnew_int(gen));
     const char *h = jstr(obj, MUTATE_SPEC_HASH);
     char hex[17];
     if (!h || strlen(h) != 16) { /* an object that did not go through the store */
         mutate_spec_hash(jget(obj, "spec"), hex);
         h = hex;
     }
-    jf_add(u, "hash", jnew_str(h));
+    jw_add(u, "hash", jnew_str(h));
     if (!m->res->uses) m->res->uses = jnew_arr();
     jpush(m->res->uses, u);
 }

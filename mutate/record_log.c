@@ -67,7 +67,7 @@ static void pends_free(pends *l) {
 }
 
 static const char *name_of(json_object *e, const char *key) {
-    json_object *s = jf_member(e, key);
+    json_object *s = jw_member(e, key);
     return json_object_is_type(s, json_type_string) ? json_object_get_string(s) : NULL;
 }
 

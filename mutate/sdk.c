@@ -165,7 +165,7 @@ static void walk_refs(mctx *m, json_object *refs, int depth) {
     for (size_t i = 0; i < jlen(refs); i++) {
         json_object *ref = json_object_array_get_idx(refs, i);
         int k = owner_index(jstr(ref, "kind"));
-        const char *name = jf_str(ref, "name");
+        const char *name = jw_str(ref, "name");
         if (k < 0 || !name) continue;
         m->owners.name[k] = name;
         m->owners.uid[k] = jstr(ref, "uid");
@@ -248,7 +248,7 @@ static const char *scalar_str(json_object *v, char *buf, size_t len) {
 void sdk_common_env(lctx *l, json_object *c) {
     if (!env_find(c, "OTEL_POD_IP", NULL)) env_prepend_field(c, "OTEL_POD_IP", "status.podIP");
     if (!env_find(c, "OTEL_NODE_IP", NULL)) env_prepend_field(c, "OTEL_NODE_IP", "status.hostIP");
-    env_append_if_not_set(c, jf_get(l->ispec, "env"));
+    env_append_if_not_set(c, jw_get(l->ispec, "env"));
 }
 
 /* Volume names must be DNS labels; secret and configmap names may hold dots
@@ -306,7 +306,7 @@ void sdk_tls_volumes(lctx *l) {
     char vn[64];
     if (t.secret) {
         volume_name(vn, sizeof vn, "otel-auto-secret-", t.secret);
-        if (!jf_find_named(vols, vn, NULL)) {
+        if (!jw_find_named(vols, vn, NULL)) {
             json_object *v = jnew_obj(), *s = jnew_obj();
             jset(v, "name", jnew_str(vn));
             jset(s, "secretName", jnew_str(t.secret));
@@ -316,7 +316,7 @@ void sdk_tls_volumes(lctx *l) {
     }
     if (t.configmap) {
         volume_name(vn, sizeof vn, "otel-auto-configmap-", t.configmap);
-        if (!jf_find_named(vols, vn, NULL)) {
+        if (!jw_find_named(vols, vn, NULL)) {
             json_object *v = jnew_obj(), *s = jnew_obj();
             jset(v, "name", jnew_str(vn));
             jset(s, "name", jnew_str(t.configmap));
@@ -368,10 +368,10 @@ static void build_map(lctx *l, json_object *ora, json_object *app, amap *a_out) 
     json_object *ispec = l->ispec, *ann = pod_annotations(m);
     json_object *res = jget(ispec, "resource");
     bool uids = json_object_get_boolean(jget(res, "addK8sUIDAttributes"));
-    const char *cname = jf_str(app, "name") ? jf_str(app, "name") : "";
+    const char *cname = jw_str(app, "name") ? jw_str(app, "name") : "";
     char buf[64];
     amap a = {{0}, {0}};
-    if (ora && !jf_get(ora, "valueFrom")) parse_existing(&a, jf_str(ora, "value"));
+    if (ora && !jw_get(ora, "valueFrom")) parse_existing(&a, jw_str(ora, "value"));
 
     /* 1. Instrumentation-wide attributes, lowest precedence. */
     json_object *ra = jget(res, "resourceAttributes");
@@ -381,7 +381,7 @@ static void build_map(lctx *l, json_object *ora, json_object *app, amap *a_out) 
     /* 2. What Kubernetes tells about the pod. */
     amap_set(&a, "k8s.namespace.name", m->ns);
     amap_set(&a, "k8s.container.name", cname);
-    amap_set(&a, "k8s.pod.name", jf_str(m->meta, "name"));
+    amap_set(&a, "k8s.pod.name", jw_str(m->meta, "name"));
     amap_set(&a, "k8s.pod.uid", jstr(m->meta, "uid"));
     amap_set(&a, "k8s.node.name", jstr(m->spec, "nodeName"));
     const char *sid = jstr(ann, ANN_RESOURCE "service.instance.id");
@@ -425,7 +425,7 @@ static const char *pick_service_name(lctx *l, json_object *app, const amap *a) {
     static const char *const from_map[] = {"k8s.deployment.name", "k8s.replicaset.name", "k8s.statefulset.name",
                                            "k8s.daemonset.name", "k8s.cronjob.name", "k8s.job.name", "k8s.pod.name"};
     for (size_t i = 0; i < sizeof from_map / sizeof *from_map && (!sn || !*sn); i++) sn = amap_get(a, from_map[i]);
-    return sn && *sn ? sn : jf_str(app, "name") ? jf_str(app, "name") : "";
+    return sn && *sn ? sn : jw_str(app, "name") ? jw_str(app, "name") : "";
 }
 
 char *sdk_service_name(lctx *l, json_object *app) {
@@ -442,9 +442,9 @@ void sdk_configure(lctx *l, json_object *c, json_object *app) {
     json_object *res = jget(ispec, "resource");
     bool uids = json_object_get_boolean(jget(res, "addK8sUIDAttributes"));
     bool use_labels = json_object_get_boolean(jget(jget(ispec, "defaults"), "useLabelsForResourceAttributes"));
-    const char *cname = jf_str(app, "name") ? jf_str(app, "name") : "";
+    const char *cname = jw_str(app, "name") ? jw_str(app, "name") : "";
     json_object *ora = env_find(c, ORA, NULL);
-    bool ora_from = ora && jf_get(ora, "valueFrom");
+    bool ora_from = ora && jw_get(ora, "valueFrom");
     amap a;
     build_map(l, ora, app, &a);
 
@@ -473,7 +473,7 @@ void sdk_configure(lctx *l, json_object *c, json_object *app) {
         if ((!ver || !*ver) && use_labels) ver = jstr(labels, "app.kubernetes.io/version");
         char iv[512];
         if (!ver || !*ver) {
-            image_version(jf_str(app, "image"), iv, sizeof iv);
+            image_version(jw_str(app, "image"), iv, sizeof iv);
             ver = iv;
         }
         amap_set(&a, "service.version", ver);
@@ -520,7 +520,7 @@ void sdk_configure(lctx *l, json_object *c, json_object *app) {
     } else if (!ora) {
         env_append(c, ORA, list);
     } else if (nattrs) {
-        const char *old = jf_str(ora, "value") ? jf_str(ora, "value") : "";
+        const char *old = jw_str(ora, "value") ? jw_str(ora, "value") : "";
         size_t ol = strlen(old);
         char *v = NULL;
         v = xasprintf("%s%s%s", old, ol && old[ol - 1] != ',' ? "," : "", list);

@@ -1,4 +1,4 @@
-/* mutate/jfast.c - the engine's reads and builds of small json-c objects.
+/* mutate/jwalk.c - the engine's reads and builds of small json-c objects.
  *
  * Every json-c object is a hash table: base/json.c's jget hashes the key
  * (a strlen and json-c's string hash), looks the bucket up and compares,
@@ -15,10 +15,10 @@
  * base/json.c's reader, so what the readers treat as absent (and the fuzz
  * build's BASE_JSON_TRAP reports) stays exactly theirs.
  *
- * jf_add gives an object the engine created itself a member under a
+ * jw_add gives an object the engine created itself a member under a
  * literal key: added as new (no lookup for a duplicate) and constant (not
  * copied, never freed: json-c frees only the keys it copied, and its deep
- * copy copies every key, so a copy owns its keys). jf_copy copies what
+ * copy copies every key, so a copy owns its keys). jw_copy copies what
  * the engine takes from the store (it must not share it: json-c's
  * reference counts are not atomic) with one hash per key, not json-c's
  * lookup and insert.
@@ -40,7 +40,7 @@
 #define SAME(fast, slow)                                                                                               \
     do {                                                                                                               \
         if ((fast) != (slow)) {                                                                                        \
-            fprintf(stderr, "jfast: %s is not %s\n", #fast, #slow);                                                    \
+            fprintf(stderr, "jwalk: %s is not %s\n", #fast, #slow);                                                    \
             abort();                                                                                                   \
         }                                                                                                              \
     } while (0)
@@ -50,25 +50,25 @@
 
 /* Entries walked before the hash: env entries, mounts, fieldRefs and
  * most containers' "name" are within them. */
-#define JF_WALK 4
+#define JW_WALK 4
 
 /* The member key of object o (NULL when absent or null), with *found
  * false when the walk could not tell (o has more members). */
 static json_object *walk(json_object *o, const char *key, bool *found) {
     struct lh_table *t = json_object_get_object(o);
     int k = 0;
-    for (struct lh_entry *e = lh_table_head(t); e && k < JF_WALK; e = lh_entry_next(e), k++) {
+    for (struct lh_entry *e = lh_table_head(t); e && k < JW_WALK; e = lh_entry_next(e), k++) {
         const char *ek = lh_entry_k(e);
         if (ek[0] == key[0] && strcmp(ek, key) == 0) {
             *found = true;
             return (json_object *)lh_entry_v(e);
         }
     }
-    *found = t->count <= JF_WALK;
+    *found = t->count <= JW_WALK;
     return NULL;
 }
 
-json_object *jf_member(json_object *o, const char *key) {
+json_object *jw_member(json_object *o, const char *key) {
     bool found;
     json_object *v = NULL;
     if (!json_object_is_type(o, json_type_object)) return NULL;
@@ -84,7 +84,7 @@ json_object *jf_member(json_object *o, const char *key) {
     return w;
 }
 
-json_object *jf_get(json_object *o, const char *key) {
+json_object *jw_get(json_object *o, const char *key) {
     bool found;
     if (!json_object_is_type(o, json_type_object)) return jget(o, key);
     json_object *v = walk(o, key, &found);
@@ -93,7 +93,7 @@ json_object *jf_get(json_object *o, const char *key) {
     return v;
 }
 
-const char *jf_str(json_object *o, const char *key) {
+const char *jw_str(json_object *o, const char *key) {
     bool found;
     if (!json_object_is_type(o, json_type_object)) return jstr(o, key);
     json_object *v = walk(o, key, &found);
@@ -109,7 +109,7 @@ static bool is_name(const char *k) { return k[0] == 'n' && k[1] == 'a' && k[2] =
 /* The scan of an env list, run for every variable the engine may add:
  * the usual element, an object whose first member is its string "name",
  * is read with four json-c calls and its name compared by length first
- * (many names share a long OTEL_ prefix); any other goes through jf_str. */
+ * (many names share a long OTEL_ prefix); any other goes through jw_str. */
 static json_object *find_named(json_object *arr, const char *name, size_t *idx) {
     if (!json_object_is_type(arr, json_type_array)) return jfind_named(arr, name, idx);
     struct array_list *al = json_object_get_array(arr);
@@ -123,7 +123,7 @@ static json_object *find_named(json_object *arr, const char *name, size_t *idx) 
             if ((size_t)json_object_get_string_len(v) != n || memcmp(json_object_get_string(v), name, n) != 0)
                 continue;
         } else {
-            const char *s = jf_str(e, "name");
+            const char *s = jw_str(e, "name");
             if (!s || strcmp(s, name) != 0) continue;
         }
         if (idx) *idx = i;
@@ -132,7 +132,7 @@ static json_object *find_named(json_object *arr, const char *name, size_t *idx) 
     return NULL;
 }
 
-json_object *jf_find_named(json_object *arr, const char *name, size_t *idx) {
+json_object *jw_find_named(json_object *arr, const char *name, size_t *idx) {
     json_object *e = find_named(arr, name, idx);
 #ifdef MUTATE_SELF_CHECK
     size_t fast = e && idx ? *idx : 0, slow = 0;
@@ -164,14 +164,14 @@ static json_object *copy(json_object *v) {
     }
 }
 
-json_object *jf_copy(json_object *v) {
+json_object *jw_copy(json_object *v) {
     json_object *c = copy(v);
 #ifdef MUTATE_SELF_CHECK
     json_object *ref = jcopy(v);
     size_t na, nb;
     char *ta = jtext(c, &na), *tb = jtext(ref, &nb);
     if (na != nb || memcmp(ta, tb, na) != 0) {
-        fprintf(stderr, "jfast: jf_copy wrote %s, jcopy %s\n", ta, tb);
+        fprintf(stderr, "jwalk: jw_copy wrote %s, jcopy %s\n", ta, tb);
         abort();
     }
     free(ta);
@@ -181,7 +181,7 @@ json_object *jf_copy(json_object *v) {
     return c;
 }
 
-json_object *jf_add(json_object *o, const char *literal, json_object *v) {
+json_object *jw_add(json_object *o, const char *literal, json_object *v) {
     if (json_object_object_add_ex(o, literal, v, JSON_C_OBJECT_ADD_KEY_IS_NEW | JSON_C_OBJECT_ADD_CONSTANT_KEY) != 0)
         base_oom();
     return v;
