@@ -201,11 +201,13 @@ cr-admission-test: $(B)/asan/otel-webhook tests/blackbox/cr_admission_test.py te
 	@/usr/bin/python3 tests/blackbox/cr_admission_test.py $(B)/asan/otel-webhook $(RESULTS)/cr-admission
 
 # Every input the fuzzers ever found, and their seed corpora, once more.
-fuzz-replay: $(B)/fuzz/fuzz_engine $(B)/fuzz/fuzz_review $(B)/fuzz/fuzz_conversion $(B)/fuzz/fuzz_cr tests/fuzz/replay.sh
+fuzz-replay: $(B)/fuzz/fuzz_engine $(B)/fuzz/fuzz_review $(B)/fuzz/fuzz_conversion $(B)/fuzz/fuzz_cr $(B)/fuzz/fuzz_jfast \
+             tests/fuzz/replay.sh
 	@sh tests/fuzz/replay.sh $(RESULTS)/fuzz-replay $(B)/fuzz/fuzz_engine tests/fuzz/crashes/engine tests/fuzz/corpus \
 	  -- $(B)/fuzz/fuzz_review tests/fuzz/crashes/review tests/fuzz/review-corpus \
 	  -- $(B)/fuzz/fuzz_conversion tests/fuzz/crashes/conversion tests/fuzz/conversion-corpus \
-	  -- $(B)/fuzz/fuzz_cr tests/fuzz/crashes/cr tests/fuzz/cr-corpus
+	  -- $(B)/fuzz/fuzz_cr tests/fuzz/crashes/cr tests/fuzz/cr-corpus \
+	  -- $(B)/fuzz/fuzz_jfast tests/fuzz/crashes/jfast tests/fuzz/jfast-corpus tests/fuzz/review-corpus
 
 # deploy/: rendering, schema validation, safety properties, and RBAC coverage
 # against the requests cluster-test, reconcile-test and record-test recorded.
@@ -242,8 +244,8 @@ bench: deps $(B)/bench/bench_engine $(B)/otel-webhook $(B)/otel-reconcile
 # fuzz_engine (the engine on arbitrary pods: JSON, YAML and annotation/env
 # fields), fuzz_review (the AdmissionReview decoder and everything behind
 # it), fuzz_conversion (the ConversionReview decoder and the collector
-# conversion) and fuzz_cr (the custom resources' admission answers on every
-# route). `make fuzz` runs each FUZZ_SECONDS on a copy of its seed corpus; a
+# conversion), fuzz_cr (the custom resources' admission answers on every
+# route) and fuzz_jfast (the one-pass parse against json-c's). `make fuzz` runs each FUZZ_SECONDS on a copy of its seed corpus; a
 # crash, leak or broken invariant fails the target and leaves the input in
 # build/fuzz/artifacts/ (keep it in tests/fuzz/crashes/TARGET/).
 FUZZ_CC      ?= clang
@@ -273,8 +275,13 @@ $(B)/fuzz/fuzz_cr: tests/fuzz/fuzz_cr.c $(FUZZ_CR_SRC) $(FUZZ_LIB) $(FUZZ_HDRS)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(shell pkg-config --cflags $(PKGS_WEBHOOK)) -o $@ tests/fuzz/fuzz_cr.c \
 	  $(FUZZ_CR_SRC) $(FUZZ_LIB) $(LIBS_WEBHOOK)
 
-fuzz: $(B)/fuzz/fuzz_engine $(B)/fuzz/fuzz_review $(B)/fuzz/fuzz_conversion $(B)/fuzz/fuzz_cr
-	@set -e; for t in engine:corpus review:review-corpus conversion:conversion-corpus cr:cr-corpus; do name=$${t%%:*}; seeds=$${t#*:}; \
+$(B)/fuzz/fuzz_jfast: tests/fuzz/fuzz_jfast.c base/jfast.c base/alloc.c base/jfast.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(shell pkg-config --cflags json-c) -o $@ tests/fuzz/fuzz_jfast.c base/jfast.c base/alloc.c \
+	  $(call libs,json-c)
+
+fuzz: $(B)/fuzz/fuzz_engine $(B)/fuzz/fuzz_review $(B)/fuzz/fuzz_conversion $(B)/fuzz/fuzz_cr $(B)/fuzz/fuzz_jfast
+	@set -e; for t in engine:corpus review:review-corpus conversion:conversion-corpus cr:cr-corpus jfast:jfast-corpus; do name=$${t%%:*}; seeds=$${t#*:}; \
 	  rm -rf $(B)/fuzz/$$name-corpus && mkdir -p $(B)/fuzz/$$name-corpus $(B)/fuzz/artifacts && \
 	  cp tests/fuzz/$$seeds/* $(B)/fuzz/$$name-corpus/ && \
 	  echo "== fuzz_$$name for $(FUZZ_SECONDS) s" && \

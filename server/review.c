@@ -16,6 +16,7 @@
 #include "base/alloc.h"
 #include "base/base64.h"
 #include "base/json.h"
+#include "base/jfast.h"
 #include "base/jtext.h"
 #include "base/sbuf.h"
 #include "kube/livesource.h"
@@ -137,77 +138,11 @@ char *review_base64(const char *in, size_t len) {
  * body in which that value is null. Anything unexpected (malformed JSON,
  * escaped keys) makes the scan give up and the body is parsed as it came.
  * The skipped value is validated as strict JSON and the body is parsed
- * strictly, so the copy parses exactly when the original would. */
-
-static const char *skip_ws(const char *p, const char *end) {
-    while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) p++;
-    return p;
-}
-
-/* Past the string starting at p (on the opening quote), or NULL when it
- * is not a valid JSON string. */
-static const char *skip_string(const char *p, const char *end) {
-    for (p++; p < end; p++) {
-        unsigned char c = (unsigned char)*p;
-        if (c == '"') return p + 1;
-        if (c < 0x20) return NULL;
-        if (c != '\\') continue;
-        if (++p >= end) return NULL;
-        if (*p == 'u') {
-            for (int i = 0; i < 4; i++)
-                if (++p >= end || !isxdigit((unsigned char)*p)) return NULL;
-        } else if (!strchr("\"\\/bfnrt", *p) || !*p) return NULL;
-    }
-    return NULL;
-}
-
-static const char *skip_digits(const char *p, const char *end) {
-    const char *q = p;
-    while (q < end && isdigit((unsigned char)*q)) q++;
-    return q > p ? q : NULL;
-}
-
-/* Past the value starting at p, or NULL when it is not valid strict JSON
- * (the copy must parse exactly when the original does). */
-static const char *skip_value(const char *p, const char *end, int depth) {
-    if (p >= end || depth > 512) return NULL;
-    switch (*p) {
-    case '"': return skip_string(p, end);
-    case 't': return end - p >= 4 && !memcmp(p, "true", 4) ? p + 4 : NULL;
-    case 'f': return end - p >= 5 && !memcmp(p, "false", 5) ? p + 5 : NULL;
-    case 'n': return end - p >= 4 && !memcmp(p, "null", 4) ? p + 4 : NULL;
-    case '[':
-    case '{': {
-        char close = *p == '[' ? ']' : '}';
-        p = skip_ws(p + 1, end);
-        if (p < end && *p == close) return p + 1;
-        for (;;) {
-            if (close == '}') {
-                if (p >= end || *p != '"' || !(p = skip_string(p, end))) return NULL;
-                p = skip_ws(p, end);
-                if (p >= end || *p != ':') return NULL;
-                p = skip_ws(p + 1, end);
-            }
-            if (!(p = skip_value(p, end, depth + 1))) return NULL;
-            p = skip_ws(p, end);
-            if (p < end && *p == close) return p + 1;
-            if (p >= end || *p != ',') return NULL;
-            p = skip_ws(p + 1, end);
-        }
-    }
-    default: /* a number: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
-        if (*p == '-') p++;
-        if (p < end && *p == '0') p++;
-        else if (!(p = skip_digits(p, end))) return NULL;
-        if (p < end && *p == '.' && !(p = skip_digits(p + 1, end))) return NULL;
-        if (p < end && (*p == 'e' || *p == 'E')) {
-            p++;
-            if (p < end && (*p == '+' || *p == '-')) p++;
-            if (!(p = skip_digits(p, end))) return NULL;
-        }
-        return p;
-    }
-}
+ * strictly, so the copy parses exactly when the original would.
+ *
+ * That is now the fallback: jfast_parse (base/jfast.c) reads the bodies
+ * the API server sends in one pass and skips the same value by the same
+ * rule while it builds the tree; what it declines takes this path. */
 
 /* request.object.metadata.managedFields, found in one pass: members
  * before the wanted key at each level are skipped (and validated), the
@@ -223,26 +158,26 @@ static const char *const mf_path[] = {"request", "object", "metadata", "managedF
 static bool find_path(const char *p, const char *end, size_t level, const char **vstart, const char **vend) {
     const char *key = mf_path[level];
     size_t kl = strlen(key);
-    p = skip_ws(p, end);
+    p = jfast_skip_ws(p, end);
     if (p >= end || *p != '{') return false;
     for (p++;;) {
-        p = skip_ws(p, end);
+        p = jfast_skip_ws(p, end);
         if (p >= end || *p != '"') return false;
-        const char *k = p + 1, *ke = skip_string(p, end);
+        const char *k = p + 1, *ke = jfast_skip_string(p, end);
         if (!ke) return false;
-        p = skip_ws(ke, end);
+        p = jfast_skip_ws(ke, end);
         if (p >= end || *p != ':') return false;
-        const char *v = skip_ws(p + 1, end);
+        const char *v = jfast_skip_ws(p + 1, end);
         bool match = (size_t)(ke - 1 - k) == kl && !memcmp(k, key, kl);
         if (match && level + 1 < MF_DEPTH) return find_path(v, end, level + 1, vstart, vend);
-        const char *ve = skip_value(v, end, 0);
+        const char *ve = jfast_skip_value(v, end);
         if (!ve) return false;
         if (match) {
             *vstart = v;
             *vend = ve;
             return true;
         }
-        p = skip_ws(ve, end);
+        p = jfast_skip_ws(ve, end);
         if (p >= end || *p != ',') return false;
         p++;
     }
@@ -261,7 +196,101 @@ static char *without_managed_fields(const char *body, size_t len, size_t *outlen
     return copy;
 }
 
-static int decode(json_tokener *tok, const char *body, size_t len, bool skim, review_request *rq, review_out *out) {
+/* What the one-pass parse leaves out (base/jfast.h). On every route the
+ * object's managedFields becomes null, as the skimmer makes it. On the pod
+ * route also the members no part of the pod's mutation reads (mutate/ and
+ * this file name none of them; podcheck.c's shapes are the fields it
+ * does read): the app containers' probes, lifecycle hooks, ports and
+ * resources, the volumes' sources (a volume is found by its name), the
+ * pod's security context, scheduling constraints and other object-valued
+ * members of its spec nothing here reads, the status, and the review's
+ * oldObject, userInfo, options and the request's kind echoes. Why it is
+ * safe: the patch is a diff of trees that both lack the members, and the
+ * diff never writes an existing element whole (containers and volumes
+ * pair by name and are diffed member by member; the engine appends new
+ * ones and copies nothing of these into them), so the pod keeps them. A
+ * member added here that the engine did read would change answers, and
+ * fuzz_review compares every answer with the one given without any of
+ * this (review_env.no_skim); the server suites' exact patches run
+ * through it too. */
+#define DROP(k) {k, JFAST_DROP, 0, NULL}
+static const jfast_path mf_meta[] = {{"managedFields", JFAST_NULL, 64, NULL}, {NULL, 0, 0, NULL}};
+static const jfast_path mf_object[] = {{"metadata", JFAST_ENTER, 0, mf_meta}, {NULL, 0, 0, NULL}};
+static const jfast_path mf_request[] = {{"object", JFAST_ENTER, 0, mf_object}, {NULL, 0, 0, NULL}};
+static const jfast_path any_paths[] = {{"request", JFAST_ENTER, 0, mf_request}, {NULL, 0, 0, NULL}};
+
+static const jfast_path pod_container[] = {DROP("livenessProbe"), DROP("readinessProbe"), DROP("startupProbe"),
+                                           DROP("lifecycle"),     DROP("ports"),          DROP("resources"),
+                                           {NULL, 0, 0, NULL}};
+static const jfast_path pod_containers[] = {{"[]", JFAST_ENTER, 0, pod_container}, {NULL, 0, 0, NULL}};
+/* Volumes are found by name; their sources are only ever written. */
+static const jfast_path pod_volume[] = {DROP("projected"), DROP("configMap"), DROP("secret"), DROP("downwardAPI"),
+                                        DROP("emptyDir"), DROP("hostPath"), DROP("persistentVolumeClaim"),
+                                        DROP("ephemeral"), DROP("csi"), DROP("nfs"), {NULL, 0, 0, NULL}};
+static const jfast_path pod_volumes[] = {{"[]", JFAST_ENTER, 0, pod_volume}, {NULL, 0, 0, NULL}};
+static const jfast_path pod_spec[] = {{"containers", JFAST_ENTER, 0, pod_containers},
+                                      {"initContainers", JFAST_ENTER, 0, pod_containers},
+                                      {"volumes", JFAST_ENTER, 0, pod_volumes},
+                                      DROP("securityContext"),
+                                      DROP("tolerations"),
+                                      DROP("affinity"),
+                                      DROP("topologySpreadConstraints"),
+                                      DROP("nodeSelector"),
+                                      DROP("imagePullSecrets"),
+                                      DROP("hostAliases"),
+                                      DROP("dnsConfig"),
+                                      DROP("readinessGates"),
+                                      DROP("overhead"),
+                                      DROP("resourceClaims"),
+                                      DROP("schedulingGates"),
+                                      {NULL, 0, 0, NULL}};
+static const jfast_path pod_object[] = {{"metadata", JFAST_ENTER, 0, mf_meta},
+                                        {"spec", JFAST_ENTER, 0, pod_spec},
+                                        DROP("status"),
+                                        {NULL, 0, 0, NULL}};
+static const jfast_path pod_request[] = {{"object", JFAST_ENTER, 0, pod_object}, DROP("oldObject"), DROP("userInfo"),
+                                         DROP("options"), DROP("requestKind"), DROP("requestResource"),
+                                         DROP("resource"), {NULL, 0, 0, NULL}};
+static const jfast_path pod_paths[] = {{"request", JFAST_ENTER, 0, pod_request}, {NULL, 0, 0, NULL}};
+
+/* The skimmer and json-c: the parse of what jfast_parse declines, which
+ * defines the tree and the error text. *skimmed is the copy parsed (the
+ * tree's strings are json-c's own, so it may be freed at once). */
+static int slow_parse(json_tokener *tok, const char *body, size_t len, const jfast_path *paths, json_object **root,
+                      char **skimmed, review_out *out) {
+    size_t slen = 0;
+    *skimmed = paths ? without_managed_fields(body, len, &slen) : NULL;
+    if (*skimmed) body = *skimmed, len = slen;
+    char perr[160];
+    int prc = jparse_object(tok, body, len, root, perr, sizeof perr);
+    if (prc < 0) reject(out, "%s", perr);
+    else if (prc > 0) reject(out, "expected an AdmissionReview object%s", NULL);
+    else jfast_prune(*root, paths);
+    return prc;
+}
+
+#ifdef MUTATE_SELF_CHECK
+/* The checked builds hold the one-pass parse to json-c's on every body it
+ * takes: the same tree, member for member, in the same order. */
+static void check_fast(json_tokener *tok, const char *body, size_t len, const jfast_path *paths, json_object *fast) {
+    json_object *slow = NULL;
+    char *skimmed = NULL;
+    review_out scratch;
+    memset(&scratch, 0, sizeof scratch);
+    int flags = JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE;
+    if (slow_parse(tok, body, len, paths, &slow, &skimmed, &scratch) != 0 ||
+        strcmp(json_object_to_json_string_ext(fast, flags), json_object_to_json_string_ext(slow, flags)) != 0) {
+        fprintf(stderr, "review: jfast_parse and json-c disagree on a %zu-byte body\n", len);
+        abort();
+    }
+    json_object_put(slow);
+    review_out_free(&scratch);
+    free(skimmed);
+}
+#endif
+
+static int decode(json_tokener *tok, const char *body, size_t len, const jfast_path *paths, review_request *rq,
+                  review_out *out) {
     memset(out, 0, sizeof *out);
     memset(rq, 0, sizeof *rq);
     json_object *root = NULL;
@@ -269,16 +298,15 @@ static int decode(json_tokener *tok, const char *body, size_t len, bool skim, re
         reject(out, "empty request body%s", NULL);
         return -1;
     }
-    size_t slen = 0;
-    char *skimmed = skim ? without_managed_fields(body, len, &slen) : NULL;
-    if (skimmed) body = skimmed, len = slen;
-    char perr[160];
-    int prc = jparse_object(tok, body, len, &root, perr, sizeof perr);
-    if (prc != 0) {
-        if (prc < 0) reject(out, "%s", perr);
-        else reject(out, "expected an AdmissionReview object%s", NULL);
-        goto fail;
+    char *skimmed = NULL;
+    if (!jfast_parse(body, len, paths, &root)) {
+        int prc = slow_parse(tok, body, len, paths, &root, &skimmed, out);
+        if (prc != 0) goto fail;
     }
+#ifdef MUTATE_SELF_CHECK
+    else
+        check_fast(tok, body, len, paths, root);
+#endif
     const char *api = jstr(root, "apiVersion"), *kind = jstr(root, "kind");
     if (!api || strcmp(api, "admission.k8s.io/v1") != 0) {
         reject(out, "unsupported apiVersion \"%s\": expected admission.k8s.io/v1", api ? api : "");
@@ -334,7 +362,7 @@ fail:
 }
 
 int review_decode(json_tokener *tok, const char *body, size_t len, review_request *rq, review_out *out) {
-    return decode(tok, body, len, true, rq, out);
+    return decode(tok, body, len, any_paths, rq, out);
 }
 
 void review_request_free(review_request *rq) {
@@ -349,7 +377,7 @@ void review_handle(const review_env *env, json_tokener *tok, const char *body, s
 void review_handle_into(const review_env *env, json_tokener *tok, const char *body, size_t len, review_out *out,
                         review_alloc alloc, void *ud) {
     review_request rq;
-    if (decode(tok, body, len, !env->no_skim, &rq, out) != 0) return;
+    if (decode(tok, body, len, env->no_skim ? NULL : pod_paths, &rq, out) != 0) return;
     const char *op = rq.operation, *rkind = rq.kind, *sub = rq.sub_resource, *group = rq.group;
     if (!op || strcmp(op, "CREATE") != 0 || !rkind || strcmp(rkind, "Pod") != 0 || (group && *group) ||
         (sub && *sub)) {

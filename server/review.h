@@ -20,8 +20,9 @@ typedef struct review_env {
      * auto (opt_native set) the server's version picks the options. */
     struct kube_livesource *live;
     const mutate_options *opt_native;
-    /* Tests only: parse the body as it came, managedFields included (the
-     * review fuzzer checks that skimming them changes no answer). */
+    /* Tests only: parse the body as it came, managedFields and every
+     * member the pod route leaves out included (the review fuzzer checks
+     * that leaving them out changes no answer). */
     bool no_skim;
 } review_env;
 

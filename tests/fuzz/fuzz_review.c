@@ -15,8 +15,10 @@
  *     present, comes with patchType JSONPatch, base64-decodes and parses as a
  *     non-empty JSON array of {op, path} objects;
  *   - the same input handled again with the same (reused) tokener, and
- *     managedFields not skimmed this time (review_env.no_skim), gives the
- *     same status and body: skimming is invisible.
+ *     managedFields not skimmed this time and nothing left out of the
+ *     parse (review_env.no_skim: the pod route's probes, ports, resources
+ *     and the rest of server/review.c's pod_paths), gives the same status
+ *     and body: skimming and leaving out are invisible.
  *
  * Built and run by `make fuzz` (seeds: tests/fuzz/review-corpus); `make
  * test` replays the seeds and tests/fuzz/crashes/review once.

@@ -1,0 +1,243 @@
+/* tests/unit/test_jfast.c - the one-pass parse (base/jfast.c) against
+ * json-c's strict tokener: every body it takes gives json-c's tree, member
+ * for member and in order (compared as json-c's own text of both trees);
+ * every body outside its subset is declined with nothing built; the
+ * managedFields skip gives the tree json-c builds from the skimmed copy,
+ * and members left out are left out of json-c's tree by the prune. */
+#include "base/jfast.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const int FLAGS = JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE;
+
+/* json-c's tree of body as its text, or NULL when json-c refuses it. */
+static char *jsonc_text(const char *body, size_t len) {
+    json_tokener *tok = json_tokener_new();
+    json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_ALLOW_TRAILING_CHARS);
+    json_object *o = json_tokener_parse_ex(tok, body, (int)len);
+    char *text = NULL;
+    if (o && json_tokener_get_error(tok) == json_tokener_success) {
+        size_t end = json_tokener_get_parse_end(tok);
+        while (end < len && strchr(" \t\r\n", body[end]) && body[end]) end++;
+        if (end == len) text = strdup(json_object_to_json_string_ext(o, FLAGS));
+    }
+    json_object_put(o);
+    json_tokener_free(tok);
+    return text;
+}
+
+/* Taken, and json-c's tree. */
+static void same(const char *body, size_t len, const jfast_path *skip, const char *want) {
+    json_object *o = (json_object *)1;
+    int rc = jfast_parse(body, len, skip, &o);
+    ck_assert_msg(rc == 1, "declined: %.*s", (int)len, body);
+    const char *got = json_object_to_json_string_ext(o, FLAGS);
+    char *ref = want ? strdup(want) : jsonc_text(body, len);
+    ck_assert_msg(ref != NULL, "json-c refuses %.*s", (int)len, body);
+    ck_assert_msg(strcmp(got, ref) == 0, "%.*s: got %s, json-c %s", (int)len, body, got, ref);
+    free(ref);
+    json_object_put(o);
+}
+
+static void declined(const char *body, size_t len) {
+    json_object *o = (json_object *)1;
+    ck_assert_msg(jfast_parse(body, len, NULL, &o) == 0, "taken: %.*s", (int)len, body);
+    ck_assert_ptr_null(o);
+}
+
+#define SAME(s) same(s, sizeof(s) - 1, NULL, NULL)
+#define DECLINED(s) declined(s, sizeof(s) - 1)
+
+START_TEST(takes_what_the_api_server_sends) {
+    SAME("{}");
+    SAME(" \r\n\t{ } \n");
+    SAME("{\"a\":[]}");
+    SAME("{\"a\":[1,-2,0,true,false,null,\"x\",{},[[]]]}");
+    SAME("{\"kind\":\"Pod\",\"spec\":{\"containers\":[{\"name\":\"app\",\"image\":\"x:1\",\"ports\":"
+         "[{\"containerPort\":8080,\"protocol\":\"TCP\"}]}],\"priority\":0},\"status\":{}}");
+    SAME("{\"n\":999999999999999999,\"m\":-999999999999999999}");
+    SAME("{\"\":\"\",\"k\":\"\"}");
+    /* Go's encoding/json escapes <, > and & as \u003c, \u003e, \u0026. */
+    SAME("{\"a\":\"http://x/?a=1\\u0026b=\\u003cc\\u003e\"}");
+    SAME("{\"a\":\"\\\"\\\\\\/\\b\\f\\n\\r\\t\"}");
+    SAME("{\"a\":\"\\u00e9\\u07ff\\u0800\\uffff\\u0041\\u007f\\u0080\"}");
+    SAME("{\"a\":\"caf\xc3\xa9 \xff\xfe raw\"}");
+    SAME("{\"a\":\"\x7f\"}");
+    /* 24 levels (the object, 22 arrays, the number), the subset's deepest. */
+    SAME("{\"a\":[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]}");
+    /* A long key goes through the heap. */
+    char body[600];
+    snprintf(body, sizeof body, "{\"%0300d\":1}", 7);
+    same(body, strlen(body), NULL, NULL);
+}
+END_TEST
+
+START_TEST(declines_the_rest) {
+    DECLINED("");
+    DECLINED("   ");
+    DECLINED("[]");
+    DECLINED("\"s\"");
+    DECLINED("42");
+    DECLINED("{");
+    DECLINED("{\"a\"");
+    DECLINED("{\"a\":}");
+    DECLINED("{\"a\":1,}");
+    DECLINED("{\"a\":[1,]}");
+    DECLINED("{\"a\":1} x");
+    DECLINED("{\"a\":1}{}");
+    DECLINED("{'a':1}");
+    DECLINED("{\"a\":tru}");
+    DECLINED("{\"a\":truex}");
+    DECLINED("{\"a\":True}");
+    DECLINED("{\"a\":nul}");
+    DECLINED("{\"a\":\"unterminated}");
+    DECLINED("{\"a\":\"ctl\x01\"}");
+    DECLINED("{\"a\":\"tab\t\"}");
+    DECLINED("{\"a\":\"\\u0000\"}");
+    DECLINED("{\"a\":\"\\ud83d\\ude00\"}");
+    DECLINED("{\"a\":\"\\udc00\"}");
+    DECLINED("{\"a\":\"\\u12\"}");
+    DECLINED("{\"a\":\"\\x\"}");
+    DECLINED("{\"a\\u0062\":1}");
+    DECLINED("{\"a\\n\":1}");
+    DECLINED("{\"a\":1.5}");
+    DECLINED("{\"a\":1e3}");
+    DECLINED("{\"a\":1E3}");
+    DECLINED("{\"a\":1234567890123456789}");
+    DECLINED("{\"a\":-0}");
+    DECLINED("{\"a\":01}");
+    DECLINED("{\"a\":-}");
+    DECLINED("{\"a\":+1}");
+    DECLINED("{\"a\":1-2}");
+    DECLINED("{\"a\":1,\"a\":2}");
+    DECLINED("{\"b\":{\"a\":1,\"c\":2,\"a\":3}}");
+    DECLINED("{\"a\":\v1}");
+    DECLINED("{\"a\":[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]}");
+    declined("{\"a\":1}\0", 8);
+    declined("{\"a\":\"x\0y\"}", 11);
+}
+END_TEST
+
+/* Each special byte at every offset of strings around the eight-byte
+ * words the scan skips, as a value and as a key. */
+START_TEST(special_byte_at_every_offset) {
+    static const char *const specials[] = {"\\n", "\\\"", "\\\\", "\\u0026", "\xc3\xa9", "\x7f"};
+    for (size_t k = 0; k < sizeof specials / sizeof *specials; k++)
+        for (size_t len = 0; len < 24; len++)
+            for (size_t at = 0; at <= len; at++) {
+                char s[64], body[160];
+                memset(s, 'x', len);
+                s[len] = 0;
+                snprintf(body, sizeof body, "{\"v\":\"%.*s%s%s\",\"k%.*s\":0}", (int)at, s, specials[k], s + at,
+                         (int)len, s);
+                same(body, strlen(body), NULL, NULL);
+                if (specials[k][0] == '\\') {
+                    snprintf(body, sizeof body, "{\"%.*s%s%s\":0}", (int)at, s, specials[k], s + at);
+                    declined(body, strlen(body));
+                }
+            }
+}
+END_TEST
+
+/* Every byte inside a string: json-c's tree, or declined (control
+ * characters, which json-c 0.16 takes raw). */
+START_TEST(every_byte_in_a_string) {
+    for (int c = 1; c < 256; c++) {
+        char body[32];
+        int n = snprintf(body, sizeof body, "{\"v\":\"ab%ccd\"}", c);
+        if (c < 0x20 || c == '"' || c == '\\') declined(body, (size_t)n);
+        else same(body, (size_t)n, NULL, NULL);
+    }
+}
+END_TEST
+
+static const jfast_path mf_meta[] = {{"managedFields", JFAST_NULL, 64, NULL}, {NULL, 0, 0, NULL}};
+static const jfast_path mf_obj[] = {{"metadata", JFAST_ENTER, 0, mf_meta}, {NULL, 0, 0, NULL}};
+static const jfast_path mf_req[] = {{"object", JFAST_ENTER, 0, mf_obj}, {NULL, 0, 0, NULL}};
+static const jfast_path MF_PATHS[] = {{"request", JFAST_ENTER, 0, mf_req}, {NULL, 0, 0, NULL}};
+#define MF (*MF_PATHS)
+
+#define LONG_MF "[{\"manager\":\"kubectl\",\"operation\":\"Update\",\"fieldsV1\":{\"f:metadata\":{\"f:x\":{}}},\"n\":1.5e3}]"
+
+START_TEST(skips_managed_fields_as_the_skimmer_does) {
+    /* Nulled (the value is 64 bytes or more), floats and all, as json-c
+     * parses the skimmed copy. */
+    const char *body = "{\"request\":{\"uid\":\"u\",\"object\":{\"metadata\":{\"name\":\"p\",\"managedFields\":" LONG_MF
+                       ",\"labels\":{\"a\":\"b\"}},\"spec\":{}}}}";
+    same(body, strlen(body), &MF,
+         "{\"request\":{\"uid\":\"u\",\"object\":{\"metadata\":{\"name\":\"p\",\"managedFields\":null,"
+         "\"labels\":{\"a\":\"b\"}},\"spec\":{}}}}");
+    /* Under 64 bytes it is built. */
+    const char *small = "{\"request\":{\"object\":{\"metadata\":{\"managedFields\":[{\"manager\":\"k\"}]}}}}";
+    same(small, strlen(small), &MF, NULL);
+    /* Elsewhere, or without the skip, it is built too. */
+    const char *other = "{\"request\":{\"oldObject\":{\"metadata\":{\"managedFields\":" LONG_MF "}}}}";
+    declined(other, strlen(other)); /* its float */
+    const char *ints = "{\"request\":{\"oldObject\":{\"metadata\":{\"managedFields\":[{\"manager\":\"kubectl-"
+                       "client-side-apply\",\"operation\":\"Update\",\"n\":1}]}}}}";
+    same(ints, strlen(ints), &MF, NULL);
+    same(small, strlen(small), NULL, NULL);
+    /* A path through a value that is not an object skips nothing. */
+    const char *arr = "{\"request\":[{\"object\":{\"metadata\":{\"managedFields\":[{\"manager\":\"kubectl-client-"
+                      "side-apply\",\"n\":1}]}}}]}";
+    same(arr, strlen(arr), &MF, NULL);
+    /* A skipped value the skimmer's rule refuses declines the body. */
+    const char *bad = "{\"request\":{\"object\":{\"metadata\":{\"managedFields\":[{\"manager\":\"kubectl-client-"
+                      "side-apply\",\"operation\":\"Update\"},]}}}}";
+    json_object *o = NULL;
+    ck_assert_int_eq(jfast_parse(bad, strlen(bad), &MF, &o), 0);
+    ck_assert_ptr_null(o);
+}
+END_TEST
+
+static const jfast_path d_item[] = {{"probe", JFAST_DROP, 0, NULL}, {NULL, 0, 0, NULL}};
+static const jfast_path d_items[] = {{"[]", JFAST_ENTER, 0, d_item}, {NULL, 0, 0, NULL}};
+static const jfast_path DROPS[] = {{"items", JFAST_ENTER, 0, d_items}, {"status", JFAST_DROP, 0, NULL},
+                                   {NULL, 0, 0, NULL}};
+
+/* Members left out: on their path only (each element of an array, not the
+ * array's neighbours), checked by the skimmer's rule, and the prune of
+ * json-c's tree gives the same tree. */
+START_TEST(drops_members_and_the_prune_agrees) {
+    const char *body = "{\"items\":[{\"name\":\"a\",\"probe\":{\"httpGet\":{\"port\":8.5}}},{\"probe\":[],"
+                       "\"x\":1},7,[{\"probe\":1}]],\"status\":{\"phase\":\"x\"},\"other\":{\"probe\":2,"
+                       "\"status\":3}}";
+    const char *want = "{\"items\":[{\"name\":\"a\"},{\"x\":1},7,[{\"probe\":1}]],\"other\":{\"probe\":2,"
+                       "\"status\":3}}";
+    same(body, strlen(body), DROPS, want);
+    /* json-c's tree, pruned. */
+    json_object *o = json_tokener_parse(body);
+    jfast_prune(o, DROPS);
+    ck_assert_str_eq(json_object_to_json_string_ext(o, FLAGS), want);
+    json_object_put(o);
+    /* Twice: left out both times, as json-c's last one pruned. */
+    const char *twice = "{\"status\":1,\"a\":2,\"status\":{}}";
+    same(twice, strlen(twice), DROPS, "{\"a\":2}");
+    /* A dropped value that is not strict JSON declines the body. */
+    const char *bad = "{\"status\":{\"a\":1,},\"b\":2}";
+    json_object *r = NULL;
+    ck_assert_int_eq(jfast_parse(bad, strlen(bad), DROPS, &r), 0);
+    ck_assert_ptr_null(r);
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("jfast");
+    TCase *tc = tcase_create("jfast");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, takes_what_the_api_server_sends);
+    tcase_add_test(tc, declines_the_rest);
+    tcase_add_test(tc, special_byte_at_every_offset);
+    tcase_add_test(tc, every_byte_in_a_string);
+    tcase_add_test(tc, skips_managed_fields_as_the_skimmer_does);
+    tcase_add_test(tc, drops_members_and_the_prune_agrees);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
