@@ -16,6 +16,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Members of the objects built here: literal keys, each added once, so
+ * json-c neither looks them up first nor copies them (it frees only the
+ * keys it copied; a deep copy copies every key). A webhook builds this
+ * container for every pod that asks for a sidecar. */
+static json_object *put(json_object *o, const char *literal, json_object *v) {
+    if (json_object_object_add_ex(o, literal, v, JSON_C_OBJECT_ADD_KEY_IS_NEW | JSON_C_OBJECT_ADD_CONSTANT_KEY) != 0)
+        base_oom();
+    return v;
+}
+
+static void put_str(json_object *o, const char *literal, const char *s) { put(o, literal, jnew_str(s ? s : "")); }
+static json_object *put_obj(json_object *o, const char *literal) { return put(o, literal, jnew_obj()); }
+static void put_copy(json_object *o, const char *literal, json_object *v) {
+    if (v) put(o, literal, jcopy(v));
+}
+
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 static json_object *build_args(json_object *spec, collector_target target) {
@@ -44,24 +60,24 @@ static json_object *build_args(json_object *spec, collector_target target) {
 
 static json_object *env_field(const char *name, const char *path) {
     json_object *e = jnew_obj();
-    jset_str(e, "name", name);
-    jset_str(jset_obj(jset_obj(e, "valueFrom"), "fieldRef"), "fieldPath", path);
+    put_str(e, "name", name);
+    put_str(put_obj(put_obj(e, "valueFrom"), "fieldRef"), "fieldPath", path);
     return e;
 }
 
 static json_object *env_resource(const char *name, const char *resource) {
     json_object *e = jnew_obj();
-    jset_str(e, "name", name);
-    json_object *r = jset_obj(jset_obj(e, "valueFrom"), "resourceFieldRef");
-    jset_str(r, "containerName", COLLECTOR_CONTAINER_NAME);
-    jset_str(r, "resource", resource);
+    put_str(e, "name", name);
+    json_object *r = put_obj(put_obj(e, "valueFrom"), "resourceFieldRef");
+    put_str(r, "containerName", COLLECTOR_CONTAINER_NAME);
+    put_str(r, "resource", resource);
     return e;
 }
 
 static json_object *env_value(const char *name, const char *value) {
     json_object *e = jnew_obj();
-    jset_str(e, "name", name);
-    jset_str(e, "value", value);
+    put_str(e, "name", name);
+    put_str(e, "value", value);
     return e;
 }
 
@@ -118,8 +134,8 @@ char *collector_configmap_path(const char *mountpath, const char *name) {
 
 static json_object *mount(const char *name, const char *path) {
     json_object *m = jnew_obj();
-    jset_str(m, "name", name);
-    jset_str(m, "mountPath", path);
+    put_str(m, "name", name);
+    put_str(m, "mountPath", path);
     return m;
 }
 
@@ -129,12 +145,12 @@ static void build_mounts(json_object *spec, const collector_build_opts *o, json_
     if (o->target == COLLECTOR_WORKLOAD) {
         jpush(mounts, mount("otc-internal", "/conf"));
         json_object *v = jpush(vols, jnew_obj()), *cm;
-        jset_str(v, "name", "otc-internal");
-        cm = jset_obj(v, "configMap");
-        jset_str(cm, "name", o->configmap);
-        json_object *it = jpush(jset_arr(cm, "items"), jnew_obj());
-        jset_str(it, "key", "collector.yaml");
-        jset_str(it, "path", "collector.yaml");
+        put_str(v, "name", "otc-internal");
+        cm = put_obj(v, "configMap");
+        put_str(cm, "name", o->configmap);
+        json_object *it = jpush(put(cm, "items", jnew_arr()), jnew_obj());
+        put_str(it, "key", "collector.yaml");
+        put_str(it, "path", "collector.yaml");
     }
     list = jarr(spec, "volumeMounts");
     for (size_t i = 0; i < jlen(list); i++) jpush(mounts, jcopy(json_object_array_get_idx(list, i)));
@@ -149,13 +165,13 @@ static void build_mounts(json_object *spec, const collector_build_opts *o, json_
         char *path = collector_configmap_path(jstr(e, "mountpath"), vol);
         jpush(mounts, mount(vol, path));
         json_object *v = jpush(vols, jnew_obj());
-        jset_str(v, "name", vol);
-        jset_str(jset_obj(v, "configMap"), "name", name);
+        put_str(v, "name", vol);
+        put_str(put_obj(v, "configMap"), "name", name);
         free(vol);
         free(path);
     }
     /* Go's omitempty: a sidecar without mounts has no volumeMounts. */
-    if (jlen(mounts)) jset(c, "volumeMounts", mounts);
+    if (jlen(mounts)) put(c, "volumeMounts", mounts);
     else json_object_put(mounts);
 }
 
@@ -182,28 +198,28 @@ int collector_build(json_object *col, const collector_build_opts *o, collector_p
 
     c = jnew_obj();
     out->volumes = jnew_arr();
-    jset_str(c, "name", COLLECTOR_CONTAINER_NAME);
-    jset_str(c, "image", image && *image ? image : o->default_image);
-    jset_copy(c, "command", jarr(spec, "command"));
-    jset(c, "args", build_args(spec, o->target));
-    jset(c, "ports", ports);
-    jset_copy(c, "envFrom", jarr(spec, "envFrom"));
-    jset(c, "env", build_env(spec, config, yaml, o));
+    put_str(c, "name", COLLECTOR_CONTAINER_NAME);
+    put_str(c, "image", image && *image ? image : o->default_image);
+    put_copy(c, "command", jarr(spec, "command"));
+    put(c, "args", build_args(spec, o->target));
+    put(c, "ports", ports);
+    put_copy(c, "envFrom", jarr(spec, "envFrom"));
+    put(c, "env", build_env(spec, config, yaml, o));
     free(own_yaml);
     /* Go writes the empty struct too. */
-    if (jmap(spec, "resources")) jset_copy(c, "resources", jmap(spec, "resources"));
-    else jset_obj(c, "resources");
-    if (o->target == COLLECTOR_SIDECAR && o->native) jset_str(c, "restartPolicy", "Always");
+    if (jmap(spec, "resources")) put_copy(c, "resources", jmap(spec, "resources"));
+    else put_obj(c, "resources");
+    if (o->target == COLLECTOR_SIDECAR && o->native) put_str(c, "restartPolicy", "Always");
     build_mounts(spec, o, c, out->volumes);
     collector_probes(spec, &lp, &rp, &sp);
     /* A native sidecar's readiness gates the app containers' start. */
     if (o->target == COLLECTOR_SIDECAR && o->native && !sp && rp) sp = jcopy(rp);
-    if (lp) jset(c, "livenessProbe", lp);
-    if (rp) jset(c, "readinessProbe", rp);
-    if (sp) jset(c, "startupProbe", sp);
-    jset_copy(c, "lifecycle", jmap(spec, "lifecycle"));
-    if ((pp = jstr(spec, "imagePullPolicy")) && *pp) jset_str(c, "imagePullPolicy", pp);
-    jset_copy(c, "securityContext", jmap(spec, "securityContext"));
+    if (lp) put(c, "livenessProbe", lp);
+    if (rp) put(c, "readinessProbe", rp);
+    if (sp) put(c, "startupProbe", sp);
+    put_copy(c, "lifecycle", jmap(spec, "lifecycle"));
+    if ((pp = jstr(spec, "imagePullPolicy")) && *pp) put_str(c, "imagePullPolicy", pp);
+    put_copy(c, "securityContext", jmap(spec, "securityContext"));
     out->container = c;
     out->init_containers = jcopy(jarr(spec, "initContainers"));
     return 0;

@@ -238,7 +238,7 @@ void ann_check(mctx *m) {
     ck.kn.n = 0;
     ck.kn.with_domains = false;
     ck.named = ck.more = 0;
-    check_object(&ck, jget(m->meta, "annotations"), false);
+    check_object(&ck, pod_annotations(m), false);
     check_object(&ck, jget(jget(m->req->ns, "metadata"), "annotations"), true);
     if (ck.more) mctx_warn(m, "and %zu more annotations otel-webhook does not know", ck.more);
 }

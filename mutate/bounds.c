@@ -59,17 +59,17 @@ static bool annotations_within(mctx *m, json_object *ann, const char *whose) {
 }
 
 static bool container_within(mctx *m, json_object *c, size_t *env_total, size_t *mounts) {
-    json_object *env = jget(c, "env");
-    const char *name = jstr(c, "name");
+    json_object *env = jw_get(c, "env");
+    const char *name = jw_str(c, "name");
     char what[160];
     size_t n = jlen(env);
     snprintf(what, sizeof what, "env entries in container %.64s", name ? name : "");
     if (past(m, MUTATE_LIMIT_ENV, n, what)) return false;
     *env_total += n;
-    *mounts += jlen(jget(c, "volumeMounts"));
+    *mounts += jlen(jw_get(c, "volumeMounts"));
     for (size_t i = 0; i < n; i++) {
         json_object *e = json_object_array_get_idx(env, i);
-        const char *en = jstr(e, "name"), *ev = jstr(e, "value");
+        const char *en = jw_str(e, "name"), *ev = jw_str(e, "value");
         if (!en || !ev || strcmp(en, "OTEL_RESOURCE_ATTRIBUTES") != 0) continue;
         snprintf(what, sizeof what, "OTEL_RESOURCE_ATTRIBUTES items in container %.64s", name ? name : "");
         if (past(m, MUTATE_LIMIT_RESOURCE_ATTRIBUTES, items(ev), what)) return false;
@@ -79,7 +79,7 @@ static bool container_within(mctx *m, json_object *c, size_t *env_total, size_t 
 
 bool bounds_check(mctx *m) {
     json_object *cs = jget(m->spec, "containers"), *inits = jget(m->spec, "initContainers");
-    json_object *ann = jget(m->meta, "annotations");
+    json_object *ann = pod_annotations(m);
     size_t env_total = 0, mounts = 0;
     if (past(m, MUTATE_LIMIT_CONTAINERS, jlen(cs) + jlen(inits), "containers and init containers")) return false;
     if (past(m, MUTATE_LIMIT_VOLUMES, jlen(jget(m->spec, "volumes")), "volumes")) return false;

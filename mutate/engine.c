@@ -1,7 +1,7 @@
 /* mutate/engine.c - one mutation from request to patch.
  *
  * The working pod is copy-on-write: a new top-level object, shallow copies
- * of metadata and spec, and deep copies of only the lists the engine edits
+ * of metadata and spec, and copies of only the lists the engine edits
  * (containers, initContainers, volumes, labels). Everything else is shared
  * with the request, so the patch diff skips it by pointer and a large pod
  * with big managedFields costs no more than a small one.
@@ -49,7 +49,7 @@ void mctx_warn(mctx *m, const char *fmt, ...) {
 void mctx_skip(mctx *m, mutate_skip why) { m->res->skips |= 1u << why; }
 
 void mctx_injected(mctx *m, mutate_lang_id id, json_object *c) {
-    const char *name = jstr(c, "name");
+    const char *name = jw_str(c, "name");
     mutate_result *r = m->res;
     r->into[id] = xrealloc(r->into[id], sizeof *r->into[id] * (r->ninto[id] + 1));
     r->into[id][r->ninto[id]++] = xstrdup(name ? name : "");
@@ -63,17 +63,41 @@ void split_ref(mctx *m, const char *value, char **ns, char **name) {
     *name = xstrdup(slash ? slash + 1 : value);
 }
 
-const char *pod_annotation(mctx *m, const char *key) { return jstr(jget(m->meta, "annotations"), key); }
+/* Read once: every opt-in question asks both (a few dozen per pod). The
+ * working pod's metadata is a shallow copy sharing the annotations, which
+ * the engine never writes. */
+static void read_annotations(mctx *m) {
+    if (m->ann_read) return;
+    m->ann_read = true;
+    m->pod_ann = jget(m->meta, "annotations");
+    m->ns_ann = jget(jget(m->req->ns, "metadata"), "annotations");
+}
+
+json_object *pod_annotations(mctx *m) {
+    read_annotations(m);
+    return m->pod_ann;
+}
+
+const char *pod_annotation(mctx *m, const char *key) { return jstr(pod_annotations(m), key); }
 
 const char *resolve_annotation(mctx *m, const char *key) {
     const char *p = pod_annotation(m, key);
-    const char *n = jstr(jget(jget(m->req->ns, "metadata"), "annotations"), key);
+    const char *n = jstr(m->ns_ann, key);
     if (!p) p = "";
     if (!n || !*n) return p;
     if (!*p) return n;
     if (!streq_ci(p, "true")) return p;
     if (streq_ci(n, "false")) return p;
     return n;
+}
+
+const char *lang_annotation(mctx *m, mutate_lang_id id) {
+    if (!(m->lang_resolved & MUTATE_BIT(id))) {
+        char key[ANN_KEY_MAX];
+        m->lang_value[id] = resolve_annotation(m, ann_lang_key(key, id, false));
+        m->lang_resolved |= MUTATE_BIT(id);
+    }
+    return m->lang_value[id];
 }
 
 /* Shallow object copy: same children (new references), new container. */
@@ -87,7 +111,7 @@ static json_object *shallow(json_object *o) {
 
 static void cow_deep(json_object *parent, const char *key) {
     json_object *v = jget(parent, key);
-    if (v) jset(parent, key, jcopy(v));
+    if (v) jset(parent, key, jw_copy(v));
 }
 
 /* A list whose elements are never edited in place (volumes): a new array
@@ -102,9 +126,11 @@ static void cow_list(json_object *parent, const char *key) {
 
 /* Containers: the engine edits env, volumeMounts and command of a container
  * and nothing else, so only those are copied; probes, ports, resources and
- * the rest stay shared and the diff skips them by pointer. The env list is
- * new but its entries are the request's: the few whose value changes are
- * copied then (env_set_value), the others are skipped by pointer too. */
+ * the rest stay shared and the diff skips them by pointer. The three lists
+ * are new but their elements are the request's: mounts and command words
+ * are only added, inserted or removed, never edited, and the few env
+ * entries whose value changes are copied then (env_set_value); the others
+ * are skipped by pointer too. */
 static void cow_containers(json_object *parent, const char *key) {
     json_object *v = jget(parent, key);
     if (!json_object_is_type(v, json_type_array)) return;
@@ -117,8 +143,8 @@ static void cow_containers(json_object *parent, const char *key) {
         }
         json_object *ce = shallow(e);
         cow_list(ce, "env");
-        cow_deep(ce, "volumeMounts");
-        cow_deep(ce, "command");
+        cow_list(ce, "volumeMounts");
+        cow_list(ce, "command");
         jpush(c, ce);
     }
     jset(parent, key, c);
@@ -129,14 +155,14 @@ static void cow_containers(json_object *parent, const char *key) {
  * string (YAML's unquoted true) counts as asking: it was meant to, and
  * podcheck then says what to write instead of the pod going by silently. */
 static bool asks(mctx *m) {
-    json_object *ann = jget(m->meta, "annotations");
     if (*resolve_annotation(m, ANN(SIDECAR_INJECT))) return true;
+    json_object *ann = m->pod_ann;
     if (jget(ann, ANN(SIDECAR_INJECT)) && !jstr(ann, ANN(SIDECAR_INJECT))) return true;
     for (int id = 0; id < MUTATE_NLANGS; id++) {
-        char key[ANN_KEY_MAX];
-        const char *v = resolve_annotation(m, ann_lang_key(key, id, false));
+        const char *v = lang_annotation(m, id);
         if (*v && !streq_ci(v, "false")) return true;
-        if (jget(ann, key) && !jstr(ann, key)) return true;
+        char key[ANN_KEY_MAX];
+        if (jget(ann, ann_lang_key(key, id, false)) && !jstr(ann, key)) return true;
     }
     return false;
 }
@@ -225,7 +251,13 @@ int mutate_pod(const mutate_request *req, mutate_result *res) {
 #ifdef MUTATE_SELF_CHECK
     want_text = want_ops = true; /* both, held to the same bytes below */
 #endif
-    if (want_text) sbuf_putc(&text, '[');
+    /* Room for a typical patch (a sidecar and a language: about 6 KB with
+     * the record) from the start: the text grows by doubling, and each
+     * step copies what is written so far. */
+    if (want_text) {
+        sbuf_reserve(&text, 8192);
+        sbuf_putc(&text, '[');
+    }
     res->nops = patch_diff_logged(req->pod, m.pod, want_ops ? res->patch : NULL, want_text ? &text : NULL,
                                   req->opt->record ? &log : NULL);
     res->pod = m.pod;

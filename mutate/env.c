@@ -1,40 +1,41 @@
 /* mutate/env.c - container env and mount primitives (spec 2.0 merge rules).
  *
  * Env lists are short (tens of entries), so every lookup is a linear scan by
- * name; keeping no index means nothing can go stale while entries move. */
+ * name (jw_find_named: the name is nearly always an entry's first member);
+ * keeping no index means nothing can go stale while entries move. */
 #include "mutate/internal.h"
 
 #include <string.h>
 
 json_object *env_find(json_object *c, const char *name, size_t *idx) {
-    return jfind_named(jget(c, "env"), name, idx);
+    return jw_find_named(jw_get(c, "env"), name, idx);
 }
 
 bool env_has_value_from(json_object *c, const char *name) {
     json_object *e = env_find(c, name, NULL);
-    return e && jget(e, "valueFrom") != NULL;
+    return e && jw_get(e, "valueFrom") != NULL;
 }
 
 static json_object *new_env(const char *name) {
     json_object *e = jnew_obj();
-    jset(e, "name", jnew_str(name));
+    jw_add(e, "name", jnew_str(name));
     return e;
 }
 
 json_object *env_new_value(const char *name, const char *value) {
     json_object *e = new_env(name);
-    jset(e, "value", jnew_str(value));
+    jw_add(e, "value", jnew_str(value));
     return e;
 }
 
 /* The engine's copy of a container shares its env entries with the request
  * (engine.c): an entry is copied before its value changes. */
 void env_set_value(json_object *c, json_object *e, const char *value) {
-    json_object *env = jget(c, "env");
+    json_object *env = jw_get(c, "env");
     size_t n = jlen(env);
     for (size_t i = 0; i < n; i++) {
         if (json_object_array_get_idx(env, i) != e) continue;
-        json_object *copy = jcopy(e);
+        json_object *copy = jw_copy(e);
         jset(copy, "value", jnew_str(value));
         json_object_array_put_idx(env, i, copy); /* releases e */
         return;
@@ -42,40 +43,46 @@ void env_set_value(json_object *c, json_object *e, const char *value) {
     jset(e, "value", jnew_str(value));
 }
 
+/* c's env list, created (or a value of another type replaced) as jarr_at does. */
+static json_object *env_list(json_object *c) {
+    json_object *v = jw_get(c, "env");
+    return json_object_is_type(v, json_type_array) ? v : jarr_at(c, "env");
+}
+
 void env_append(json_object *c, const char *name, const char *value) {
-    jpush(jarr_at(c, "env"), env_new_value(name, value));
+    jpush(env_list(c), env_new_value(name, value));
 }
 
 json_object *env_new_field(const char *name, const char *field_path) {
     json_object *e = new_env(name), *vf = jnew_obj(), *fr = jnew_obj();
-    jset(fr, "fieldPath", jnew_str(field_path));
-    jset(vf, "fieldRef", fr);
-    jset(e, "valueFrom", vf);
+    jw_add(fr, "fieldPath", jnew_str(field_path));
+    jw_add(vf, "fieldRef", fr);
+    jw_add(e, "valueFrom", vf);
     return e;
 }
 
 void env_append_field(json_object *c, const char *name, const char *field_path) {
-    jpush(jarr_at(c, "env"), env_new_field(name, field_path));
+    jpush(env_list(c), env_new_field(name, field_path));
 }
 
 void env_prepend_field(json_object *c, const char *name, const char *field_path) {
-    jinsert(jarr_at(c, "env"), 0, env_new_field(name, field_path));
+    jinsert(env_list(c), 0, env_new_field(name, field_path));
 }
 
 void env_append_if_not_set(json_object *c, json_object *list) {
     size_t n = jlen(list);
     for (size_t i = 0; i < n; i++) {
         json_object *e = json_object_array_get_idx(list, i);
-        const char *name = jstr(e, "name");
+        const char *name = jw_str(e, "name");
         if (!name || env_find(c, name, NULL)) continue;
-        jpush(jarr_at(c, "env"), jcopy(e));
+        jpush(env_list(c), jw_copy(e));
     }
 }
 
 void env_move_to_end(json_object *c, const char *name) {
     size_t idx;
-    json_object *env = jget(c, "env");
-    json_object *e = jfind_named(env, name, &idx);
+    json_object *env = jw_get(c, "env");
+    json_object *e = jw_find_named(env, name, &idx);
     if (!e || idx + 1 == json_object_array_length(env)) return;
     json_object_get(e);
     json_object_array_del_idx(env, idx, 1);
@@ -83,10 +90,10 @@ void env_move_to_end(json_object *c, const char *name) {
 }
 
 bool mount_path_taken(json_object *c, const char *path) {
-    json_object *mounts = jget(c, "volumeMounts");
+    json_object *mounts = jw_get(c, "volumeMounts");
     size_t n = jlen(mounts);
     for (size_t i = 0; i < n; i++) {
-        const char *p = jstr(json_object_array_get_idx(mounts, i), "mountPath");
+        const char *p = jw_str(json_object_array_get_idx(mounts, i), "mountPath");
         if (p && strcmp(p, path) == 0) return true;
     }
     return false;
@@ -94,8 +101,9 @@ bool mount_path_taken(json_object *c, const char *path) {
 
 void mount_add(json_object *c, const char *name, const char *path, bool readonly) {
     json_object *m = jnew_obj();
-    jset(m, "name", jnew_str(name));
-    jset(m, "mountPath", jnew_str(path));
-    if (readonly) jset(m, "readOnly", jnew_bool(1));
-    jpush(jarr_at(c, "volumeMounts"), m);
+    jw_add(m, "name", jnew_str(name));
+    jw_add(m, "mountPath", jnew_str(path));
+    if (readonly) jw_add(m, "readOnly", jnew_bool(1));
+    json_object *mounts = jw_get(c, "volumeMounts");
+    jpush(json_object_is_type(mounts, json_type_array) ? mounts : jarr_at(c, "volumeMounts"), m);
 }

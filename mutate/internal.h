@@ -56,6 +56,12 @@ typedef struct mctx {
     mutate_result *res;
     owner_info owners;
     char *owner_fallback_rs; /* deployment name derived from pod-template-hash (owned) */
+    /* The pod's and the namespace's annotations, read at the first
+     * question (engine.c), and the inject-<lang> values resolved. */
+    bool ann_read;
+    json_object *pod_ann, *ns_ann;
+    unsigned lang_resolved; /* MUTATE_BIT(id) when lang_value[id] is set */
+    const char *lang_value[MUTATE_NLANGS];
 } mctx;
 
 struct lctx;
@@ -113,13 +119,29 @@ void mctx_warn(mctx *m, const char *fmt, ...) __attribute__((format(printf, 2, 3
 void mctx_skip(mctx *m, mutate_skip why);
 /* Records that language id went into container c. */
 void mctx_injected(mctx *m, mutate_lang_id id, json_object *c);
+json_object *pod_annotations(mctx *m); /* metadata.annotations, read once */
 const char *pod_annotation(mctx *m, const char *key);
 /* Pod/namespace precedence of spec 1.2; NULL-safe, returns "" when unset. */
 const char *resolve_annotation(mctx *m, const char *key);
+/* resolve_annotation of inject-<lang>, resolved once per mutation. */
+const char *lang_annotation(mctx *m, mutate_lang_id id);
 bool streq_ci(const char *a, const char *b);
 /* "name" or "ns/name" (split at the first '/', spec 1.3) into malloc'ed parts;
  * a bare name is in the request's namespace. */
 void split_ref(mctx *m, const char *value, char **ns, char **name);
+
+/* jwalk.c: jget, jstr and jfind_named with the same answers, cheaper on
+ * small objects; jw_add for members of objects the engine creates, under
+ * a literal key the object does not have yet. Returns v. */
+json_object *jw_get(json_object *o, const char *key);
+const char *jw_str(json_object *o, const char *key);
+json_object *jw_find_named(json_object *arr, const char *name, size_t *idx);
+/* json_object_object_get_ex's member (NULL for none, null or a non-object
+ * o), for readers that check types themselves: no BASE_JSON_TRAP. */
+json_object *jw_member(json_object *o, const char *key);
+json_object *jw_add(json_object *o, const char *literal, json_object *v);
+/* jcopy's copy, without json-c's lookup of each key it inserts. */
+json_object *jw_copy(json_object *v);
 
 /* env.c: the env merge rules of spec 2.0. */
 json_object *env_find(json_object *c, const char *name, size_t *idx);

@@ -45,15 +45,15 @@ static size_t resolve_targets(lctx *l, target *out, size_t cap) {
     size_t ni = jlen(inits);
     for (size_t i = 0; i < ni && n < cap; i++) {
         json_object *c = json_object_array_get_idx(inits, i);
-        const char *name = jstr(c, "name");
+        const char *name = jw_str(c, "name");
         for (size_t k = 0; name && k < l->nnames; k++)
             if (strcmp(name, l->names[k]) == 0) { out[n++] = (target){c, true}; break; }
     }
     for (size_t k = 0; k < l->nnames; k++) {
-        json_object *c = jfind_named(cs, l->names[k], NULL);
+        json_object *c = jw_find_named(cs, l->names[k], NULL);
         if (c) {
             if (n < cap) out[n++] = (target){c, false};
-        } else if (!jfind_named(inits, l->names[k], NULL)) {
+        } else if (!jw_find_named(inits, l->names[k], NULL)) {
             mctx_warn(m, "inject-%s: no container named %s in the pod", l->lang->name, l->names[k]);
             mctx_skip(m, MUTATE_SKIP_UNKNOWN_CONTAINER);
         }
@@ -63,38 +63,37 @@ static size_t resolve_targets(lctx *l, target *out, size_t cap) {
 
 json_object *lang_volume(lctx *l, const char *name) {
     json_object *v = jnew_obj();
-    jset(v, "name", jnew_str(name));
+    jw_add(v, "name", jnew_str(name));
     json_object *tmpl = jget(l->lspec, "volumeClaimTemplate");
     if (json_object_is_type(tmpl, json_type_object) && json_object_object_length(tmpl)) {
         json_object *eph = jnew_obj();
-        jset(eph, "volumeClaimTemplate", jcopy(tmpl));
-        jset(v, "ephemeral", eph);
+        jw_add(eph, "volumeClaimTemplate", jw_copy(tmpl));
+        jw_add(v, "ephemeral", eph);
         return v;
     }
     json_object *ed = jnew_obj();
     json_object *size = jget(l->lspec, "volumeLimitSize");
-    jset(ed, "sizeLimit", size ? jcopy(size) : jnew_str("200Mi"));
-    jset(v, "emptyDir", ed);
+    jw_add(ed, "sizeLimit", size ? jw_copy(size) : jnew_str("200Mi"));
+    jw_add(v, "emptyDir", ed);
     return v;
 }
 
 static json_object *init_container(lctx *l, const char *name, const char *image, json_object *command,
                                    json_object *sc, bool pull_policy) {
     json_object *c = jnew_obj();
-    jset(c, "name", jnew_str(name));
-    jset(c, "image", jnew_str(image ? image : ""));
-    jset(c, "command", command);
+    jw_add(c, "name", jnew_str(name));
+    jw_add(c, "image", jnew_str(image ? image : ""));
+    jw_add(c, "command", command);
     json_object *res = jget(l->lspec, l->lang->res_key);
-    if (res) jset(c, "resources", jcopy(res));
+    if (res) jw_add(c, "resources", jw_copy(res));
     json_object *mounts = jnew_arr();
-    jpush(mounts, jnew_obj());
-    json_object *mnt = json_object_array_get_idx(mounts, 0);
-    jset(mnt, "name", jnew_str(l->lang->volume));
-    jset(mnt, "mountPath", jnew_str(l->lang->init_mount));
-    jset(c, "volumeMounts", mounts);
+    json_object *mnt = jpush(mounts, jnew_obj());
+    jw_add(mnt, "name", jnew_str(l->lang->volume));
+    jw_add(mnt, "mountPath", jnew_str(l->lang->init_mount));
+    jw_add(c, "volumeMounts", mounts);
     const char *pp = jstr(l->ispec, "imagePullPolicy");
-    if (pull_policy && pp && *pp) jset(c, "imagePullPolicy", jnew_str(pp));
-    if (sc) jset(c, "securityContext", jcopy(sc));
+    if (pull_policy && pp && *pp) jw_add(c, "imagePullPolicy", jnew_str(pp));
+    if (sc) jw_add(c, "securityContext", jw_copy(sc));
     return c;
 }
 
@@ -109,7 +108,7 @@ static void java_extensions(lctx *l, json_object *sc, json_object *out) {
         const char *dir = jstr(e, "dir");
         snprintf(src, sizeof src, "%s/.", dir ? dir : "");
         json_object *cmd = jstrs(4, "cp", "-r", src, "/otel-auto-instrumentation-java/extensions");
-        jpush(out, init_container(l, name, jstr(e, "image"), cmd, sc, false));
+        jpush(out, init_container(l, name, jw_str(e, "image"), cmd, sc, false));
     }
 }
 
@@ -128,11 +127,11 @@ void lang_run(lctx *l) {
         json_object *c = t[i].c;
         const char *why = NULL;
         if (l->lang->precheck && l->lang->precheck(l, c, &why)) {
-            mctx_warn(m, "inject-%s: container %s skipped: %s", l->lang->name, jstr(c, "name"), why);
+            mctx_warn(m, "inject-%s: container %s skipped: %s", l->lang->name, jw_str(c, "name"), why);
             mctx_skip(m, MUTATE_SKIP_CONTAINER);
             continue;
         }
-        env_append_if_not_set(c, jget(l->lspec, "env"));
+        env_append_if_not_set(c, jw_get(l->lspec, "env"));
         l->lang->mount(l, c);
         sdk_common_env(l, c);
         if (l->lang->defaults) l->lang->defaults(l, c);
@@ -149,17 +148,17 @@ void lang_run(lctx *l) {
     sdk_tls_volumes(l);
 
     json_object *vols = jarr_at(m->spec, "volumes");
-    if (!jfind_named(vols, l->lang->volume, NULL)) jpush(vols, lang_volume(l, l->lang->volume));
+    if (!jw_find_named(vols, l->lang->volume, NULL)) jpush(vols, lang_volume(l, l->lang->volume));
 
     json_object *inits = jarr_at(m->spec, "initContainers");
-    if (!jfind_named(inits, l->lang->volume, NULL)) {
+    if (!jw_find_named(inits, l->lang->volume, NULL)) {
         json_object *sc = jget(l->ispec, "initContainerSecurityContext");
         if (!sc) sc = jget(t[0].c, "securityContext");
         json_object *add = jnew_arr();
-        jpush(add, init_container(l, l->lang->volume, jstr(l->lspec, "image"), l->lang->command(l), sc, true));
+        jpush(add, init_container(l, l->lang->volume, jw_str(l->lspec, "image"), l->lang->command(l), sc, true));
         if (l->lang->id == MUTATE_JAVA) java_extensions(l, sc, add);
         size_t at = json_object_array_length(inits);
-        if (t[0].init) jfind_named(inits, jstr(t[0].c, "name"), &at);
+        if (t[0].init) jw_find_named(inits, jw_str(t[0].c, "name"), &at);
         for (size_t i = 0; i < json_object_array_length(add); i++)
             jinsert(inits, at + i, json_object_get(json_object_array_get_idx(add, i)));
         json_object_put(add);

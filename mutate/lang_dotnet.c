@@ -23,7 +23,7 @@ static bool dotnet_prepare(lctx *l) {
         mctx_skip(l->m, MUTATE_SKIP_INVALID);
         return false;
     }
-    if (jfind_named(jget(l->lspec, "env"), "OTEL_DOTNET_AUTO_HOME", NULL)) {
+    if (jw_find_named(jw_get(l->lspec, "env"), "OTEL_DOTNET_AUTO_HOME", NULL)) {
         mctx_warn(l->m, "inject-dotnet: the Instrumentation's dotnet.env sets OTEL_DOTNET_AUTO_HOME; .NET not injected");
         mctx_skip(l->m, MUTATE_SKIP_INVALID);
         return false;
@@ -52,8 +52,8 @@ static void dotnet_mount(lctx *l, json_object *c) { mount_add(c, l->lang->volume
 static void set(json_object *c, const char *name, const char *value, bool concat) {
     json_object *e = env_find(c, name, NULL);
     if (!e) { env_append(c, name, value); return; }
-    if (!concat || jget(e, "valueFrom")) return;
-    const char *old = jstr(e, "value");
+    if (!concat || jw_get(e, "valueFrom")) return;
+    const char *old = jw_str(e, "value");
     char *v = NULL;
     v = xasprintf("%s:%s", old ? old : "", value);
     env_set_value(c, e, v);

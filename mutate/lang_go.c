@@ -40,8 +40,8 @@ static void go_inject(lctx *l) {
         return;
     }
     if (!l->nnames) app = json_object_array_get_idx(cs, 0);
-    else if (!(app = jfind_named(cs, l->names[0], NULL))) {
-        bool init = jfind_named(jget(m->spec, "initContainers"), l->names[0], NULL) != NULL;
+    else if (!(app = jw_find_named(cs, l->names[0], NULL))) {
+        bool init = jw_find_named(jget(m->spec, "initContainers"), l->names[0], NULL) != NULL;
         mctx_warn(m, init ? "inject-go: %s is an init container, which the Go sidecar cannot instrument; Go not injected"
                           : "inject-go: no container named %s in the pod; Go not injected",
                   l->names[0]);
@@ -52,11 +52,11 @@ static void go_inject(lctx *l) {
 
     json_object *sc = jnew_obj();
     jset(sc, "name", jnew_str(GO_SIDECAR));
-    jset(sc, "image", jnew_str(jstr(l->lspec, "image") ? jstr(l->lspec, "image") : ""));
+    jset(sc, "image", jnew_str(jw_str(l->lspec, "image") ? jw_str(l->lspec, "image") : ""));
     json_object *res = jget(l->lspec, "resourceRequirements");
-    if (res) jset(sc, "resources", jcopy(res));
+    if (res) jset(sc, "resources", jw_copy(res));
     json_object *secctx = jget(l->lspec, "securityContext");
-    if (secctx) jset(sc, "securityContext", jcopy(secctx));
+    if (secctx) jset(sc, "securityContext", jw_copy(secctx));
     else {
         secctx = jnew_obj();
         jset(secctx, "privileged", jnew_bool(1));
@@ -68,9 +68,9 @@ static void go_inject(lctx *l) {
     if (pp && *pp) jset(sc, "imagePullPolicy", jnew_str(pp));
 
     /* The annotation is a pod annotation only; present-but-empty counts. */
-    const char *exe = jstr(jget(m->meta, "annotations"), ANN(GO_TARGET_EXE));
+    const char *exe = jstr(pod_annotations(m), ANN(GO_TARGET_EXE));
     if (exe) env_append(sc, "OTEL_GO_AUTO_TARGET_EXE", exe);
-    env_append_if_not_set(sc, jget(l->lspec, "env"));
+    env_append_if_not_set(sc, jw_get(l->lspec, "env"));
     sdk_common_env(l, sc);
     sdk_configure(l, sc, app);
     if (!env_find(sc, "OTEL_GO_AUTO_TARGET_EXE", NULL)) {
@@ -83,7 +83,7 @@ static void go_inject(lctx *l) {
     jset(m->spec, "shareProcessNamespace", jnew_bool(1));
     jpush(jarr_at(m->spec, "containers"), sc);
     json_object *vols = jarr_at(m->spec, "volumes");
-    if (!jfind_named(vols, "kernel-debug", NULL)) jpush(vols, kernel_debug_volume());
+    if (!jw_find_named(vols, "kernel-debug", NULL)) jpush(vols, kernel_debug_volume());
     sdk_tls_volumes(l);
     m->res->injected |= MUTATE_BIT(MUTATE_GO);
     mctx_injected(m, MUTATE_GO, app); /* what the Go sidecar instruments */

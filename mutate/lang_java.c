@@ -19,22 +19,22 @@ static bool java_precheck(lctx *l, json_object *c, const char **why) {
 
 static void java_mount(lctx *l, json_object *c) {
     char *path = NULL;
-    path = xasprintf("/otel-auto-instrumentation-java-%s", jstr(c, "name") ? jstr(c, "name") : "");
+    path = xasprintf("/otel-auto-instrumentation-java-%s", jw_str(c, "name") ? jw_str(c, "name") : "");
     mount_add(c, l->lang->volume, path, false);
     free(path);
 }
 
 static void java_defaults(lctx *l, json_object *c) {
-    const char *name = jstr(c, "name") ? jstr(c, "name") : "";
+    const char *name = jw_str(c, "name") ? jw_str(c, "name") : "";
     bool ext = jlen(jget(l->lspec, "extensions")) > 0;
     char *suffix = xasprintf(" -javaagent:/otel-auto-instrumentation-java-%s/javaagent.jar%s%s%s", name,
                              ext ? " -Dotel.javaagent.extensions=/otel-auto-instrumentation-java-" : "",
                              ext ? name : "", ext ? "/extensions" : "");
     json_object *e = env_find(c, "JAVA_TOOL_OPTIONS", NULL);
     if (!e) env_append(c, "JAVA_TOOL_OPTIONS", suffix);
-    else if (!jget(e, "valueFrom")) {
+    else if (!jw_get(e, "valueFrom")) {
         /* A valueFrom that came from spec env is left alone (agent not loaded), as the reference does. */
-        const char *old = jstr(e, "value");
+        const char *old = jw_str(e, "value");
         char *v = NULL;
         v = xasprintf("%s%s", old ? old : "", suffix);
         env_set_value(c, e, v);

@@ -19,15 +19,15 @@ static void node_mount(lctx *l, json_object *c) { mount_add(c, l->lang->volume, 
 static void node_defaults(lctx *l, json_object *c) {
     json_object *e = env_find(c, "NODE_OPTIONS", NULL);
     if (!e) env_append(c, "NODE_OPTIONS", NODE_REQUIRE);
-    else if (!jget(e, "valueFrom")) {
-        const char *old = jstr(e, "value");
+    else if (!jw_get(e, "valueFrom")) {
+        const char *old = jw_str(e, "value");
         char *v = NULL;
         v = xasprintf("%s" NODE_REQUIRE, old ? old : "");
         env_set_value(c, e, v);
         free(v);
     } else {
         mctx_warn(l->m, "inject-nodejs: NODE_OPTIONS of container %s comes from valueFrom; the SDK is not loaded",
-                  jstr(c, "name"));
+                  jw_str(c, "name"));
     }
     if (!env_find(c, "OTEL_METRICS_EXPORTER", NULL)) env_append(c, "OTEL_METRICS_EXPORTER", "otlp");
 }

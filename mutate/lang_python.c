@@ -45,14 +45,14 @@ static void set_pythonpath(lctx *l, json_object *c, const char *prefix, const ch
         free(v);
         return;
     }
-    if (jget(e, "valueFrom")) {
+    if (jw_get(e, "valueFrom")) {
         /* From spec env: adding a value next to valueFrom gets the pod
          * rejected (spec 7.2), so the entry stays as it is. */
         mctx_warn(l->m, "inject-python: PYTHONPATH of container %s comes from valueFrom; the SDK is not loaded",
-                  jstr(c, "name"));
+                  jw_str(c, "name"));
         return;
     }
-    const char *old = jstr(e, "value");
+    const char *old = jw_str(e, "value");
     char *v = NULL;
     v = xasprintf("%s%s%s:%s", prefix, *prefix ? ":" : "", old ? old : "", suffix);
     env_set_value(c, e, v);
@@ -70,7 +70,7 @@ static void py_mount(lctx *l, json_object *c) {
     }
     if (l->entrypoint)
         mctx_warn(l->m, "python-mode entrypoint: container %s has no command to prefix; using the PYTHONPATH hook",
-                  jstr(c, "name"));
+                  jw_str(c, "name"));
     set_pythonpath(l, c, PY_AUTO, PY_ROOT);
 }
 

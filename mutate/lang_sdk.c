@@ -14,7 +14,7 @@ static void sdk_inject(lctx *l) {
     if (l->nnames) {
         for (size_t i = 0; i < jlen(inits); i++) {
             json_object *c = json_object_array_get_idx(inits, i);
-            const char *name = jstr(c, "name");
+            const char *name = jw_str(c, "name");
             for (size_t k = 0; name && k < l->nnames; k++)
                 if (strcmp(name, l->names[k]) == 0) {
                     sdk_common_env(l, c);
@@ -26,9 +26,9 @@ static void sdk_inject(lctx *l) {
         }
     }
     for (size_t k = 0; k < (l->nnames ? l->nnames : 1); k++) {
-        json_object *c = l->nnames ? jfind_named(cs, l->names[k], NULL) : json_object_array_get_idx(cs, 0);
+        json_object *c = l->nnames ? jw_find_named(cs, l->names[k], NULL) : json_object_array_get_idx(cs, 0);
         if (!json_object_is_type(c, json_type_object)) {
-            if (l->nnames && !jfind_named(inits, l->names[k], NULL)) {
+            if (l->nnames && !jw_find_named(inits, l->names[k], NULL)) {
                 mctx_warn(m, "inject-sdk: no container named %s in the pod", l->names[k]);
                 mctx_skip(m, MUTATE_SKIP_UNKNOWN_CONTAINER);
             }

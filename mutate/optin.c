@@ -27,7 +27,7 @@ static bool has_env(json_object *list, const char *skip_name, const char *env) {
     size_t n = jlen(list);
     for (size_t i = 0; i < n; i++) {
         json_object *c = json_object_array_get_idx(list, i);
-        const char *name = jstr(c, "name");
+        const char *name = jw_str(c, "name");
         if (name && skip_name && strcmp(name, skip_name) == 0) continue;
         if (env_find(c, env, NULL)) return true;
     }
@@ -40,8 +40,8 @@ static bool has_env(json_object *list, const char *skip_name, const char *env) {
 bool already_instrumented(mctx *m) {
     json_object *inits = jget(m->spec, "initContainers"), *cs = jget(m->spec, "containers");
     for (int i = 0; init_names[i]; i++)
-        if (jfind_named(inits, init_names[i], NULL)) return true;
-    if (jfind_named(cs, "opentelemetry-auto-instrumentation", NULL)) return true;
+        if (jw_find_named(inits, init_names[i], NULL)) return true;
+    if (jw_find_named(cs, "opentelemetry-auto-instrumentation", NULL)) return true;
     if (has_env(cs, SIDECAR_NAME, "OTEL_RESOURCE_ATTRIBUTES_NODE_NAME")) return true;
     if (has_env(cs, SIDECAR_NAME, "OTEL_RESOURCE_ATTRIBUTES_POD_NAME")) return true;
     if (has_env(inits, SIDECAR_NAME, "OTEL_RESOURCE_ATTRIBUTES_POD_NAME")) return true;
@@ -177,8 +177,7 @@ void optin_instrumentation(mctx *m) {
 
     bool asked = false;
     for (int id = 0; id < MUTATE_NLANGS; id++) {
-        char key[ANN_KEY_MAX];
-        const char *v = resolve_annotation(m, ann_lang_key(key, id, false));
+        const char *v = lang_annotation(m, id);
         if (*v && !streq_ci(v, "false")) asked = true;
     }
     if (!asked) return;
@@ -193,8 +192,7 @@ void optin_instrumentation(mctx *m) {
     }
 
     for (int id = 0; id < MUTATE_NLANGS; id++) {
-        char key[ANN_KEY_MAX];
-        const char *v = resolve_annotation(m, ann_lang_key(key, id, false));
+        const char *v = lang_annotation(m, id);
         if (!*v || streq_ci(v, "false")) continue;
         const mutate_lang *lang = mutate_lang_get(id);
         if (!lang || !(m->opt->implemented & MUTATE_BIT(id))) {

@@ -27,7 +27,7 @@
 #include "base/sbuf.h"
 
 #include <inttypes.h>
-#include <json-c/json_object_iterator.h>
+#include <json-c/linkhash.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,9 +55,11 @@ void mutate_pointer_push(sbuf *p, const char *tok) {
 }
 
 static void push_index(sbuf *p, size_t idx) {
-    char num[24];
-    snprintf(num, sizeof num, "%zu", idx);
-    mutate_pointer_push(p, num);
+    char num[24], *d = num + sizeof num;
+    *--d = 0;
+    do *--d = (char)('0' + idx % 10);
+    while (idx /= 10);
+    mutate_pointer_push(p, d); /* digits: nothing to escape */
 }
 
 /* The members of an operation: literal keys, each added once, so json-c
@@ -139,10 +141,8 @@ static void emit(walk *w, const char *op, const char *key, json_object *old, jso
 
 
 static const char *elem_name(json_object *v) {
-    json_object *n;
-    if (json_object_get_type(v) != json_type_object) return NULL;
-    if (!json_object_object_get_ex(v, "name", &n) || !json_object_is_type(n, json_type_string)) return NULL;
-    return json_object_get_string(n);
+    json_object *n = jw_member(v, "name");
+    return json_object_is_type(n, json_type_string) ? json_object_get_string(n) : NULL;
 }
 
 /* Names are resolved at most once per element (an LCS cell compares two
@@ -181,42 +181,56 @@ static void diff_at(walk *w, const char *key, json_object *a, json_object *b);
  * so this is the usual case for every object it copied: then there is
  * nothing to remove, and the walk below would diff each member with its
  * twin; done here without two hash lookups per member, the same ops. */
-static bool same_keys(json_object *a, json_object *b) {
-    if (json_object_object_length(a) != json_object_object_length(b)) return false;
-    struct json_object_iterator ia = json_object_iter_begin(a), ea = json_object_iter_end(a);
-    struct json_object_iterator ib = json_object_iter_begin(b);
-    for (; !json_object_iter_equal(&ia, &ea); json_object_iter_next(&ia), json_object_iter_next(&ib))
-        if (strcmp(json_object_iter_peek_name(&ia), json_object_iter_peek_name(&ib)) != 0) return false;
+static bool same_keys(struct lh_table *a, struct lh_table *b) {
+    if (a->count != b->count) return false;
+    for (struct lh_entry *ea = lh_table_head(a), *eb = lh_table_head(b); ea; ea = lh_entry_next(ea), eb = lh_entry_next(eb))
+        if (ea->k != eb->k && strcmp(lh_entry_k(ea), lh_entry_k(eb)) != 0) return false;
     return true;
 }
 
 static void diff_object(walk *w, json_object *a, json_object *b) {
     sbuf *path = &w->path;
     size_t base = path->len;
-    if (same_keys(a, b)) {
-        struct json_object_iterator ia = json_object_iter_begin(a), ea = json_object_iter_end(a);
-        struct json_object_iterator ib = json_object_iter_begin(b);
-        for (; !json_object_iter_equal(&ia, &ea); json_object_iter_next(&ia), json_object_iter_next(&ib)) {
-            json_object *va = json_object_iter_peek_value(&ia), *vb = json_object_iter_peek_value(&ib);
+    struct lh_table *ta = json_object_get_object(a), *tb = json_object_get_object(b);
+    if (same_keys(ta, tb)) {
+        for (struct lh_entry *ea = lh_table_head(ta), *eb = lh_table_head(tb); ea;
+             ea = lh_entry_next(ea), eb = lh_entry_next(eb)) {
+            json_object *va = (json_object *)lh_entry_v(ea), *vb = (json_object *)lh_entry_v(eb);
             if (va == vb) continue;
-            const char *k = json_object_iter_peek_name(&ib);
+            const char *k = lh_entry_k(eb);
             mutate_pointer_push(path, k);
             diff_at(w, k, va, vb);
             sbuf_truncate(path, base);
         }
         return;
     }
+    /* Each side's members are looked for in the other at a cursor first:
+     * what the engine adds to a copy comes after the members it shares
+     * with the original, in their order, so the cursor nearly always holds
+     * the key and the hash lookup is for the added ones. */
+    struct lh_entry *cur = lh_table_head(tb);
     json_object_object_foreach(a, ka, va) {
-        if (!json_object_object_get_ex(b, ka, NULL)) {
+        bool there = cur && strcmp(lh_entry_k(cur), ka) == 0;
+        if (there) cur = lh_entry_next(cur);
+        else if (!json_object_object_get_ex(b, ka, NULL)) {
             mutate_pointer_push(path, ka);
             emit(w, "remove", ka, va, NULL);
             sbuf_truncate(path, base);
         }
     }
+    cur = lh_table_head(ta);
     json_object_object_foreach(b, kb, vb) {
         json_object *old;
+        bool there;
+        if (cur && strcmp(lh_entry_k(cur), kb) == 0) {
+            old = (json_object *)lh_entry_v(cur);
+            there = true;
+            cur = lh_entry_next(cur);
+        } else {
+            there = json_object_object_get_ex(a, kb, &old);
+        }
         mutate_pointer_push(path, kb);
-        if (!json_object_object_get_ex(a, kb, &old)) emit(w, "add", kb, NULL, vb);
+        if (!there) emit(w, "add", kb, NULL, vb);
         else diff_at(w, kb, old, vb);
         sbuf_truncate(path, base);
     }

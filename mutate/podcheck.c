@@ -259,8 +259,7 @@ static bool check_value(pc *c, json_object *v, const pc_field *f, const seg *at,
 
 static bool check_fields(pc *c, json_object *obj, const pc_field *fields, const seg *at) {
     for (const pc_field *f = fields; f->key; f++) {
-        json_object *v = NULL;
-        json_object_object_get_ex(obj, f->key, &v);
+        json_object *v = jw_member(obj, f->key); /* env entries and mounts: no hashing */
         seg s = {at, f->key, 0};
         if (!v) {
             if (f->required) return refuse(c, &s, obj, xstrdup("required, not set"));

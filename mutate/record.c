@@ -85,22 +85,22 @@ void mutate_spec_hash(json_object *spec, char out[17]) {
 
 void record_use(mctx *m, mutate_lang_id lang, json_object *obj) {
     json_object *meta = jget(obj, "metadata"), *u = jnew_obj();
-    jset_str(u, "kind", lang < MUTATE_NLANGS ? "Instrumentation" : "OpenTelemetryCollector");
-    if (lang < MUTATE_NLANGS) jset_str(u, "language", mutate_lang_name(lang));
-    const char *ns = jstr(meta, "namespace");
-    jset_str(u, "namespace", ns ? ns : m->ns);
-    jset_str(u, "name", jstr(meta, "name"));
+    jw_add(u, "kind", jnew_str(lang < MUTATE_NLANGS ? "Instrumentation" : "OpenTelemetryCollector"));
+    if (lang < MUTATE_NLANGS) jw_add(u, "language", jnew_str(mutate_lang_name(lang)));
+    const char *ns = jstr(meta, "namespace"), *name = jw_str(meta, "name");
+    jw_add(u, "namespace", jnew_str(ns ? ns : m->ns));
+    jw_add(u, "name", jnew_str(name ? name : ""));
     const char *rv = jstr(meta, "resourceVersion");
-    if (rv) jset_str(u, "resourceVersion", rv);
+    if (rv) jw_add(u, "resourceVersion", jnew_str(rv));
     int64_t gen;
-    if (jint(meta, "generation", &gen)) jset_int(u, "generation", gen);
+    if (jint(meta, "generation", &gen)) jw_add(u, "generation", jnew_int(gen));
     const char *h = jstr(obj, MUTATE_SPEC_HASH);
     char hex[17];
     if (!h || strlen(h) != 16) { /* an object that did not go through the store */
         mutate_spec_hash(jget(obj, "spec"), hex);
         h = hex;
     }
-    jset_str(u, "hash", h);
+    jw_add(u, "hash", jnew_str(h));
     if (!m->res->uses) m->res->uses = jnew_arr();
     jpush(m->res->uses, u);
 }
@@ -446,7 +446,9 @@ static bool record_mismatch(json_object *pod, char *buf, size_t len);
 static json_object *shallow(json_object *o) {
     json_object *c = jnew_obj();
     if (json_object_is_type(o, json_type_object)) {
-        json_object_object_foreach(o, k, v) jset(c, k, json_object_get(v));
+        /* The keys of o are distinct: no lookup before each insert. */
+        json_object_object_foreach(o, k, v)
+            if (json_object_object_add_ex(c, k, json_object_get(v), JSON_C_OBJECT_ADD_KEY_IS_NEW) != 0) base_oom();
     }
     return c;
 }
@@ -516,6 +518,7 @@ void record_apply(json_object *orig, mutate_result *res, const patch_log *log, s
         res->warnings[res->nwarnings++] = xasprintf("%s; replaced by this injection's record", why);
     }
     sbuf b = SBUF_INIT;
+    sbuf_reserve(&b, 2048); /* a typical record: about 1.4 KB */
     char *text;
     if (log && record_text_from_log(orig, res, log, &b)) {
         text = sbuf_take(&b, NULL);

@@ -67,11 +67,8 @@ static void pends_free(pends *l) {
 }
 
 static const char *name_of(json_object *e, const char *key) {
-    json_object *s;
-    if (json_object_is_type(e, json_type_object) && json_object_object_get_ex(e, key, &s) &&
-        json_object_is_type(s, json_type_string))
-        return json_object_get_string(s);
-    return NULL;
+    json_object *s = jw_member(e, key);
+    return json_object_is_type(s, json_type_string) ? json_object_get_string(s) : NULL;
 }
 
 /* The names of a list's elements under key: a small open-addressing set,

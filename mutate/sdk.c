@@ -28,28 +28,103 @@
 
 /* The attribute map of one container: key -> value, and the keys the
  * container's own OTEL_RESOURCE_ATTRIBUTES already has (never written).
- * json-c objects as hash tables: with up to MUTATE_MAX_ANNOTATIONS
- * annotations and MUTATE_MAX_RESOURCE_ATTRIBUTES existing items per
- * container, a list scanned per key would be quadratic. */
+ * Hash tables: with up to MUTATE_MAX_ANNOTATIONS annotations and
+ * MUTATE_MAX_RESOURCE_ATTRIBUTES existing items per container, a list
+ * scanned per key would be quadratic. Open addressing over owned copies
+ * (the values come from reused buffers): a dozen attributes per container,
+ * which json-c objects cost an allocation, a key copy and two hashes
+ * each, and a sort of their members to write out. */
+typedef struct aslot {
+    char *key, *val; /* key NULL: free slot */
+} aslot;
+
+typedef struct atable {
+    aslot *slot;
+    size_t n, mask; /* mask + 1 slots, a power of two, at most half used */
+} atable;
+
 typedef struct amap {
-    json_object *vals;
-    json_object *existing;
+    atable vals;
+    atable existing; /* values unused */
 } amap;
 
-static bool amap_existing(const amap *a, const char *k) {
-    return json_object_object_get_ex(a->existing, k, NULL);
+static size_t ahash(const char *k) {
+    size_t h = 14695981039346656037u; /* FNV-1a */
+    for (const unsigned char *p = (const unsigned char *)k; *p; p++) h = (h ^ *p) * 1099511628211u;
+    return h;
 }
 
-static const char *amap_get(const amap *a, const char *k) { return jstr(a->vals, k); }
+static aslot *at_find(const atable *t, const char *k) {
+    if (!t->n) return NULL;
+    for (size_t i = ahash(k) & t->mask;; i = (i + 1) & t->mask) {
+        if (!t->slot[i].key) return NULL;
+        if (!strcmp(t->slot[i].key, k)) return &t->slot[i];
+    }
+}
+
+/* The slot of k, made (with a copy of k) when absent. */
+static aslot *at_put(atable *t, const char *k) {
+    aslot *s = at_find(t, k);
+    if (s) return s;
+    if (2 * (t->n + 1) > t->mask + 1) {
+        atable g = {xcalloc(t->mask ? 2 * (t->mask + 1) : 32, sizeof *g.slot), t->n, t->mask ? 2 * t->mask + 1 : 31};
+        for (size_t i = 0; t->mask && i <= t->mask; i++) {
+            if (!t->slot[i].key) continue;
+            size_t j = ahash(t->slot[i].key) & g.mask;
+            while (g.slot[j].key) j = (j + 1) & g.mask;
+            g.slot[j] = t->slot[i];
+        }
+        free(t->slot);
+        *t = g;
+    }
+    size_t i = ahash(k) & t->mask;
+    while (t->slot[i].key) i = (i + 1) & t->mask;
+    t->slot[i].key = xstrdup(k);
+    t->n++;
+    return &t->slot[i];
+}
+
+static void at_free(atable *t) {
+    for (size_t i = 0; t->mask && i <= t->mask; i++) {
+        free(t->slot[i].key);
+        free(t->slot[i].val);
+    }
+    free(t->slot);
+}
+
+static bool amap_existing(const amap *a, const char *k) { return at_find(&a->existing, k) != NULL; }
+
+static const char *amap_get(const amap *a, const char *k) {
+    aslot *s = at_find(&a->vals, k);
+    return s ? s->val : NULL;
+}
 
 static void amap_set(amap *a, const char *k, const char *v) {
     if (!k || !v || !*v || amap_existing(a, k)) return;
-    jset_str(a->vals, k, v);
+    aslot *s = at_put(&a->vals, k);
+    free(s->val);
+    s->val = xstrdup(v);
+}
+
+static int aslot_cmp(const void *x, const void *y) {
+    return strcmp(((const aslot *)x)->key, ((const aslot *)y)->key);
+}
+
+/* The attributes sorted by key (bytewise), borrowed from a, in a malloc'ed
+ * array of *n (free it). */
+static aslot *amap_sorted(const amap *a, size_t *n) {
+    aslot *v = xcalloc(a->vals.n ? a->vals.n : 1, sizeof *v);
+    size_t k = 0;
+    for (size_t i = 0; a->vals.mask && i <= a->vals.mask; i++)
+        if (a->vals.slot[i].key) v[k++] = a->vals.slot[i];
+    qsort(v, k, sizeof *v, aslot_cmp);
+    *n = k;
+    return v;
 }
 
 static void amap_free(amap *a) {
-    json_object_put(a->vals);
-    json_object_put(a->existing);
+    at_free(&a->vals);
+    at_free(&a->existing);
 }
 
 /* Keys of an existing attribute list: items split on ',', trimmed, with
@@ -65,7 +140,7 @@ static void parse_existing(amap *a, const char *value) {
             while (ks < ke && isspace((unsigned char)*ks)) ks++;
             while (ke > ks && isspace((unsigned char)ke[-1])) ke--;
             char *key = xstrndup(ks, (size_t)(ke - ks));
-            jset(a->existing, key, NULL);
+            at_put(&a->existing, key);
             free(key);
         }
         p = comma ? comma + 1 : NULL;
@@ -73,7 +148,10 @@ static void parse_existing(amap *a, const char *value) {
 }
 
 static const char *const owner_kinds[] = {"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "CronJob", "Job"};
-static const char *const owner_keys[] = {"deployment", "replicaset", "statefulset", "daemonset", "cronjob", "job"};
+static const char *const owner_name_keys[] = {"k8s.deployment.name", "k8s.replicaset.name", "k8s.statefulset.name",
+                                              "k8s.daemonset.name", "k8s.cronjob.name", "k8s.job.name"};
+static const char *const owner_uid_keys[] = {"k8s.deployment.uid", "k8s.replicaset.uid", "k8s.statefulset.uid",
+                                             "k8s.daemonset.uid", "k8s.cronjob.uid", "k8s.job.uid"};
 
 static int owner_index(const char *kind) {
     for (int i = 0; i < 6; i++)
@@ -87,7 +165,7 @@ static void walk_refs(mctx *m, json_object *refs, int depth) {
     for (size_t i = 0; i < jlen(refs); i++) {
         json_object *ref = json_object_array_get_idx(refs, i);
         int k = owner_index(jstr(ref, "kind"));
-        const char *name = jstr(ref, "name");
+        const char *name = jw_str(ref, "name");
         if (k < 0 || !name) continue;
         m->owners.name[k] = name;
         m->owners.uid[k] = jstr(ref, "uid");
@@ -170,7 +248,7 @@ static const char *scalar_str(json_object *v, char *buf, size_t len) {
 void sdk_common_env(lctx *l, json_object *c) {
     if (!env_find(c, "OTEL_POD_IP", NULL)) env_prepend_field(c, "OTEL_POD_IP", "status.podIP");
     if (!env_find(c, "OTEL_NODE_IP", NULL)) env_prepend_field(c, "OTEL_NODE_IP", "status.hostIP");
-    env_append_if_not_set(c, jget(l->ispec, "env"));
+    env_append_if_not_set(c, jw_get(l->ispec, "env"));
 }
 
 /* Volume names must be DNS labels; secret and configmap names may hold dots
@@ -228,7 +306,7 @@ void sdk_tls_volumes(lctx *l) {
     char vn[64];
     if (t.secret) {
         volume_name(vn, sizeof vn, "otel-auto-secret-", t.secret);
-        if (!jfind_named(vols, vn, NULL)) {
+        if (!jw_find_named(vols, vn, NULL)) {
             json_object *v = jnew_obj(), *s = jnew_obj();
             jset(v, "name", jnew_str(vn));
             jset(s, "secretName", jnew_str(t.secret));
@@ -238,7 +316,7 @@ void sdk_tls_volumes(lctx *l) {
     }
     if (t.configmap) {
         volume_name(vn, sizeof vn, "otel-auto-configmap-", t.configmap);
-        if (!jfind_named(vols, vn, NULL)) {
+        if (!jw_find_named(vols, vn, NULL)) {
             json_object *v = jnew_obj(), *s = jnew_obj();
             jset(v, "name", jnew_str(vn));
             jset(s, "name", jnew_str(t.configmap));
@@ -287,13 +365,13 @@ static void tls_configure(lctx *l, json_object *c) {
  * writing keys the container's own OTEL_RESOURCE_ATTRIBUTES (ora) has. */
 static void build_map(lctx *l, json_object *ora, json_object *app, amap *a_out) {
     mctx *m = l->m;
-    json_object *ispec = l->ispec, *ann = jget(m->meta, "annotations");
+    json_object *ispec = l->ispec, *ann = pod_annotations(m);
     json_object *res = jget(ispec, "resource");
     bool uids = json_object_get_boolean(jget(res, "addK8sUIDAttributes"));
-    const char *cname = jstr(app, "name") ? jstr(app, "name") : "";
+    const char *cname = jw_str(app, "name") ? jw_str(app, "name") : "";
     char buf[64];
-    amap a = {jnew_obj(), jnew_obj()};
-    if (ora && !jget(ora, "valueFrom")) parse_existing(&a, jstr(ora, "value"));
+    amap a = {{0}, {0}};
+    if (ora && !jw_get(ora, "valueFrom")) parse_existing(&a, jw_str(ora, "value"));
 
     /* 1. Instrumentation-wide attributes, lowest precedence. */
     json_object *ra = jget(res, "resourceAttributes");
@@ -303,7 +381,7 @@ static void build_map(lctx *l, json_object *ora, json_object *app, amap *a_out) 
     /* 2. What Kubernetes tells about the pod. */
     amap_set(&a, "k8s.namespace.name", m->ns);
     amap_set(&a, "k8s.container.name", cname);
-    amap_set(&a, "k8s.pod.name", jstr(m->meta, "name"));
+    amap_set(&a, "k8s.pod.name", jw_str(m->meta, "name"));
     amap_set(&a, "k8s.pod.uid", jstr(m->meta, "uid"));
     amap_set(&a, "k8s.node.name", jstr(m->spec, "nodeName"));
     const char *sid = jstr(ann, ANN_RESOURCE "service.instance.id");
@@ -316,13 +394,8 @@ static void build_map(lctx *l, json_object *ora, json_object *app, amap *a_out) 
     }
     const owner_info *o = owners_walk(m);
     for (int k = 0; k < 6; k++) {
-        char key[64];
-        snprintf(key, sizeof key, "k8s.%s.name", owner_keys[k]);
-        amap_set(&a, key, o->name[k]);
-        if (uids) {
-            snprintf(key, sizeof key, "k8s.%s.uid", owner_keys[k]);
-            amap_set(&a, key, o->uid[k]);
-        }
+        amap_set(&a, owner_name_keys[k], o->name[k]);
+        if (uids) amap_set(&a, owner_uid_keys[k], o->uid[k]);
     }
     /* 3. resource.opentelemetry.io/<key> annotations. */
     if (json_object_is_type(ann, json_type_object)) {
@@ -342,7 +415,7 @@ static void build_map(lctx *l, json_object *ora, json_object *app, amap *a_out) 
 /* Spec 3.4, read from the map before k8s.pod.name turns into a $(...)
  * reference. Points into the pod, the map or the container. */
 static const char *pick_service_name(lctx *l, json_object *app, const amap *a) {
-    json_object *ann = jget(l->m->meta, "annotations"), *labels = jget(l->m->meta, "labels");
+    json_object *ann = pod_annotations(l->m), *labels = jget(l->m->meta, "labels");
     bool use_labels = json_object_get_boolean(jget(jget(l->ispec, "defaults"), "useLabelsForResourceAttributes"));
     const char *sn = jstr(ann, ANN_RESOURCE "service.name");
     if ((!sn || !*sn) && use_labels) {
@@ -352,7 +425,7 @@ static const char *pick_service_name(lctx *l, json_object *app, const amap *a) {
     static const char *const from_map[] = {"k8s.deployment.name", "k8s.replicaset.name", "k8s.statefulset.name",
                                            "k8s.daemonset.name", "k8s.cronjob.name", "k8s.job.name", "k8s.pod.name"};
     for (size_t i = 0; i < sizeof from_map / sizeof *from_map && (!sn || !*sn); i++) sn = amap_get(a, from_map[i]);
-    return sn && *sn ? sn : jstr(app, "name") ? jstr(app, "name") : "";
+    return sn && *sn ? sn : jw_str(app, "name") ? jw_str(app, "name") : "";
 }
 
 char *sdk_service_name(lctx *l, json_object *app) {
@@ -365,13 +438,13 @@ char *sdk_service_name(lctx *l, json_object *app) {
 
 void sdk_configure(lctx *l, json_object *c, json_object *app) {
     mctx *m = l->m;
-    json_object *ispec = l->ispec, *ann = jget(m->meta, "annotations"), *labels = jget(m->meta, "labels");
+    json_object *ispec = l->ispec, *ann = pod_annotations(m), *labels = jget(m->meta, "labels");
     json_object *res = jget(ispec, "resource");
     bool uids = json_object_get_boolean(jget(res, "addK8sUIDAttributes"));
     bool use_labels = json_object_get_boolean(jget(jget(ispec, "defaults"), "useLabelsForResourceAttributes"));
-    const char *cname = jstr(app, "name") ? jstr(app, "name") : "";
+    const char *cname = jw_str(app, "name") ? jw_str(app, "name") : "";
     json_object *ora = env_find(c, ORA, NULL);
-    bool ora_from = ora && jget(ora, "valueFrom");
+    bool ora_from = ora && jw_get(ora, "valueFrom");
     amap a;
     build_map(l, ora, app, &a);
 
@@ -400,7 +473,7 @@ void sdk_configure(lctx *l, json_object *c, json_object *app) {
         if ((!ver || !*ver) && use_labels) ver = jstr(labels, "app.kubernetes.io/version");
         char iv[512];
         if (!ver || !*ver) {
-            image_version(jstr(app, "image"), iv, sizeof iv);
+            image_version(jw_str(app, "image"), iv, sizeof iv);
             ver = iv;
         }
         amap_set(&a, "service.version", ver);
@@ -431,13 +504,13 @@ void sdk_configure(lctx *l, json_object *c, json_object *app) {
 
     /* Write-out: sorted k=v list, appended to an existing value. */
     size_t nattrs;
-    jkv *sorted = jsorted_members(a.vals, &nattrs);
+    aslot *sorted = amap_sorted(&a, &nattrs);
     sbuf lb = SBUF_INIT;
-    for (size_t i = 0; i < nattrs; i++) { /* vals holds strings only (amap_set) */
+    for (size_t i = 0; i < nattrs; i++) {
         if (i) sbuf_putc(&lb, ',');
         sbuf_puts(&lb, sorted[i].key);
         sbuf_putc(&lb, '=');
-        sbuf_puts(&lb, json_object_get_string(sorted[i].val));
+        sbuf_puts(&lb, sorted[i].val);
     }
     free(sorted);
     char *list = sbuf_take(&lb, NULL);
@@ -447,7 +520,7 @@ void sdk_configure(lctx *l, json_object *c, json_object *app) {
     } else if (!ora) {
         env_append(c, ORA, list);
     } else if (nattrs) {
-        const char *old = jstr(ora, "value") ? jstr(ora, "value") : "";
+        const char *old = jw_str(ora, "value") ? jw_str(ora, "value") : "";
         size_t ol = strlen(old);
         char *v = NULL;
         v = xasprintf("%s%s%s", old, ol && old[ol - 1] != ',' ? "," : "", list);

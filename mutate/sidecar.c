@@ -80,7 +80,7 @@ static json_object *select_collector(mctx *m, const char *value) {
 /* The resource attributes of the pod (spec 4.3 step 4), unless the
  * collector's env sets OTEL_RESOURCE_ATTRIBUTES itself. */
 static void resource_env(mctx *m, json_object *env) {
-    if (jfind_named(env, "OTEL_RESOURCE_ATTRIBUTES", NULL)) return;
+    if (jw_find_named(env, "OTEL_RESOURCE_ATTRIBUTES", NULL)) return;
 
     jpush(env, env_new_field("OTEL_RESOURCE_ATTRIBUTES_POD_NAME", "metadata.name"));
     jpush(env, env_new_field("OTEL_RESOURCE_ATTRIBUTES_POD_UID", "metadata.uid"));
@@ -131,7 +131,7 @@ static void set_label(mctx *m, const char *cns, const char *cname) {
 
 static void remove_named(json_object *arr, const char *name) {
     size_t idx;
-    while (jfind_named(arr, name, &idx)) json_object_array_del_idx(arr, idx, 1);
+    while (jw_find_named(arr, name, &idx)) json_object_array_del_idx(arr, idx, 1);
 }
 
 void sidecar_run(mctx *m) {
@@ -145,13 +145,13 @@ void sidecar_run(mctx *m) {
     }
     /* Both places count, whatever the mode: a pod injected in one mode and
      * seen again after a switch must not get a second collector. */
-    if (jfind_named(cs, SIDECAR_NAME, NULL) || jfind_named(inits, SIDECAR_NAME, NULL)) {
+    if (jw_find_named(cs, SIDECAR_NAME, NULL) || jw_find_named(inits, SIDECAR_NAME, NULL)) {
         mctx_skip(m, MUTATE_SKIP_ALREADY_INSTRUMENTED);
         return;
     }
     json_object *col = select_collector(m, v);
     if (!col) return;
-    const char *cname = jstr(jget(col, "metadata"), "name"), *cns = jstr(jget(col, "metadata"), "namespace");
+    const char *cname = jw_str(jget(col, "metadata"), "name"), *cns = jstr(jget(col, "metadata"), "namespace");
     if (!cns) cns = m->ns;
     collector_build_opts o = {.target = COLLECTOR_SIDECAR, .default_image = m->opt->collector_image,
                               .native = m->opt->native_sidecars, .proxy_env = m->opt->proxy_env,
@@ -163,15 +163,15 @@ void sidecar_run(mctx *m) {
         mctx_skip(m, MUTATE_SKIP_INVALID);
         return;
     }
-    resource_env(m, jget(part.container, "env"));
+    resource_env(m, jw_get(part.container, "env"));
 
     /* Volumes whose names the pod already has are skipped: two volumes of
      * one name make the API server refuse the pod (spec 7.32). */
     json_object *vols = jarr_at(m->spec, "volumes");
     for (size_t i = 0; i < jlen(part.volumes); i++) {
         json_object *pv = json_object_array_get_idx(part.volumes, i);
-        const char *name = jstr(pv, "name");
-        if (name && !jfind_named(vols, name, NULL)) jpush(vols, json_object_get(pv));
+        const char *name = jw_str(pv, "name");
+        if (name && !jw_find_named(vols, name, NULL)) jpush(vols, json_object_get(pv));
     }
     if (!jlen(vols)) json_object_object_del(m->spec, "volumes");
 

@@ -121,18 +121,19 @@ static char *agent_conf(lctx *l, const ws_kind *k, json_object *app) {
 
 static json_object *mount(const char *name, const char *path) {
     json_object *m = jnew_obj();
-    jset(m, "name", jnew_str(name));
-    jset(m, "mountPath", jnew_str(path));
+    jw_add(m, "name", jnew_str(name));
+    jw_add(m, "mountPath", jnew_str(path));
     return m;
 }
 
 static json_object *resolve_sc(lctx *l, json_object *app) {
     json_object *sc = jget(l->ispec, "initContainerSecurityContext");
-    return jcopy(sc ? sc : jget(app, "securityContext"));
+    return jw_copy(sc ? sc : jget(app, "securityContext"));
 }
 
+/* key: a literal, given once per container (jw_add). */
 static void add_opt(json_object *c, const char *key, json_object *v) {
-    if (v) jset(c, key, v);
+    if (v) jw_add(c, key, v);
 }
 
 /* Step 2: the clone, and the app's configuration mounts. */
@@ -140,30 +141,30 @@ static void add_clone(lctx *l, const ws_kind *k, json_object *app, const char *n
                       const char *agent_vol, const char *conf_dir) {
     mctx *m = l->m;
     json_object *vols = jarr_at(m->spec, "volumes");
-    if (!jfind_named(vols, conf_vol, NULL)) jpush(vols, lang_volume(l, conf_vol));
+    if (!jw_find_named(vols, conf_vol, NULL)) jpush(vols, lang_volume(l, conf_vol));
     json_object *c = jnew_obj();
-    jset(c, "name", jnew_str(name));
-    jset(c, "image", jnew_str(jstr(app, "image") ? jstr(app, "image") : ""));
+    jw_add(c, "name", jnew_str(name));
+    jw_add(c, "image", jnew_str(jw_str(app, "image") ? jw_str(app, "image") : ""));
     if (k->nginx) {
-        jset(c, "command", jstrs(2, "/bin/sh", "-c"));
-        jset(c, "args", jstrs(3, WS_SCRIPT_NGINX_CLONE, "--", conf_dir));
+        jw_add(c, "command", jstrs(2, "/bin/sh", "-c"));
+        jw_add(c, "args", jstrs(3, WS_SCRIPT_NGINX_CLONE, "--", conf_dir));
     } else {
         char src[1100];
         snprintf(src, sizeof src, "%s/.", conf_dir);
-        jset(c, "command", jstrs(4, "cp", "-r", src, WS_STAGED_DIR));
+        jw_add(c, "command", jstrs(4, "cp", "-r", src, WS_STAGED_DIR));
     }
-    add_opt(c, "env", jcopy(jget(app, "env"))); /* a snapshot (spec 7.7) */
-    add_opt(c, "envFrom", jcopy(jget(app, "envFrom")));
-    json_object *mounts = jcopy(jget(app, "volumeMounts"));
+    add_opt(c, "env", jw_copy(jget(app, "env"))); /* a snapshot (spec 7.7) */
+    add_opt(c, "envFrom", jw_copy(jget(app, "envFrom")));
+    json_object *mounts = jw_copy(jget(app, "volumeMounts"));
     if (!json_object_is_type(mounts, json_type_array)) {
         json_object_put(mounts);
         mounts = jnew_arr();
     }
     jpush(mounts, mount(conf_vol, WS_STAGED_DIR));
-    jset(c, "volumeMounts", mounts);
-    add_opt(c, "resources", jcopy(jget(l->lspec, "resourceRequirements")));
+    jw_add(c, "volumeMounts", mounts);
+    add_opt(c, "resources", jw_copy(jget(l->lspec, "resourceRequirements")));
     add_opt(c, "securityContext", resolve_sc(l, app));
-    add_opt(c, "imagePullPolicy", jcopy(jget(app, "imagePullPolicy")));
+    add_opt(c, "imagePullPolicy", jw_copy(jget(app, "imagePullPolicy")));
     jpush(jarr_at(m->spec, "initContainers"), c);
 
     /* The app's own mount of its configuration directory gives way. */
@@ -184,17 +185,17 @@ static void add_attach(lctx *l, const ws_kind *k, json_object *app, const char *
                        const char *agent_vol, const char *arg) {
     mctx *m = l->m;
     json_object *vols = jarr_at(m->spec, "volumes");
-    if (!jfind_named(vols, agent_vol, NULL)) jpush(vols, lang_volume(l, agent_vol));
+    if (!jw_find_named(vols, agent_vol, NULL)) jpush(vols, lang_volume(l, agent_vol));
     json_object *c = jnew_obj();
-    jset(c, "name", jnew_str(name));
-    jset(c, "image", jnew_str(jstr(l->lspec, "image") ? jstr(l->lspec, "image") : ""));
-    jset(c, "command", jstrs(2, "/bin/sh", "-c"));
-    jset(c, "args", jstrs(3, k->nginx ? WS_SCRIPT_NGINX_ATTACH : WS_SCRIPT_APACHE_ATTACH, "--", arg));
+    jw_add(c, "name", jnew_str(name));
+    jw_add(c, "image", jnew_str(jstr(l->lspec, "image") ? jstr(l->lspec, "image") : ""));
+    jw_add(c, "command", jstrs(2, "/bin/sh", "-c"));
+    jw_add(c, "args", jstrs(3, k->nginx ? WS_SCRIPT_NGINX_ATTACH : WS_SCRIPT_APACHE_ATTACH, "--", arg));
     /* Env in the reference's order; OTEL_NODE_IP and OTEL_POD_IP come
      * before the agent configuration so that a $(OTEL_NODE_IP) endpoint in
      * it is expanded by the kubelet. */
     json_object *env = jnew_arr();
-    jset(c, "env", env);
+    jw_add(c, "env", env);
     env_append_if_not_set(c, jget(l->lspec, "env"));
     env_append_if_not_set(c, jget(l->ispec, "env"));
     if (!env_find(c, "OTEL_POD_IP", NULL)) env_append_field(c, "OTEL_POD_IP", "status.podIP");
@@ -203,14 +204,14 @@ static void add_attach(lctx *l, const ws_kind *k, json_object *app, const char *
     env_append(c, k->conf_env, conf);
     free(conf);
     env_append_field(c, k->sid_env, "metadata.name");
-    add_opt(c, "resources", jcopy(jget(l->lspec, "resourceRequirements")));
+    add_opt(c, "resources", jw_copy(jget(l->lspec, "resourceRequirements")));
     json_object *mounts = jnew_arr();
     jpush(mounts, mount(agent_vol, WS_AGENT_DIR));
     jpush(mounts, mount(conf_vol, WS_STAGED_DIR));
-    jset(c, "volumeMounts", mounts);
+    jw_add(c, "volumeMounts", mounts);
     add_opt(c, "securityContext", resolve_sc(l, app));
     const char *pp = jstr(l->ispec, "imagePullPolicy");
-    if (pp && *pp) jset(c, "imagePullPolicy", jnew_str(pp));
+    if (pp && *pp) jw_add(c, "imagePullPolicy", jnew_str(pp));
     jpush(jarr_at(m->spec, "initContainers"), c);
 }
 
@@ -255,9 +256,9 @@ void ws_inject(lctx *l, const ws_kind *k) {
             targets[nt++] = json_object_array_get_idx(cs, 0);
     }
     for (size_t i = 0; i < l->nnames; i++) {
-        json_object *c = jfind_named(cs, l->names[i], NULL);
+        json_object *c = jw_find_named(cs, l->names[i], NULL);
         if (c) targets[nt++] = c;
-        else if (jfind_named(inits, l->names[i], NULL)) {
+        else if (jw_find_named(inits, l->names[i], NULL)) {
             mctx_warn(m, "inject-%s: %s is an init container, which a web server module cannot instrument",
                       l->lang->name, l->names[i]);
             mctx_skip(m, MUTATE_SKIP_CONTAINER);
@@ -267,7 +268,7 @@ void ws_inject(lctx *l, const ws_kind *k) {
         }
     }
     /* Apache, which runs first, keeps the reference's clone name. */
-    bool other_clone = k->nginx && jfind_named(jget(m->spec, "initContainers"), CLONE_NAME, NULL);
+    bool other_clone = k->nginx && jw_find_named(jget(m->spec, "initContainers"), CLONE_NAME, NULL);
     for (size_t i = 0; i < nt; i++) {
         json_object *app = targets[i];
         const char *suffix = i ? jstr(app, "name") : NULL;
@@ -276,9 +277,9 @@ void ws_inject(lctx *l, const ws_kind *k) {
         join_name(conf_vol, sizeof conf_vol, k->conf_volume, suffix, NULL);
         join_name(attach, sizeof attach, k->attach_name, suffix, NULL);
         env_append_if_not_set(app, jget(l->lspec, "env"));
-        if (!jfind_named(jget(m->spec, "initContainers"), clone, NULL))
+        if (!jw_find_named(jget(m->spec, "initContainers"), clone, NULL))
             add_clone(l, k, app, clone, conf_vol, k->agent_volume, conf_dir);
-        if (!jfind_named(jget(m->spec, "initContainers"), attach, NULL)) {
+        if (!jw_find_named(jget(m->spec, "initContainers"), attach, NULL)) {
             add_attach(l, k, app, attach, conf_vol, k->agent_volume, k->nginx ? conf_name : conf_dir);
             if (k->nginx) nginx_ld_path(l, app);
         }
