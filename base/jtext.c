@@ -141,14 +141,49 @@ void jtext_string_text(sbuf *o, const char *s, size_t n) {
     o->len = (size_t)(d - o->s);
 }
 
+static inline void put1(sbuf *o, char c) {
+    sbuf_reserve(o, 1);
+    o->s[o->len++] = c;
+    o->s[o->len] = 0;
+}
+
+/* ',' (unless first), the key and ':' in one reserve: nearly every key is
+ * plain ASCII, written as it is. */
+static inline void member_key(sbuf *o, const char *k, int first) {
+    size_t n = strlen(k);
+    if (plain_prefix(k, n) != n) {
+        if (!first) put1(o, ',');
+        jtext_string(o, k, n);
+        put1(o, ':');
+        return;
+    }
+    sbuf_reserve(o, n + 4);
+    char *d = o->s + o->len;
+    if (!first) *d++ = ',';
+    *d++ = '"';
+    memcpy(d, k, n);
+    d += n;
+    *d++ = '"';
+    *d++ = ':';
+    *d = 0;
+    o->len = (size_t)(d - o->s);
+}
+
+/* An int64 in decimal, as printf writes it with PRId64 (test_base). */
+static inline void put_int(sbuf *o, int64_t x) {
+    char num[24], *e = num + sizeof num, *d = e;
+    uint64_t u = x < 0 ? 0 - (uint64_t)x : (uint64_t)x;
+    do *--d = (char)('0' + u % 10);
+    while (u /= 10);
+    if (x < 0) *--d = '-';
+    sbuf_add(o, d, (size_t)(e - d));
+}
+
 void jtext_append(sbuf *o, json_object *v) {
-    char num[32];
     switch (json_object_get_type(v)) {
     case json_type_null: sbuf_add(o, "null", 4); break;
     case json_type_boolean: json_object_get_boolean(v) ? sbuf_add(o, "true", 4) : sbuf_add(o, "false", 5); break;
-    case json_type_int:
-        sbuf_add(o, num, (size_t)snprintf(num, sizeof num, "%" PRId64, json_object_get_int64(v)));
-        break;
+    case json_type_int: put_int(o, json_object_get_int64(v)); break;
     case json_type_double: {
         /* Rare in pods; json-c keeps the original text of parsed numbers. */
         const char *t = json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN);
@@ -158,25 +193,23 @@ void jtext_append(sbuf *o, json_object *v) {
     case json_type_string: jtext_string(o, json_object_get_string(v), (size_t)json_object_get_string_len(v)); break;
     case json_type_array: {
         size_t n = json_object_array_length(v);
-        sbuf_putc(o, '[');
+        put1(o, '[');
         for (size_t i = 0; i < n; i++) {
-            if (i) sbuf_putc(o, ',');
+            if (i) put1(o, ',');
             jtext_append(o, json_object_array_get_idx(v, i));
         }
-        sbuf_putc(o, ']');
+        put1(o, ']');
         break;
     }
     case json_type_object: {
         int first = 1;
-        sbuf_putc(o, '{');
+        put1(o, '{');
         json_object_object_foreach(v, k, val) {
-            if (!first) sbuf_putc(o, ',');
+            member_key(o, k, first);
             first = 0;
-            jtext_string(o, k, strlen(k));
-            sbuf_putc(o, ':');
             jtext_append(o, val);
         }
-        sbuf_putc(o, '}');
+        put1(o, '}');
         break;
     }
     }

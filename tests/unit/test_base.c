@@ -8,6 +8,7 @@
 #include "base/sbuf.h"
 
 #include <check.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -198,6 +199,21 @@ START_TEST(sbuf_reserve_edges) {
 }
 END_TEST
 
+/* Integers as printf writes them, at the edges of int64. */
+START_TEST(jtext_integers) {
+    static const int64_t v[] = {0, 1, -1, 9, 10, -10, 99, 100, 8080, -65536, INT32_MAX, INT32_MIN, (int64_t)1e15,
+                                INT64_MAX, INT64_MIN, INT64_MIN + 1, INT64_MAX - 1};
+    for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
+        json_object *o = json_object_new_int64(v[i]);
+        char want[32], *got = jtext(o, NULL);
+        snprintf(want, sizeof want, "%" PRId64, v[i]);
+        ck_assert_str_eq(got, want);
+        free(got);
+        json_object_put(o);
+    }
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("base");
     TCase *tc = tcase_create("base");
@@ -208,6 +224,7 @@ int main(void) {
     tcase_add_test(tc, jtext_special_byte_at_every_offset);
     tcase_add_test(tc, jtext_string_text_as_jtext_string);
     tcase_add_test(tc, sbuf_reserve_edges);
+    tcase_add_test(tc, jtext_integers);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
