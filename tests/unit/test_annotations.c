@@ -4,6 +4,7 @@
  * tools' keys, the bounds of the check, and its edit distance. */
 #include "mutate/internal.h"
 #include "tests/unit/engine_fixture.h"
+#include "tests/unit/util.h"
 
 #include "base/sbuf.h"
 
@@ -316,9 +317,5 @@ int main(void) {
     tcase_add_test(tc, check_is_bounded);
     tcase_add_test(tc, edit_distance);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return tu_run(s);
 }

@@ -6,6 +6,7 @@
 #include "base/base64.h"
 #include "base/jtext.h"
 #include "base/sbuf.h"
+#include "tests/unit/util.h"
 
 #include <check.h>
 #include <inttypes.h>
@@ -226,9 +227,5 @@ int main(void) {
     tcase_add_test(tc, sbuf_reserve_edges);
     tcase_add_test(tc, jtext_integers);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return tu_run(s);
 }

@@ -4,6 +4,7 @@
  * nothing is never refused, whatever its size. */
 #include "base/sbuf.h"
 #include "tests/unit/engine_fixture.h"
+#include "tests/unit/util.h"
 
 #include <check.h>
 #include <stdio.h>
@@ -201,9 +202,5 @@ int main(void) {
     tcase_add_test(tc, unasked_pods_are_free);
     tcase_add_test(tc, limit_names);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return tu_run(s);
 }

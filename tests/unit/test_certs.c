@@ -1235,9 +1235,5 @@ int main(void) {
     tcase_add_test(tls_tc, reload_under_handshakes);
     suite_add_tcase(s, tls_tc);
 
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return tu_run(s);
 }

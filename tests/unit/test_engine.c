@@ -4,6 +4,7 @@
  * and volumes are compared as whole texts, because users (and upstream's
  * e2e asserts) compare them that way. */
 #include "tests/unit/engine_fixture.h"
+#include "tests/unit/util.h"
 
 #include <check.h>
 #include <stdio.h>
@@ -949,9 +950,5 @@ int main(void) {
     tcase_add_test(tc, unknown_fields_survive);
     tcase_add_test(tc, not_a_pod);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return tu_run(s);
 }

@@ -5,6 +5,7 @@
  * managedFields skip gives the tree json-c builds from the skimmed copy,
  * and members left out are left out of json-c's tree by the prune. */
 #include "base/jfast.h"
+#include "tests/unit/util.h"
 
 #include <check.h>
 #include <stdio.h>
@@ -245,9 +246,5 @@ int main(void) {
     tcase_add_test(tc, skips_managed_fields_as_the_skimmer_does);
     tcase_add_test(tc, drops_members_and_the_prune_agrees);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return tu_run(s);
 }

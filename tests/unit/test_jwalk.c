@@ -147,9 +147,5 @@ int main(void) {
     tcase_add_test(tc, literal_keys_are_kept_copied_and_freed);
     tcase_add_test(tc, copy_writes_jcopys_text);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return tu_run(s);
 }

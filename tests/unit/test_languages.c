@@ -1,6 +1,7 @@
 /* tests/unit/test_languages.c - .NET, Go, Apache HTTPD and Nginx (spec 2.4-2.7),
  * and the seven-language pod. Exact, complete, ordered expectations. */
 #include "tests/unit/engine_fixture.h"
+#include "tests/unit/util.h"
 
 #include <check.h>
 #include <stdio.h>
@@ -354,9 +355,5 @@ int main(void) {
     tcase_add_test(tc, webservers_together_and_several_targets);
     tcase_add_test(tc, seven_languages_one_pod);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return tu_run(s);
 }

@@ -228,9 +228,5 @@ int main(void) {
     tcase_set_timeout(lt, 30);
     tcase_add_test(lt, live_source_answers);
     suite_add_tcase(s, lt);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return tu_run(s);
 }

@@ -7,6 +7,7 @@
 #include "base/sbuf.h"
 #include "kube/yaml.h"
 #include "tests/unit/engine_fixture.h"
+#include "tests/unit/util.h"
 
 #include <check.h>
 #include <stdio.h>
@@ -486,9 +487,5 @@ int main(void) {
     tcase_add_test(tc, bounds_before_types);
     tcase_add_test(tc, long_keys_are_cut);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return tu_run(s);
 }

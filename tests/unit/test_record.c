@@ -8,6 +8,7 @@
  * Every case also goes through engine_fixture.c's checks: the record undoes
  * the injection exactly, and without it the engine still changes nothing. */
 #include "tests/unit/engine_fixture.h"
+#include "tests/unit/util.h"
 
 #include "mutate/defaults.h"
 #include "mutate/record.h"
@@ -337,9 +338,5 @@ int main(void) {
     tcase_add_test(tc, staleness);
     tcase_add_test(tc, hash_of_the_stored_spec);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return tu_run(s);
 }

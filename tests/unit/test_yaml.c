@@ -998,9 +998,5 @@ static Suite *yaml_suite(void) {
 }
 
 int main(void) {
-    SRunner *sr = srunner_create(yaml_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failures = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failures ? 1 : 0;
+    return tu_run(yaml_suite());
 }
