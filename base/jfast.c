@@ -149,7 +149,7 @@ static const char *skip_digits(const char *p, const char *end) {
 }
 
 static const char *skip_value(const char *p, const char *end, int depth) {
-    if (p >= end || depth > 512) return NULL;
+    if (p >= end || depth <= 0) return NULL;
     switch (*p) {
     case '"': return jfast_skip_string(p, end);
     case 't': return end - p >= 4 && !memcmp(p, "true", 4) ? p + 4 : NULL;
@@ -167,7 +167,7 @@ static const char *skip_value(const char *p, const char *end, int depth) {
                 if (p >= end || *p != ':') return NULL;
                 p = ws(p + 1, end);
             }
-            if (!(p = skip_value(p, end, depth + 1))) return NULL;
+            if (!(p = skip_value(p, end, depth - 1))) return NULL;
             p = ws(p, end);
             if (p < end && *p == close) return p + 1;
             if (p >= end || *p != ',') return NULL;
@@ -188,8 +188,8 @@ static const char *skip_value(const char *p, const char *end, int depth) {
     }
 }
 
-const char *jfast_skip_value(const char *p, const char *end) {
-    return skip_value(p, end, 0);
+const char *jfast_skip_value(const char *p, const char *end, int depth) {
+    return skip_value(p, end, depth);
 }
 
 /* ---- the parse ---------------------------------------------------------- */
@@ -304,9 +304,12 @@ static bool object(parser *ps, int depth, const jfast_path *paths, json_object *
         if (p >= end || *p != ':') goto decline;
         p = ws(p + 1, end);
         const jfast_path *e = entry(paths, k, kl);
+        if (e && !strcmp(e->key, "[]")) e = NULL; /* a member named "[]", not the elements' entry */
         json_object *v = NULL;
         if (e && e->what != JFAST_ENTER) {
-            const char *ve = jfast_skip_value(p, end);
+            /* As deep as the value could be built (json-c's own limit is
+             * deeper still): a deeper one is declined, and json-c says. */
+            const char *ve = skip_value(p, end, JFAST_MAX_DEPTH - depth);
             if (!ve) goto decline;
             if (e->what == JFAST_DROP) {
                 /* Left out, twice if written twice: json-c would keep

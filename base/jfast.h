@@ -41,10 +41,11 @@ int jfast_parse(const char *body, size_t len, const jfast_path *paths, json_obje
  * the fallback's tree is the one jfast_parse would have built. */
 void jfast_prune(json_object *root, const jfast_path *paths);
 
-/* Past the strict JSON value at p (white space not skipped), or NULL when
- * there is none; the skimmer's rule, shared so that a skipped value is
- * accepted exactly when the skimmer accepts it. */
-const char *jfast_skip_value(const char *p, const char *end);
+/* Past the strict JSON value at p (white space not skipped) nested at most
+ * depth levels deep (a scalar is one), or NULL when there is none: the
+ * skimmer's rule (it allows 512 levels), shared so that a skipped value is
+ * accepted by the same rule whichever parse skips it. */
+const char *jfast_skip_value(const char *p, const char *end, int depth);
 const char *jfast_skip_string(const char *p, const char *end);
 const char *jfast_skip_ws(const char *p, const char *end);
 

@@ -120,8 +120,10 @@ static json_object *find_named(json_object *arr, const char *name, size_t *idx) 
         if (json_object_get_type(e) == json_type_object && (h = lh_table_head(json_object_get_object(e))) &&
             is_name(lh_entry_k(h)) &&
             json_object_get_type(v = (json_object *)lh_entry_v(h)) == json_type_string) {
-            if ((size_t)json_object_get_string_len(v) != n || memcmp(json_object_get_string(v), name, n) != 0)
-                continue;
+            /* strcmp's answer: a name with a NUL inside it is compared
+             * up to the NUL, as jfind_named compares it. */
+            const char *s = json_object_get_string(v);
+            if ((size_t)json_object_get_string_len(v) < n || memcmp(s, name, n) != 0 || s[n]) continue;
         } else {
             const char *s = jw_str(e, "name");
             if (!s || strcmp(s, name) != 0) continue;

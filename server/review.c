@@ -170,7 +170,7 @@ static bool find_path(const char *p, const char *end, size_t level, const char *
         const char *v = jfast_skip_ws(p + 1, end);
         bool match = (size_t)(ke - 1 - k) == kl && !memcmp(k, key, kl);
         if (match && level + 1 < MF_DEPTH) return find_path(v, end, level + 1, vstart, vend);
-        const char *ve = jfast_skip_value(v, end);
+        const char *ve = jfast_skip_value(v, end, 513);
         if (!ve) return false;
         if (match) {
             *vstart = v;
@@ -200,16 +200,22 @@ static char *without_managed_fields(const char *body, size_t len, size_t *outlen
  * object's managedFields becomes null, as the skimmer makes it. On the pod
  * route also the members no part of the pod's mutation reads (mutate/ and
  * this file name none of them; podcheck.c's shapes are the fields it
- * does read): the app containers' probes, lifecycle hooks, ports and
- * resources, the volumes' sources (a volume is found by its name), the
+ * does read): the volumes' sources (a volume is found by its name), the
  * pod's security context, scheduling constraints and other object-valued
  * members of its spec nothing here reads, the status, and the review's
  * oldObject, userInfo, options and the request's kind echoes. Why it is
- * safe: the patch is a diff of trees that both lack the members, and the
- * diff never writes an existing element whole (containers and volumes
- * pair by name and are diffed member by member; the engine appends new
- * ones and copies nothing of these into them), so the pod keeps them. A
- * member added here that the engine did read would change answers, and
+ * safe: the patch is a diff of trees that both lack the members, the diff
+ * never writes an existing element whole (volumes pair by name, are only
+ * ever appended to, and the engine copies nothing of these into what it
+ * adds), and the status record copies nothing of them, so the pod keeps
+ * them. The containers' probes, lifecycle hooks, ports and resources are
+ * left out too, except when the engine removes a container whole (sidecar
+ * "false" on a pod that has one): the record keeps a copy of what it
+ * removed, which must be the whole container, so such a pod is parsed
+ * again with its containers whole (whole_paths) and mutated again; the
+ * annotation that asks for it may be the namespace's, which the parse
+ * cannot see. A member added here that the engine or the record did read
+ * would change answers, and
  * fuzz_review compares every answer with the one given without any of
  * this (review_env.no_skim); the server suites' exact patches run
  * through it too. */
@@ -252,6 +258,16 @@ static const jfast_path pod_request[] = {{"object", JFAST_ENTER, 0, pod_object},
                                          DROP("options"), DROP("requestKind"), DROP("requestResource"),
                                          DROP("resource"), {NULL, 0, 0, NULL}};
 static const jfast_path pod_paths[] = {{"request", JFAST_ENTER, 0, pod_request}, {NULL, 0, 0, NULL}};
+/* The same with the containers whole (pod_spec past its first two
+ * entries), for the rare pod whose mutation removes a container. */
+static const jfast_path whole_object[] = {{"metadata", JFAST_ENTER, 0, mf_meta},
+                                          {"spec", JFAST_ENTER, 0, pod_spec + 2},
+                                          DROP("status"),
+                                          {NULL, 0, 0, NULL}};
+static const jfast_path whole_request[] = {{"object", JFAST_ENTER, 0, whole_object}, DROP("oldObject"),
+                                           DROP("userInfo"), DROP("options"), DROP("requestKind"),
+                                           DROP("requestResource"), DROP("resource"), {NULL, 0, 0, NULL}};
+static const jfast_path whole_paths[] = {{"request", JFAST_ENTER, 0, whole_request}, {NULL, 0, 0, NULL}};
 
 /* The skimmer and json-c: the parse of what jfast_parse declines, which
  * defines the tree and the error text. *skimmed is the copy parsed (the
@@ -379,7 +395,9 @@ void review_handle(const review_env *env, json_tokener *tok, const char *body, s
 void review_handle_into(const review_env *env, json_tokener *tok, const char *body, size_t len, review_out *out,
                         review_alloc alloc, void *ud) {
     review_request rq;
-    if (decode(tok, body, len, env->no_skim ? NULL : pod_paths, &rq, out) != 0) return;
+    const jfast_path *paths = env->no_skim ? NULL : pod_paths;
+again:
+    if (decode(tok, body, len, paths, &rq, out) != 0) return;
     const char *op = rq.operation, *rkind = rq.kind, *sub = rq.sub_resource, *group = rq.group;
     if (!op || strcmp(op, "CREATE") != 0 || !rkind || strcmp(rkind, "Pod") != 0 || (group && *group) ||
         (sub && *sub)) {
@@ -414,6 +432,15 @@ void review_handle_into(const review_env *env, json_tokener *tok, const char *bo
     mreq.ns = kube_snapshot_get(view.snap, "Namespace", NULL, ns);
     mutate_result res;
     int rc = mutate_pod(&mreq, &res);
+    if (res.removed_whole && paths == pod_paths) {
+        /* Its record must keep the removed container whole (above). */
+        mutate_result_free(&res);
+        if (env->live) kube_live_end(&live);
+        kube_store_release(env->store, &view);
+        review_request_free(&rq);
+        paths = whole_paths;
+        goto again;
+    }
 
     out->injected = res.injected;
     out->sidecar = res.sidecar;

@@ -227,6 +227,24 @@ START_TEST(drops_members_and_the_prune_agrees) {
     /* Twice: left out both times, as json-c's last one pruned. */
     const char *twice = "{\"status\":1,\"a\":2,\"status\":{}}";
     same(twice, strlen(twice), DROPS, "{\"a\":2}");
+    /* A member named "[]" is a member, not each element of an array. */
+    const char *brackets = "{\"items\":{\"[]\":{\"probe\":1}}}";
+    same(brackets, strlen(brackets), DROPS, NULL);
+    o = json_tokener_parse(brackets);
+    jfast_prune(o, DROPS);
+    ck_assert_str_eq(json_object_to_json_string_ext(o, FLAGS), brackets);
+    json_object_put(o);
+    /* A dropped value nested past what the parse builds is declined (json-c
+     * then says whether it is too deep), not skipped: 23 levels inside the
+     * member at level 2 fit, 24 do not. */
+    char deep[128];
+    for (int levels = 22; levels <= 23; levels++) {
+        int n = snprintf(deep, sizeof deep, "{\"status\":%.*s1%.*s}", levels, "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[",
+                         levels, "]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]");
+        json_object *d = NULL;
+        ck_assert_int_eq(jfast_parse(deep, (size_t)n, DROPS, &d), levels == 22);
+        json_object_put(d);
+    }
     /* A dropped value that is not strict JSON declines the body. */
     const char *bad = "{\"status\":{\"a\":1,},\"b\":2}";
     json_object *r = NULL;
