@@ -125,7 +125,7 @@ static inline bool hex(unsigned char c) {
     return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f');
 }
 
-const char *jfast_skip_string(const char *p, const char *end) {
+static inline const char *skip_string(const char *p, const char *end) {
     for (p++;;) {
         p = plain_end(p, end); /* past plain text, eight bytes at a time */
         if (p >= end) return NULL;
@@ -142,6 +142,8 @@ const char *jfast_skip_string(const char *p, const char *end) {
     }
 }
 
+const char *jfast_skip_string(const char *p, const char *end) { return skip_string(p, end); }
+
 static const char *skip_digits(const char *p, const char *end) {
     const char *q = p;
     while (q < end && isdigit((unsigned char)*q)) q++;
@@ -151,7 +153,7 @@ static const char *skip_digits(const char *p, const char *end) {
 static const char *skip_value(const char *p, const char *end, int depth) {
     if (p >= end || depth <= 0) return NULL;
     switch (*p) {
-    case '"': return jfast_skip_string(p, end);
+    case '"': return skip_string(p, end);
     case 't': return end - p >= 4 && !memcmp(p, "true", 4) ? p + 4 : NULL;
     case 'f': return end - p >= 5 && !memcmp(p, "false", 5) ? p + 5 : NULL;
     case 'n': return end - p >= 4 && !memcmp(p, "null", 4) ? p + 4 : NULL;
@@ -162,7 +164,7 @@ static const char *skip_value(const char *p, const char *end, int depth) {
         if (p < end && *p == close) return p + 1;
         for (;;) {
             if (close == '}') {
-                if (p >= end || *p != '"' || !(p = jfast_skip_string(p, end))) return NULL;
+                if (p >= end || *p != '"' || !(p = skip_string(p, end))) return NULL;
                 p = ws(p, end);
                 if (p >= end || *p != ':') return NULL;
                 p = ws(p + 1, end);

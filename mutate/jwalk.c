@@ -123,7 +123,8 @@ static json_object *find_named(json_object *arr, const char *name, size_t *idx) 
             /* strcmp's answer: a name with a NUL inside it is compared
              * up to the NUL, as jfind_named compares it. */
             const char *s = json_object_get_string(v);
-            if ((size_t)json_object_get_string_len(v) < n || memcmp(s, name, n) != 0 || s[n]) continue;
+            size_t len = (size_t)json_object_get_string_len(v);
+            if ((len != n && (len < n || s[n])) || memcmp(s, name, n) != 0) continue;
         } else {
             const char *s = jw_str(e, "name");
             if (!s || strcmp(s, name) != 0) continue;
