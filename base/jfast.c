@@ -169,7 +169,9 @@ static const char *skip_value(const char *p, const char *end, int depth) {
                 if (p >= end || *p != ':') return NULL;
                 p = ws(p + 1, end);
             }
-            if (!(p = skip_value(p, end, depth - 1))) return NULL;
+            /* A managedFields is mostly "f:name":{} leaves. */
+            if (end - p >= 2 && p[0] == '{' && p[1] == '}' && depth > 1) p += 2;
+            else if (!(p = skip_value(p, end, depth - 1))) return NULL;
             p = ws(p, end);
             if (p < end && *p == close) return p + 1;
             if (p >= end || *p != ',') return NULL;

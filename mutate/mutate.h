@@ -136,7 +136,7 @@ typedef struct mutate_result {
     size_t ninto[MUTATE_NLANGS];
     bool asked;           /* an annotation asked for a language or the sidecar (or its removal) */
     bool sidecar;         /* collector sidecar injected */
-    bool removed_whole;   /* a container or init container of the pod removed whole (sidecar "false") */
+    bool record_compared; /* the status record written by comparing the pods (it may copy any member) */
     unsigned skips;       /* bit set of 1u << mutate_skip */
     mutate_limit limit;   /* the bound the pod is past, or MUTATE_LIMIT_NONE */
     /* A field the engine reads or writes holds what core/v1 does not allow

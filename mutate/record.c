@@ -535,6 +535,7 @@ void record_apply(json_object *orig, mutate_result *res, const patch_log *log, s
     } else {
         sbuf_free(&b);
         text = record_compared(orig, res);
+        res->record_compared = true;
     }
 
     json_object *pm, *pa;

@@ -129,12 +129,9 @@ static void set_label(mctx *m, const char *cns, const char *cname) {
     jset(labels, LABEL_SIDECAR_INJECTED, jnew_str(label + a));
 }
 
-static void remove_named(mctx *m, json_object *arr, const char *name) {
+static void remove_named(json_object *arr, const char *name) {
     size_t idx;
-    while (jw_find_named(arr, name, &idx)) {
-        json_object_array_del_idx(arr, idx, 1);
-        m->res->removed_whole = true;
-    }
+    while (jw_find_named(arr, name, &idx)) json_object_array_del_idx(arr, idx, 1);
 }
 
 void sidecar_run(mctx *m) {
@@ -142,8 +139,8 @@ void sidecar_run(mctx *m) {
     if (!*v) return;
     json_object *cs = jget(m->spec, "containers"), *inits = jget(m->spec, "initContainers");
     if (streq_ci(v, "false")) {
-        remove_named(m, cs, SIDECAR_NAME);
-        if (m->opt->native_sidecars) remove_named(m, inits, SIDECAR_NAME);
+        remove_named(cs, SIDECAR_NAME);
+        if (m->opt->native_sidecars) remove_named(inits, SIDECAR_NAME);
         return;
     }
     /* Both places count, whatever the mode: a pod injected in one mode and
