@@ -44,6 +44,7 @@
 #include "base/jfast.h"
 
 #include "base/alloc.h"
+#include "base/jhash.h"
 
 #include <ctype.h>
 #ifdef __SSE2__
@@ -294,6 +295,7 @@ static bool object(parser *ps, int depth, const jfast_path *paths, json_object *
     const char *end = ps->end, *p = ws(ps->p + 1, end);
     json_object *o = json_object_new_object();
     if (!o) base_oom();
+    jhash_adopt(o);
     if (p < end && *p == '}') {
         ps->p = p + 1;
         *out = o;

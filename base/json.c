@@ -2,6 +2,7 @@
 #include "base/json.h"
 
 #include "base/alloc.h"
+#include "base/jhash.h"
 
 #include <json-c/linkhash.h>
 
@@ -113,7 +114,11 @@ static json_object *made(json_object *v) {
     return v;
 }
 
-json_object *jnew_obj(void) { return made(json_object_new_object()); }
+json_object *jnew_obj(void) {
+    json_object *o = made(json_object_new_object());
+    jhash_adopt(o);
+    return o;
+}
 json_object *jnew_arr(void) { return made(json_object_new_array()); }
 json_object *jnew_str(const char *s) { return made(json_object_new_string(s)); }
 json_object *jnew_strn(const char *s, size_t n) { return made(json_object_new_string_len(s, (int)n)); }

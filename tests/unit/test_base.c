@@ -2,13 +2,17 @@
  * (base/): base64 against RFC 4648's vectors and a bit-by-bit encoder at
  * every length and alignment, JSON strings (base/jtext.c) with each byte
  * that needs care at every offset around the eight-byte words the writer
- * skips, and the growable buffer's reserve at its edges. */
+ * skips, the growable buffer's reserve at its edges, and the key hash of
+ * the objects we build (base/jhash.c). */
 #include "base/base64.h"
+#include "base/jhash.h"
+#include "base/json.h"
 #include "base/jtext.h"
 #include "base/sbuf.h"
 #include "tests/unit/util.h"
 
 #include <check.h>
+#include <json-c/linkhash.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -215,6 +219,42 @@ START_TEST(jtext_integers) {
 }
 END_TEST
 
+/* Our key hash reads every byte of every length (keys one byte apart never
+ * collide in these 64 bits), and a table that carries it finds each of its
+ * members through json-c's own lookups, across resizes, with keys given to
+ * jhash_key by length matching what the table computes from the text. */
+START_TEST(jhash_every_byte_and_lookups) {
+    char k[41];
+    for (size_t n = 1; n <= 40; n++) {
+        memset(k, 'a', n);
+        unsigned long base = jhash_key(k, n);
+        for (size_t i = 0; i < n; i++) {
+            k[i] = 'b';
+            ck_assert_uint_ne(jhash_key(k, n), base);
+            k[i] = 'a';
+        }
+        ck_assert_uint_ne(jhash_key(k, n - 1), base);
+    }
+    json_object *o = jnew_obj();
+    for (int i = 0; i < 300; i++) {
+        snprintf(k, sizeof k, "member-%d-of-a-long-key-name", i);
+        jset_int(o, k, i);
+    }
+    struct lh_table *t = json_object_get_object(o);
+    ck_assert_int_eq(json_object_object_length(o), 300);
+    for (int i = 0; i < 300; i++) {
+        snprintf(k, sizeof k, "member-%d-of-a-long-key-name", i);
+        int64_t v = -1;
+        ck_assert(jint(o, k, &v));
+        ck_assert_int_eq(v, i);
+        ck_assert_uint_eq(lh_get_hash(t, k), jhash_key(k, strlen(k)));
+    }
+    ck_assert_ptr_null(jget(o, "member-300-of-a-long-key-name"));
+    ck_assert_ptr_null(jget(o, ""));
+    json_object_put(o);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("base");
     TCase *tc = tcase_create("base");
@@ -226,6 +266,7 @@ int main(void) {
     tcase_add_test(tc, jtext_string_text_as_jtext_string);
     tcase_add_test(tc, sbuf_reserve_edges);
     tcase_add_test(tc, jtext_integers);
+    tcase_add_test(tc, jhash_every_byte_and_lookups);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }
