@@ -3,6 +3,8 @@
 
 #include "base/utf8.h"
 
+#include <emmintrin.h>
+
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -37,69 +39,126 @@ static inline size_t plain_prefix(const char *s, size_t n) {
     return word_plain(w) ? n : i;
 }
 
+/* 16 bytes at a time: a mask of the bytes that need care (a quote, a
+ * backslash, a control character, or non-ASCII, all of which the signed
+ * compare with 0x20 catches together). */
+static inline unsigned special16(__m128i x) {
+    __m128i q = _mm_cmpeq_epi8(x, _mm_set1_epi8('"')), b = _mm_cmpeq_epi8(x, _mm_set1_epi8('\\'));
+    __m128i c = _mm_cmplt_epi8(x, _mm_set1_epi8(0x20));
+    return (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(q, b), c));
+}
+
+static inline int byte_plain(unsigned char c) { return c >= 0x20 && c < 0x80 && c != '"' && c != '\\'; }
+
+/* Most keys and values are shorter than 16 bytes and plain: two
+ * overlapping words read and written whole, no call. Writes n bytes at d
+ * when s is plain, else nothing. */
+static inline __attribute__((always_inline)) int short_plain(char *d, const char *s, size_t n) {
+    if (n >= 8) {
+        uint64_t a, b;
+        memcpy(&a, s, 8);
+        memcpy(&b, s + n - 8, 8);
+        if (!word_plain(a) || !word_plain(b)) return 0;
+        memcpy(d, &a, 8);
+        memcpy(d + n - 8, &b, 8);
+        return 1;
+    }
+    if (n >= 4) {
+        uint32_t a, b;
+        memcpy(&a, s, 4);
+        memcpy(&b, s + n - 4, 4);
+        if (!word_plain(a | (uint64_t)b << 32)) return 0;
+        memcpy(d, &a, 4);
+        memcpy(d + n - 4, &b, 4);
+        return 1;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!byte_plain((unsigned char)s[i])) return 0;
+    for (size_t i = 0; i < n; i++) d[i] = s[i];
+    return 1;
+}
+
+/* Room for at least extra more bytes at *d (d moves when the buffer does). */
+static inline char *room(sbuf *o, char *d, size_t extra) {
+    o->len = (size_t)(d - o->s);
+    sbuf_reserve(o, extra);
+    return o->s + o->len;
+}
+
 void jtext_string(sbuf *o, const char *s, size_t n) {
     static const char hex[] = "0123456789abcdef";
-    sbuf_reserve(o, n + 2);
-    o->s[o->len++] = '"';
-    size_t start = plain_prefix(s, n);
-    if (start == n) {
-        memcpy(o->s + o->len, s, n);
-        o->len += n;
-        o->s[o->len++] = '"';
-        o->s[o->len] = 0;
-        return;
+    /* Invariant below: room for the n - i bytes still to read, their two
+     * quotes' worth, and 16 for the speculative vector stores. */
+    sbuf_reserve(o, n + 18);
+    char *d = o->s + o->len;
+    *d++ = '"';
+    if (n < 16 && short_plain(d, s, n)) {
+        d += n;
+        goto done;
     }
-    size_t run = 0;
-    for (size_t i = start; i < n; i++) {
-        while (i + 8 <= n) {
-            uint64_t w;
-            memcpy(&w, s + i, 8);
-            if (!word_plain(w)) break;
-            i += 8;
+    /* run: where in s the output's current verbatim copy began, so the
+     * last 1-15 bytes can be read as the string's last 16 when that many
+     * were copied as they are (the vector store rewrites the same bytes). */
+    size_t i = 0, run = 0;
+    while (i < n) {
+        if (i + 16 <= n) {
+            __m128i x = _mm_loadu_si128((const __m128i *)(s + i));
+            unsigned m = special16(x);
+            _mm_storeu_si128((__m128i *)d, x);
+            if (!m) {
+                d += 16, i += 16;
+                continue;
+            }
+            unsigned b = (unsigned)__builtin_ctz(m);
+            d += b, i += b;
+        } else if (n >= 16 && i - run >= 16 - (n - i)) {
+            size_t back = 16 - (n - i);
+            __m128i x = _mm_loadu_si128((const __m128i *)(s + n - 16));
+            unsigned m = special16(x) >> back;
+            _mm_storeu_si128((__m128i *)(d - back), x);
+            if (!m) {
+                d += n - i, i = n;
+                break;
+            }
+            unsigned b = (unsigned)__builtin_ctz(m);
+            d += b, i += b;
+        } else {
+            while (i < n && byte_plain((unsigned char)s[i])) *d++ = s[i++];
+            if (i == n) break;
         }
-        if (i >= n) break;
         unsigned char c = (unsigned char)s[i];
         if (c >= 0x80) {
             size_t ul = utf8_len((const unsigned char *)s + i, n - i);
-            if (ul) {
-                i += ul - 1;
+            if (ul) { /* valid UTF-8 is copied as it is: the run goes on */
+                for (size_t k = 0; k < ul; k++) *d++ = s[i + k];
+                i += ul;
                 continue;
             }
-            sbuf_reserve(o, (i - run) + 8 + (n - i));
-            memcpy(o->s + o->len, s + run, i - run);
-            o->len += i - run;
-            run = i + 1;
-            memcpy(o->s + o->len, "\\ufffd", 6);
-            o->len += 6;
+            d = room(o, d, (n - i) + 24);
+            memcpy(d, "\\ufffd", 6);
+            d += 6, run = ++i;
             continue;
         }
-        if (c >= 0x20 && c != '"' && c != '\\') continue;
-        sbuf_reserve(o, (i - run) + 8 + (n - i));
-        memcpy(o->s + o->len, s + run, i - run);
-        o->len += i - run;
-        run = i + 1;
-        o->s[o->len++] = '\\';
+        d = room(o, d, (n - i) + 24);
+        *d++ = '\\';
         switch (c) {
-        case '"': o->s[o->len++] = '"'; break;
-        case '\\': o->s[o->len++] = '\\'; break;
-        case '\n': o->s[o->len++] = 'n'; break;
-        case '\t': o->s[o->len++] = 't'; break;
-        case '\r': o->s[o->len++] = 'r'; break;
-        case '\b': o->s[o->len++] = 'b'; break;
-        case '\f': o->s[o->len++] = 'f'; break;
+        case '"': *d++ = '"'; break;
+        case '\\': *d++ = '\\'; break;
+        case '\n': *d++ = 'n'; break;
+        case '\t': *d++ = 't'; break;
+        case '\r': *d++ = 'r'; break;
+        case '\b': *d++ = 'b'; break;
+        case '\f': *d++ = 'f'; break;
         default:
-            o->s[o->len++] = 'u';
-            o->s[o->len++] = '0';
-            o->s[o->len++] = '0';
-            o->s[o->len++] = hex[c >> 4];
-            o->s[o->len++] = hex[c & 15];
+            *d++ = 'u', *d++ = '0', *d++ = '0';
+            *d++ = hex[c >> 4], *d++ = hex[c & 15];
         }
+        run = ++i;
     }
-    sbuf_reserve(o, n - run + 2);
-    memcpy(o->s + o->len, s + run, n - run);
-    o->len += n - run;
-    o->s[o->len++] = '"';
-    o->s[o->len] = 0;
+done:
+    *d++ = '"';
+    *d = 0;
+    o->len = (size_t)(d - o->s);
 }
 
 /* A word with no quote and no backslash is copied whole; in the others
@@ -111,10 +170,26 @@ static inline int word_unquoted(uint64_t x) {
 }
 
 void jtext_string_text(sbuf *o, const char *s, size_t n) {
-    sbuf_reserve(o, 2 * n + 2);
+    sbuf_reserve(o, 2 * n + 18);
     char *d = o->s + o->len;
     *d++ = '"';
     size_t i = 0;
+    /* Up to the next quote or backslash, 16 bytes a step (stored whole,
+     * the part past it rewritten by the next step). */
+    const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\');
+    while (i + 16 <= n) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(s + i));
+        unsigned m = (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(x, q), _mm_cmpeq_epi8(x, bs)));
+        _mm_storeu_si128((__m128i *)d, x);
+        if (!m) {
+            d += 16, i += 16;
+            continue;
+        }
+        unsigned b = (unsigned)__builtin_ctz(m);
+        d += b, i += b;
+        *d++ = '\\';
+        *d++ = s[i++];
+    }
     for (; i + 8 <= n; i += 8) {
         uint64_t w;
         memcpy(&w, s + i, 8);
@@ -151,17 +226,17 @@ static inline void put1(sbuf *o, char c) {
  * plain ASCII, written as it is. */
 static inline void member_key(sbuf *o, const char *k, int first) {
     size_t n = strlen(k);
-    if (plain_prefix(k, n) != n) {
-        if (!first) put1(o, ',');
-        jtext_string(o, k, n);
-        put1(o, ':');
-        return;
-    }
     sbuf_reserve(o, n + 4);
     char *d = o->s + o->len;
     if (!first) *d++ = ',';
     *d++ = '"';
-    memcpy(d, k, n);
+    if (n < 16 ? !short_plain(d, k, n) : plain_prefix(k, n) != n) {
+        o->len = (size_t)(d - 1 - o->s);
+        jtext_string(o, k, n);
+        put1(o, ':');
+        return;
+    }
+    if (n >= 16) memcpy(d, k, n);
     d += n;
     *d++ = '"';
     *d++ = ':';

@@ -9,6 +9,7 @@
 #include "base/json.h"
 #include "base/jtext.h"
 #include "base/sbuf.h"
+#include "base/utf8.h"
 #include "tests/unit/util.h"
 
 #include <check.h>
@@ -255,6 +256,83 @@ START_TEST(jhash_every_byte_and_lookups) {
 }
 END_TEST
 
+/* The reference for the vector scans: one byte at a time, as RFC 8259
+ * and jtext.h say (valid UTF-8 kept, any other byte >= 0x80 as U+FFFD). */
+static char *slow_string(const char *s, size_t n) {
+    sbuf b = SBUF_INIT;
+    sbuf_putc(&b, '"');
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        size_t ul;
+        if (c >= 0x80 && (ul = utf8_len((const unsigned char *)s + i, n - i))) {
+            sbuf_add(&b, s + i, ul);
+            i += ul - 1;
+        } else if (c >= 0x80) sbuf_puts(&b, "\\ufffd");
+        else if (c == '"') sbuf_puts(&b, "\\\"");
+        else if (c == '\\') sbuf_puts(&b, "\\\\");
+        else if (c == '\n') sbuf_puts(&b, "\\n");
+        else if (c == '\t') sbuf_puts(&b, "\\t");
+        else if (c == '\r') sbuf_puts(&b, "\\r");
+        else if (c == '\b') sbuf_puts(&b, "\\b");
+        else if (c == '\f') sbuf_puts(&b, "\\f");
+        else if (c < 0x20) sbuf_printf(&b, "\\u%04x", c);
+        else sbuf_putc(&b, (char)c);
+    }
+    sbuf_putc(&b, '"');
+    return sbuf_take(&b, NULL);
+}
+
+/* Random strings of every length to 80 from pieces that need care (quotes,
+ * controls, whole and cut UTF-8) among plain runs, so specials land on
+ * every side of the 16-byte steps and the overlapping tail: jtext_string
+ * and jtext_string_text (on texts without controls) against the reference,
+ * and keys written by jtext_append. */
+START_TEST(jtext_vector_scans_against_bytewise) {
+    static const char *const piece[] = {"a", "plain", "0123456789abcdef", "\"", "\\", "\n", "\x01", "\x7f",
+                                        "caf\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xe2\x82", "\xff", "\x80"};
+    uint64_t r = 0x9e3779b97f4a7c15ull;
+    char in[160];
+    for (int iter = 0; iter < 20000; iter++) {
+        size_t want_len = (size_t)(iter % 81), n = 0;
+        int text_only = iter & 1; /* quotes, backslashes and plain ASCII only */
+        while (n < want_len) {
+            r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+            const char *p = piece[r % (text_only ? 5 : sizeof piece / sizeof *piece)];
+            if (r >> 40 & 1) p = "x";
+            size_t pl = strlen(p);
+            if (n + pl > want_len) pl = want_len - n;
+            memcpy(in + n, p, pl);
+            n += pl;
+        }
+        char *want = slow_string(in, n), *got = jstring(in, n);
+        ck_assert_msg(strcmp(got, want) == 0, "jtext_string of %zu bytes (iteration %d): %s, want %s", n, iter, got,
+                      want);
+        free(got);
+        if (text_only) {
+            sbuf b = SBUF_INIT;
+            jtext_string_text(&b, in, n);
+            got = sbuf_take(&b, NULL);
+            ck_assert_msg(strcmp(got, want) == 0, "jtext_string_text of %zu bytes: %s, want %s", n, got, want);
+            free(got);
+        }
+        if (!memchr(in, 0, n)) {
+            in[n] = 0;
+            json_object *o = jnew_obj();
+            jset_int(o, in, 1);
+            jset_int(o, "after", 2);
+            sbuf b = SBUF_INIT;
+            sbuf_printf(&b, "{%s:1,\"after\":2}", want);
+            char *obj = jtext(o, NULL);
+            ck_assert_msg(strcmp(obj, b.s) == 0, "key of %zu bytes: %s, want %s", n, obj, b.s);
+            free(obj);
+            sbuf_free(&b);
+            json_object_put(o);
+        }
+        free(want);
+    }
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("base");
     TCase *tc = tcase_create("base");
@@ -267,6 +345,7 @@ int main(void) {
     tcase_add_test(tc, sbuf_reserve_edges);
     tcase_add_test(tc, jtext_integers);
     tcase_add_test(tc, jhash_every_byte_and_lookups);
+    tcase_add_test(tc, jtext_vector_scans_against_bytewise);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }
