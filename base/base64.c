@@ -57,8 +57,39 @@ __attribute__((target("ssse3"))) static size_t encode_ssse3(char *dst, const uns
     return i;
 }
 
-static int ssse3;
-static void ssse3_probe(void) { ssse3 = __builtin_cpu_supports("ssse3"); }
+/* The same steps on 256-bit registers: AVX2's byte shuffles work within
+ * each 128-bit half, so each half takes its own twelve bytes (loaded 12
+ * apart) and the tables are the SSSE3 ones twice. 24 bytes (32 characters)
+ * a step, leaving at least four; about half the instructions per byte. */
+__attribute__((target("avx2"))) static size_t encode_avx2(char *dst, const unsigned char *s, size_t n) {
+    const __m256i shuf = _mm256_setr_epi8(1, 0, 2, 1, 4, 3, 5, 4, 7, 6, 8, 7, 10, 9, 11, 10, 1, 0, 2, 1, 4, 3, 5, 4,
+                                          7, 6, 8, 7, 10, 9, 11, 10);
+    const __m256i mask_hi = _mm256_set1_epi32(0x0fc0fc00), mul_hi = _mm256_set1_epi32(0x04000040);
+    const __m256i mask_lo = _mm256_set1_epi32(0x003f03f0), mul_lo = _mm256_set1_epi32(0x01000010);
+    const __m256i offsets = _mm256_setr_epi8(
+        'a' - 26, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52,
+        '+' - 62, '/' - 63, 'A', 0, 0, 'a' - 26, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52, '0' - 52,
+        '0' - 52, '0' - 52, '0' - 52, '+' - 62, '/' - 63, 'A', 0, 0);
+    size_t i = 0;
+    for (; i + 28 <= n; i += 24, dst += 32) {
+        __m256i in = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(s + i))),
+                                             _mm_loadu_si128((const __m128i *)(s + i + 12)), 1);
+        in = _mm256_shuffle_epi8(in, shuf);
+        __m256i idx = _mm256_or_si256(_mm256_mulhi_epu16(_mm256_and_si256(in, mask_hi), mul_hi),
+                                      _mm256_mullo_epi16(_mm256_and_si256(in, mask_lo), mul_lo));
+        __m256i range = _mm256_subs_epu8(idx, _mm256_set1_epi8(51));
+        range = _mm256_or_si256(range,
+                                _mm256_and_si256(_mm256_cmpgt_epi8(_mm256_set1_epi8(26), idx), _mm256_set1_epi8(13)));
+        _mm256_storeu_si256((__m256i *)dst, _mm256_add_epi8(idx, _mm256_shuffle_epi8(offsets, range)));
+    }
+    return i;
+}
+
+static int ssse3, avx2;
+static void ssse3_probe(void) {
+    ssse3 = __builtin_cpu_supports("ssse3");
+    avx2 = __builtin_cpu_supports("avx2");
+}
 static pthread_once_t ssse3_once = PTHREAD_ONCE_INIT;
 #endif
 
@@ -68,9 +99,14 @@ void base64_encode(char *dst, const void *src, size_t n) {
     pthread_once(&pairs_once, pairs_fill);
 #ifdef HAVE_SSSE3_PATH
     pthread_once(&ssse3_once, ssse3_probe);
-    if (ssse3 && n >= 16) {
-        i = encode_ssse3(dst, s, n);
+    if (avx2 && n >= 28) {
+        i = encode_avx2(dst, s, n);
         dst += i / 3 * 4;
+    }
+    if (ssse3 && n - i >= 16) {
+        size_t k = encode_ssse3(dst, s + i, n - i);
+        i += k;
+        dst += k / 3 * 4;
     }
 #endif
     /* Six bytes (eight characters) per step from one eight-byte load,
