@@ -184,7 +184,7 @@ void mutate_result_free(mutate_result *res) {
     memset(res, 0, sizeof *res);
 }
 
-int mutate_pod(const mutate_request *req, mutate_result *res) {
+static int mutate(const mutate_request *req, mutate_result *res) {
     memset(res, 0, sizeof *res);
     res->patch = jnew_arr();
     mctx m = {.req = req, .opt = req->opt, .ns = req->namespace ? req->namespace : "", .in = req->pod, .res = res};
@@ -281,6 +281,16 @@ int mutate_pod(const mutate_request *req, mutate_result *res) {
 #endif
     if (want_text && res->nops && req->patch_text) res->patch_text = sbuf_take(&text, &res->patch_len);
     sbuf_free(&text);
+
     free(m.owner_fallback_rs);
     return 0;
+}
+
+int mutate_pod(const mutate_request *req, mutate_result *res) {
+    int rc = mutate(req, res);
+    if (req->patch_text) { /* the text is the answer; the pod would lack the record (record_apply) */
+        json_object_put(res->pod);
+        res->pod = NULL;
+    }
+    return rc;
 }

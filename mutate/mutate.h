@@ -68,7 +68,8 @@ typedef struct mutate_request {
     const mutate_options *opt;
     /* The patch wanted as text only (res->patch_text): the operations are
      * written as the diff finds them and no json-c array of them is built
-     * (res->patch stays empty). The admission server's way. */
+     * (res->patch stays empty), nor the mutated pod kept (res->pod NULL
+     * once mutate_pod returns). The admission server's way. */
     bool patch_text;
 } mutate_request;
 
@@ -122,7 +123,7 @@ const char *mutate_limit_name(mutate_limit l);
 size_t mutate_limit_max(mutate_limit l);
 
 typedef struct mutate_result {
-    json_object *pod;     /* the mutated pod (owned; shares unchanged parts with the input) */
+    json_object *pod;     /* the mutated pod (owned; shares unchanged parts with the input); NULL with patch_text */
     json_object *patch;   /* owned JSON array of RFC 6902 operations; empty when no change */
     size_t nops;          /* operations in the patch (0: no change) */
     char *patch_text;     /* with req->patch_text and nops: the patch's JSON text (owned) */

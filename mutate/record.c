@@ -577,6 +577,10 @@ void record_apply(json_object *orig, mutate_result *res, const patch_log *log, s
         jset_str(op, "value", text);
     }
     if (op) jpush(res->patch, op);
+    if (!ops) { /* the text is the answer (patch_text): no pod to carry the record */
+        free(text);
+        return;
+    }
 
     /* New objects down to the annotations: the patch's values share the
      * old ones and must not change. */
