@@ -3,8 +3,9 @@
  *
  * The container itself comes from collector/container.c, the builder
  * otel-reconcile's workloads use too, with the whole (defaulted) config
- * inlined as YAML in OTEL_CONFIG; this file adds what depends on the pod
- * (the resource-attribute env, the injected label) and places the parts.
+ * inlined as YAML in OTEL_CONFIG, built once per collector version when
+ * the request carries a cache (cache.c); this file adds what depends on the
+ * pod (the resource-attribute env, the injected label) and places the parts.
  * Native sidecars (an init container with restartPolicy: Always,
  * Kubernetes 1.29+) start before the application's containers and stop
  * after them; the legacy form is a plain container appended to the pod.
@@ -158,7 +159,7 @@ void sidecar_run(mctx *m) {
                               .nproxy_env = m->opt->nproxy_env};
     collector_pod part;
     char err[256] = "";
-    if (collector_build(col, &o, &part, err, sizeof err) != 0) {
+    if (cache_collector_part(m->req->cache, col, &o, &part, err, sizeof err) != 0) {
         mctx_warn(m, "sidecar: OpenTelemetryCollector %s/%s: %s; sidecar not injected", cns, cname, err);
         mctx_skip(m, MUTATE_SKIP_INVALID);
         return;
