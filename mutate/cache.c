@@ -94,14 +94,42 @@ typedef struct ckey {
     int64_t gen;
 } ckey;
 
+static const char *str_of(json_object *v) {
+    return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+/* One pass over the collector's members and one over its metadata's (a
+ * few each) instead of a hashed lookup per field: jstr's and jint's
+ * answers (a string, an integer or an integral double). */
 static void key_of(json_object *col, ckey *k) {
-    json_object *meta = jget(col, "metadata");
-    k->ns = jstr(meta, "namespace");
-    k->name = jstr(meta, "name");
-    k->uid = jstr(meta, "uid");
-    k->rv = jstr(meta, "resourceVersion");
-    k->has_gen = jint(meta, "generation", &k->gen);
-    const char *h = jstr(col, MUTATE_SPEC_HASH);
+    json_object *meta = NULL, *gen = NULL;
+    const char *h = NULL;
+    memset(k, 0, sizeof *k);
+    json_object_object_foreach(col, ck, cv) {
+        if (ck[0] == 'm' && strcmp(ck, "metadata") == 0) meta = cv;
+        else if (ck[0] == '@' && strcmp(ck, MUTATE_SPEC_HASH) == 0) h = str_of(cv);
+    }
+    if (json_object_is_type(meta, json_type_object)) {
+        json_object_object_foreach(meta, mk, mv) {
+            switch (mk[0]) {
+            case 'n':
+                if (strcmp(mk, "name") == 0) k->name = str_of(mv);
+                else if (strcmp(mk, "namespace") == 0) k->ns = str_of(mv);
+                break;
+            case 'u':
+                if (strcmp(mk, "uid") == 0) k->uid = str_of(mv);
+                break;
+            case 'r':
+                if (strcmp(mk, "resourceVersion") == 0) k->rv = str_of(mv);
+                break;
+            case 'g':
+                if (strcmp(mk, "generation") == 0) gen = mv;
+                break;
+            default: break;
+            }
+        }
+    }
+    if (gen) k->has_gen = jint(meta, "generation", &k->gen);
     if (h && strlen(h) == 16) memcpy(k->hash, h, 17);
     else mutate_spec_hash(jget(col, "spec"), k->hash);
 }
