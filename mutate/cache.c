@@ -22,7 +22,10 @@
  * OTEL_CONFIG's text included, is shared with the entry) and the volumes
  * read-only. The objects are json-c's, whose reference counts are not
  * atomic: a cache serves one thread, and the results it went into are
- * freed there too. Trade-off: a hit costs a few hundred instructions of
+ * freed there too. cache_const keeps the few objects the engine adds the
+ * same to every pod (the sidecar's downward-API env entries), shared the
+ * same way: an env entry is never edited in place (env_set_value copies
+ * it). Trade-off: a hit costs a few hundred instructions of
  * key comparison and a shallow copy instead of the whole build; a thread
  * holds up to MUTATE_CACHE_BYTES of collectors it served. */
 #include "mutate/internal.h"
@@ -48,6 +51,7 @@ typedef struct centry {
 } centry;
 
 struct mutate_cache {
+    json_object *consts[CACHE_NCONST]; /* cache_const's, made at first use */
     centry *v;
     size_t cap, max_bytes;
     uint64_t tick;
@@ -80,11 +84,18 @@ static void entry_clear(mutate_cache *c, centry *e) {
 void mutate_cache_free(mutate_cache *c) {
     if (!c) return;
     for (size_t i = 0; i < c->cap; i++) entry_clear(c, &c->v[i]);
+    for (unsigned i = 0; i < CACHE_NCONST; i++) json_object_put(c->consts[i]);
     free(c->v);
     free(c);
 }
 
 void mutate_cache_get_stats(const mutate_cache *c, mutate_cache_stats *st) { *st = c->st; }
+
+json_object *cache_const(mutate_cache *c, unsigned slot, json_object *(*make)(unsigned slot)) {
+    if (!c || slot >= CACHE_NCONST) return make(slot);
+    if (!c->consts[slot]) c->consts[slot] = make(slot);
+    return json_object_get(c->consts[slot]);
+}
 
 /* What the collector's fields are, read once per request. */
 typedef struct ckey {
