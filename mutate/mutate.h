@@ -12,7 +12,9 @@
  *
  * Threading: mutate_pod() is reentrant. Objects handed out by a source are
  * shared with other threads, so the engine only reads them and copies what
- * it inserts into the pod (json-c reference counts are not atomic). */
+ * it inserts into the pod (json-c reference counts are not atomic). A
+ * request's cache (mutate_cache) is its thread's own state, passed in by
+ * the caller; results share objects with it. */
 #ifndef MUTATE_H
 #define MUTATE_H
 
