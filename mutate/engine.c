@@ -15,6 +15,8 @@
 #include "base/versions.h"
 #include "mutate/record.h"
 
+#include <json-c/linkhash.h>
+
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -131,21 +133,45 @@ static void cow_list(json_object *parent, const char *key) {
  * are only added, inserted or removed, never edited, and the few env
  * entries whose value changes are copied then (env_set_value); the others
  * are skipped by pointer too. */
+static bool edited_list(const char *k) {
+    switch (k[0]) {
+    case 'e': return strcmp(k, "env") == 0;
+    case 'v': return strcmp(k, "volumeMounts") == 0;
+    case 'c': return strcmp(k, "command") == 0;
+    default: return false;
+    }
+}
+
+/* One pass over e's entries, in order: a shallow copy with the three lists
+ * replaced as cow_list would, without looking each up and replacing it. A
+ * key json-c holds as constant is a string literal (container.c's put,
+ * jw_add, patch.c's op_member are the only ones adding such keys) and
+ * stays constant in the copy; the others are copied as shallow() does. */
+json_object *cow_container(json_object *e) {
+    json_object *c = jnew_obj();
+    for (struct lh_entry *en = lh_table_head(json_object_get_object(e)); en; en = lh_entry_next(en)) {
+        const char *k = lh_entry_k(en);
+        json_object *v = (json_object *)lh_entry_v(en), *nv;
+        if (json_object_is_type(v, json_type_array) && edited_list(k)) {
+            size_t n = json_object_array_length(v);
+            nv = jnew_arr();
+            for (size_t i = 0; i < n; i++) jpush(nv, json_object_get(json_object_array_get_idx(v, i)));
+        } else {
+            nv = json_object_get(v);
+        }
+        unsigned opts = JSON_C_OBJECT_ADD_KEY_IS_NEW | (lh_entry_k_is_constant(en) ? JSON_C_OBJECT_ADD_CONSTANT_KEY : 0);
+        if (json_object_object_add_ex(c, k, nv, opts) != 0) base_oom();
+    }
+    return c;
+}
+
 static void cow_containers(json_object *parent, const char *key) {
     json_object *v = jget(parent, key);
     if (!json_object_is_type(v, json_type_array)) return;
     json_object *c = jnew_arr();
     for (size_t i = 0; i < jlen(v); i++) {
         json_object *e = json_object_array_get_idx(v, i);
-        if (!json_object_is_type(e, json_type_object)) {
-            jpush(c, json_object_get(e));
-            continue;
-        }
-        json_object *ce = shallow(e);
-        cow_list(ce, "env");
-        cow_list(ce, "volumeMounts");
-        cow_list(ce, "command");
-        jpush(c, ce);
+        jpush(c, json_object_is_type(e, json_type_object) ? cow_container(e) : json_object_get(e));
     }
     jset(parent, key, c);
 }

@@ -244,6 +244,21 @@ void record_use(mctx *m, mutate_lang_id lang, json_object *obj);
  * mutate_record_apply when the injection replaces it. */
 bool record_honoured(mctx *m);
 
+/* engine.c: a copy of container e for the working pod: a new object
+ * sharing e's members, with new env, volumeMounts and command lists (the
+ * only members the engine edits in a container it did not create). */
+json_object *cow_container(json_object *e);
+
+/* cache.c: collector_build's answer for this request, from cache c (NULL:
+ * built for it). out->volumes is then shared with the cache: read only. */
+int cache_collector_part(mutate_cache *c, json_object *col, const collector_build_opts *o, collector_pod *out,
+                         char *err, size_t errlen);
+/* A new reference to the object in slot, made by make(slot) once per cache
+ * (every call without one): objects that are the same in every request,
+ * which the engine never edits in place. Slots are the callers' own. */
+enum { CACHE_CONST_POD_NAME, CACHE_CONST_POD_UID, CACHE_CONST_NODE_NAME, CACHE_NCONST };
+json_object *cache_const(mutate_cache *c, unsigned slot, json_object *(*make)(unsigned slot));
+
 /* sidecar.c: spec 4. */
 void sidecar_run(mctx *m);
 

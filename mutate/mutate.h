@@ -12,7 +12,9 @@
  *
  * Threading: mutate_pod() is reentrant. Objects handed out by a source are
  * shared with other threads, so the engine only reads them and copies what
- * it inserts into the pod (json-c reference counts are not atomic). */
+ * it inserts into the pod (json-c reference counts are not atomic). A
+ * request's cache (mutate_cache) is its thread's own state, passed in by
+ * the caller; results share objects with it. */
 #ifndef MUTATE_H
 #define MUTATE_H
 
@@ -60,6 +62,25 @@ typedef struct mutate_options {
 /* Fills o with the reference defaults (spec 0.1). */
 void mutate_options_init(mutate_options *o);
 
+/* What one thread's mutations keep between requests (mutate/cache.c):
+ * today the collector sidecar's parts, built once per collector version and
+ * options instead of once per pod. Owned by the caller, one per thread (the
+ * server: one per event loop): the objects in it are json-c's, whose
+ * reference counts are not atomic, so a cache, and the results of the
+ * requests given it, are used on one thread only. At most `entries`
+ * collectors (0: MUTATE_CACHE_ENTRIES) and about max_bytes of them (0:
+ * MUTATE_CACHE_BYTES) are kept, the least recently used evicted first. */
+typedef struct mutate_cache mutate_cache;
+#define MUTATE_CACHE_ENTRIES 32
+#define MUTATE_CACHE_BYTES (8u << 20)
+mutate_cache *mutate_cache_new(size_t entries, size_t max_bytes);
+void mutate_cache_free(mutate_cache *c);
+typedef struct mutate_cache_stats {
+    size_t entries, bytes;                 /* held now */
+    unsigned long hits, misses, evictions; /* since mutate_cache_new */
+} mutate_cache_stats;
+void mutate_cache_get_stats(const mutate_cache *c, mutate_cache_stats *st);
+
 typedef struct mutate_request {
     json_object *pod;       /* borrowed, never modified */
     const char *namespace;  /* the admission request's namespace */
@@ -71,6 +92,9 @@ typedef struct mutate_request {
      * (res->patch stays empty), nor the mutated pod kept (res->pod NULL
      * once mutate_pod returns). The admission server's way. */
     bool patch_text;
+    /* This thread's cache, or NULL: everything is built for this request
+     * (the patch is the same byte for byte either way). */
+    mutate_cache *cache;
 } mutate_request;
 
 /* Why (part of) a pod was left alone; bounded set for metrics labels. */

@@ -3,8 +3,9 @@
  *
  * The container itself comes from collector/container.c, the builder
  * otel-reconcile's workloads use too, with the whole (defaulted) config
- * inlined as YAML in OTEL_CONFIG; this file adds what depends on the pod
- * (the resource-attribute env, the injected label) and places the parts.
+ * inlined as YAML in OTEL_CONFIG, built once per collector version when
+ * the request carries a cache (cache.c); this file adds what depends on the
+ * pod (the resource-attribute env, the injected label) and places the parts.
  * Native sidecars (an init container with restartPolicy: Always,
  * Kubernetes 1.29+) start before the application's containers and stop
  * after them; the legacy form is a plain container appended to the pod.
@@ -77,14 +78,24 @@ static json_object *select_collector(mctx *m, const char *value) {
     return col;
 }
 
+/* The downward-API entries, the same in every pod: made once per cache. */
+static json_object *resource_field(unsigned slot) {
+    static const char *const f[CACHE_NCONST][2] = {
+        [CACHE_CONST_POD_NAME] = {"OTEL_RESOURCE_ATTRIBUTES_POD_NAME", "metadata.name"},
+        [CACHE_CONST_POD_UID] = {"OTEL_RESOURCE_ATTRIBUTES_POD_UID", "metadata.uid"},
+        [CACHE_CONST_NODE_NAME] = {"OTEL_RESOURCE_ATTRIBUTES_NODE_NAME", "spec.nodeName"},
+    };
+    return env_new_field(f[slot][0], f[slot][1]);
+}
+
 /* The resource attributes of the pod (spec 4.3 step 4), unless the
  * collector's env sets OTEL_RESOURCE_ATTRIBUTES itself. */
 static void resource_env(mctx *m, json_object *env) {
     if (jw_find_named(env, "OTEL_RESOURCE_ATTRIBUTES", NULL)) return;
 
-    jpush(env, env_new_field("OTEL_RESOURCE_ATTRIBUTES_POD_NAME", "metadata.name"));
-    jpush(env, env_new_field("OTEL_RESOURCE_ATTRIBUTES_POD_UID", "metadata.uid"));
-    jpush(env, env_new_field("OTEL_RESOURCE_ATTRIBUTES_NODE_NAME", "spec.nodeName"));
+    jpush(env, cache_const(m->req->cache, CACHE_CONST_POD_NAME, resource_field));
+    jpush(env, cache_const(m->req->cache, CACHE_CONST_POD_UID, resource_field));
+    jpush(env, cache_const(m->req->cache, CACHE_CONST_NODE_NAME, resource_field));
     /* The reference considers ReplicaSet -> Deployment only (spec 4.3), from
      * fetched objects; the owner references carry the same names and uids,
      * and a Deployment known without its ReplicaSet (offline) still counts. */
@@ -158,7 +169,7 @@ void sidecar_run(mctx *m) {
                               .nproxy_env = m->opt->nproxy_env};
     collector_pod part;
     char err[256] = "";
-    if (collector_build(col, &o, &part, err, sizeof err) != 0) {
+    if (cache_collector_part(m->req->cache, col, &o, &part, err, sizeof err) != 0) {
         mctx_warn(m, "sidecar: OpenTelemetryCollector %s/%s: %s; sidecar not injected", cns, cname, err);
         mctx_skip(m, MUTATE_SKIP_INVALID);
         return;

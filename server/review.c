@@ -378,12 +378,13 @@ void review_request_free(review_request *rq) {
     memset(rq, 0, sizeof *rq);
 }
 
-void review_handle(const review_env *env, json_tokener *tok, const char *body, size_t len, review_out *out) {
-    review_handle_into(env, tok, body, len, out, NULL, NULL);
+void review_handle(const review_env *env, json_tokener *tok, mutate_cache *cache, const char *body, size_t len,
+                   review_out *out) {
+    review_handle_into(env, tok, cache, body, len, out, NULL, NULL);
 }
 
-void review_handle_into(const review_env *env, json_tokener *tok, const char *body, size_t len, review_out *out,
-                        review_alloc alloc, void *ud) {
+void review_handle_into(const review_env *env, json_tokener *tok, mutate_cache *cache, const char *body, size_t len,
+                        review_out *out, review_alloc alloc, void *ud) {
     review_request rq;
     const jfast_path *paths = env->no_skim ? NULL : pod_paths;
 again:
@@ -418,7 +419,8 @@ again:
     } else {
         kube_reader_snapshot(&src, view.snap);
     }
-    mutate_request mreq = {.pod = pod, .namespace = ns, .src = &src, .opt = opt, .patch_text = true};
+    mutate_request mreq = {.pod = pod, .namespace = ns, .src = &src, .opt = opt, .patch_text = true,
+                          .cache = cache};
     mreq.ns = kube_snapshot_get(view.snap, "Namespace", NULL, ns);
     mutate_result res;
     int rc = mutate_pod(&mreq, &res);

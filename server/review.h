@@ -41,14 +41,16 @@ typedef struct review_out {
     char error[512];     /* the 400 reason */
 } review_out;
 
-/* tok is the caller's (one per thread, reused). */
-void review_handle(const review_env *env, json_tokener *tok, const char *body, size_t len, review_out *out);
+/* tok and cache are the caller's (one per thread, reused); cache may be
+ * NULL (mutate_request.cache). */
+void review_handle(const review_env *env, json_tokener *tok, mutate_cache *cache, const char *body, size_t len,
+                   review_out *out);
 /* The same, with the 200 answer's body (len + 1 bytes) taken from
  * alloc(ud, n), which cannot fail, instead of malloc: the server passes
  * its request's memory pool, so the body is never copied again. */
 typedef void *(*review_alloc)(void *ud, size_t n);
-void review_handle_into(const review_env *env, json_tokener *tok, const char *body, size_t len, review_out *out,
-                        review_alloc alloc, void *ud);
+void review_handle_into(const review_env *env, json_tokener *tok, mutate_cache *cache, const char *body, size_t len,
+                        review_out *out, review_alloc alloc, void *ud);
 void review_out_free(review_out *out);
 
 /* ---- the codec, for every admission handler ------------------------------ */

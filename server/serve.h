@@ -170,8 +170,10 @@ void serve_loops_join(serve_server *srv);
  * says nothing of a reload): kube_filesource_poll's answer, with the
  * failing counts, the read-error start and files_stale updated. */
 int serve_loop_poll_files(serve_server *srv, bool first);
-/* The JSON tokener of the loop that owns ctx (for its handlers). */
+/* The JSON tokener and the mutation cache of the loop that owns ctx (for
+ * its handlers; the loop's own, never shared with another thread). */
 json_tokener *serve_loop_tokener(h2o_context_t *ctx);
+mutate_cache *serve_loop_cache(h2o_context_t *ctx);
 /* Errors h2o answered itself on every loop, read without the loops'
  * cooperation: a count may lag by a request, never tear. */
 void serve_loops_h2o_errors(const serve_server *srv, unsigned long *too_large, unsigned long *bad_request);

@@ -65,8 +65,8 @@ static void on_mutate(serve_server *srv, h2o_req_t *req) {
     }
     double t0 = serve_now_mono();
     review_out out;
-    review_handle_into(&srv->env, serve_loop_tokener(req->conn->ctx), req->entity.base, req->entity.len, &out,
-                       pool_alloc, &req->pool);
+    review_handle_into(&srv->env, serve_loop_tokener(req->conn->ctx), serve_loop_cache(req->conn->ctx),
+                       req->entity.base, req->entity.len, &out, pool_alloc, &req->pool);
     double dt = serve_now_mono() - t0;
     metrics_request(out.result, dt);
     if (out.status == 400) {

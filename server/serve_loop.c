@@ -42,12 +42,14 @@ typedef struct serve_loop {
     serve_acceptor acc;
     h2o_multithread_receiver_t wakeup;
     json_tokener *tok;
+    mutate_cache *cache; /* the collector sidecars this loop built (mutate.h) */
     pthread_t tid;
     int fd;
     serve_server *srv;
 } serve_loop;
 
 json_tokener *serve_loop_tokener(h2o_context_t *ctx) { return ((serve_loop *)ctx)->tok; }
+mutate_cache *serve_loop_cache(h2o_context_t *ctx) { return ((serve_loop *)ctx)->cache; }
 
 void serve_loops_h2o_errors(const serve_server *srv, unsigned long *too_large, unsigned long *bad_request) {
     /* Aligned 64-bit loads. */
@@ -81,6 +83,7 @@ static void *loop_main(void *arg) {
     h2o_context_init(&w->ctx, h2o_evloop_create(), &srv->config);
     h2o_multithread_register_receiver(w->ctx.queue, &w->wakeup, on_wakeup);
     w->tok = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH);
+    w->cache = mutate_cache_new(0, 0);
     serve_accept_start(&w->acc, srv, &w->ctx, w->fd);
     pthread_barrier_wait(&srv->started);
     while (!atomic_load(&srv->stopping)) h2o_evloop_run(w->ctx.loop, INT32_MAX);
@@ -104,6 +107,10 @@ static void *loop_main(void *arg) {
     size_t left = w->acc.open_conns + atomic_load(&w->acc.pending);
     h2o_multithread_unregister_receiver(w->ctx.queue, &w->wakeup);
     json_tokener_free(w->tok);
+    /* Every request this loop answered has freed its result (the handlers
+     * run to the end on this thread): nothing refers to the entries. */
+    mutate_cache_free(w->cache);
+    w->cache = NULL;
     /* Connections still open keep timers linked, and h2o cannot dispose a
      * context with live timers: the process exits without disposing then. */
     if (left == 0) {

@@ -84,10 +84,10 @@ static const char *only; /* run only benches whose label contains this */
  * (valgrind --toggle-collect) apart from the set-up. */
 static long fixed_runs;
 
-__attribute__((noinline)) static void review_once(const review_env *env, json_tokener *tok, const char *body,
-                                                  size_t len) {
+__attribute__((noinline)) static void review_once(const review_env *env, json_tokener *tok, mutate_cache *cache,
+                                                  const char *body, size_t len) {
     review_out out;
-    review_handle(env, tok, body, len, &out);
+    review_handle(env, tok, cache, body, len, &out);
     review_out_free(&out);
 }
 
@@ -103,17 +103,20 @@ static long calls = -1; /* --calls: mutations to run, untimed */
 static double bench(const char *label, json_object *pod, const kube_reader *src, const mutate_options *opt,
                     json_object *ns) {
     if (only && (calls >= 0 ? strcmp(label, only) : !strstr(label, only))) return 0;
+    /* The patch as the server asks for it: text written while diffing,
+     * with a cache as each of its loops has. */
+    mutate_cache *cache = mutate_cache_new(0, 0);
+    mutate_request req = {.pod = pod, .namespace = "default", .ns = ns, .src = src, .opt = opt, .patch_text = true,
+                          .cache = cache};
     if (calls >= 0) {
-        mutate_request req = {.pod = pod, .namespace = "default", .ns = ns, .src = src, .opt = opt, .patch_text = true};
         for (long i = 0; i < calls; i++) {
             mutate_result r;
             mutate_pod(&req, &r);
             mutate_result_free(&r);
         }
+        mutate_cache_free(cache);
         return 0;
     }
-    /* The patch as the server asks for it: text written while diffing. */
-    mutate_request req = {.pod = pod, .namespace = "default", .ns = ns, .src = src, .opt = opt, .patch_text = true};
     size_t bytes = strlen(json_object_to_json_string(pod)), plen = 0;
     /* Warm up, then run for about a second of CPU. */
     for (int i = 0; i < 200; i++) {
@@ -135,6 +138,7 @@ static double bench(const char *label, json_object *pod, const kube_reader *src,
     double us = (t1 - t0) / (double)n * 1e6;
     printf("engine %-36s pod %6zu B  patch %6zu B  %8.2f us/mutation  %9.0f mutations/s  (%ld runs)\n", label, bytes,
            plen, us, 1e6 / us, n);
+    mutate_cache_free(cache);
     return us;
 }
 
@@ -180,16 +184,18 @@ static double bench_review(const char *label, const char *body, size_t len, kube
     if (only && !strstr(label, only)) return 0;
     review_env env = {.store = store, .opt = opt};
     json_tokener *tok = json_tokener_new();
+    mutate_cache *cache = mutate_cache_new(0, 0); /* the server's, one per loop */
     long n = 0;
     double t0 = now(), t1;
     do {
-        for (int i = 0; i < 200 && (!fixed_runs || n < fixed_runs); i++, n++) review_once(&env, tok, body, len);
+        for (int i = 0; i < 200 && (!fixed_runs || n < fixed_runs); i++, n++) review_once(&env, tok, cache, body, len);
         t1 = now();
     } while (fixed_runs ? n < fixed_runs : t1 - t0 < 1.0);
     double us = (t1 - t0) / (double)n * 1e6;
     printf("review %-28s body %6zu B                 %8.2f us/review    %9.0f reviews/s    (%ld runs)\n", label, len, us,
            1e6 / us, n);
     json_tokener_free(tok);
+    mutate_cache_free(cache);
     return us;
 }
 

@@ -1379,6 +1379,42 @@ def test_memory_given_back(srv, res_dir):
         start, loaded, rss_kib(srv), time.monotonic() - t0))
 
 
+def sidecar_collector(image, level, rv=None):
+    return ("apiVersion: opentelemetry.io/v1beta1\nkind: OpenTelemetryCollector\n"
+            "metadata: {name: sc, namespace: default%s}\n"
+            "spec:\n  mode: sidecar\n  image: '%s'\n  args: {log-level: %s}\n"
+            "  config:\n    receivers: {otlp: {protocols: {grpc: {}}}}\n    exporters: {debug: {}}\n"
+            "    service: {pipelines: {traces: {receivers: [otlp], exporters: [debug]}}}\n") % (
+                ", resourceVersion: '%s'" % rv if rv else "", image, level)
+
+
+def test_collector_replaced(srv, res_dir):
+    """A collector file replaced under a running server: every pod after
+    the reload gets the new sidecar, whichever loop answers it (each keeps
+    the collector sidecars it built, and must not serve a replaced one),
+    and one replaced by the same spec with a resourceVersion too."""
+    name = srv.name
+    reloads = lambda: sum(o.get("msg") == "resources reloaded" for o in json_log(srv))
+    versions = [("otelcol:1", "info", None), ("otelcol:2", "debug", None), ("otelcol:1", "info", "7")]
+    for n, (image, level, rv) in enumerate(versions):
+        if n:
+            replace_file(os.path.join(res_dir, "collector.yaml"), sidecar_collector(image, level, rv))
+            wait_for("%s: reload %d" % (name, n), lambda: reloads() >= n, 10)
+        for i in range(6):  # over new connections: both loops
+            what = "%s: version %d, pod %d" % (name, n + 1, i)
+            rv_ = make_review(small_pod("p-%d-%d" % (n, i), {"sidecar.opentelemetry.io/inject": "sc"}),
+                              uid="uid-replaced-%d-%d" % (n, i))
+            pod = apply_response(what, rv_, srv.admit(rv_))
+            srv.inject("sidecar")
+            sc = [c for c in (pod or {}).get("spec", {}).get("containers", []) if c["name"] == "otc-container"]
+            check(what + ": the collector's current image and args",
+                  len(sc) == 1 and sc[0].get("image") == image and
+                  sc[0].get("args") == ["--log-level=" + level, "--config=env:OTEL_CONFIG"], sc)
+            check(what + ": the pod's own resource attributes",
+                  len(sc) == 1 and "k8s.pod.name=$(OTEL_RESOURCE_ATTRIBUTES_POD_NAME)" in
+                  env_of(sc[0]).get("OTEL_RESOURCE_ATTRIBUTES", ""), sc)
+
+
 def test_resources_unreadable_at_start(tmp, crt, key):
     """A folder that cannot be read at start is a start-up error."""
     gone = os.path.join(tmp, "no-such-resources")
@@ -1493,6 +1529,13 @@ def main():
             test_resources_outage(outage, outage_dir, res_grace)
             outage.final_checks()
         test_resources_unreadable_at_start(tmp, crt, key)
+        col_dir = os.path.join(tmp, "collector-resources")
+        os.mkdir(col_dir)
+        replace_file(os.path.join(col_dir, "collector.yaml"), sidecar_collector("otelcol:1", "info"))
+        col = server("collector-replaced", ["--threads", "2", "--resources", col_dir])
+        if col:
+            test_collector_replaced(col, col_dir)
+            col.final_checks()
         if check("release binary given", RELEASE_BIN is not None):
             mem_dir = os.path.join(tmp, "memory-resources")
             os.mkdir(mem_dir)

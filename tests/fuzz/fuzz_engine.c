@@ -19,6 +19,9 @@
  *   - applying the patch to the input pod (an independent RFC 6902 applier
  *     below) yields the result pod;
  *   - mutating the result pod again gives an empty patch (idempotency);
+ *   - the same request through the mutation cache (one for the whole run,
+ *     as a server loop keeps one, so what an earlier input left in it is
+ *     served to later ones) gives the same return, patch and warnings;
  *   - malformed pods (mutate/podcheck.c): the engine refuses a pod as
  *     malformed (invalid_path) exactly when the independent reading of
  *     core/v1's types below (pod_well_typed) says so: always for a wrong
@@ -218,6 +221,7 @@ static const char RESOURCES[] =
 
 static kube_store *store;
 static mutate_settings cfg;
+static mutate_cache *cache;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argc;
@@ -233,6 +237,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
         abort();
     }
     kube_store_set_layer(store, KUBE_LAYER_FILES, objs, n);
+    cache = mutate_cache_new(0, 0);
     return 0;
 }
 
@@ -645,6 +650,26 @@ static bool pod_asks(json_object *pod, json_object *ns) {
     return false;
 }
 
+/* The request again through the cache: what it answered without. */
+static void check_cached(const mutate_request *req, int rc, const mutate_result *want) {
+    mutate_request creq = *req;
+    creq.cache = cache;
+    mutate_result got;
+    int crc = mutate_pod(&creq, &got);
+    char *a = jtext(want->patch, NULL), *b = jtext(got.patch, NULL);
+    if (crc != rc || strcmp(a, b) != 0) {
+        fprintf(stderr, "without the cache: %s\n", a);
+        violation("the cache changes the patch", got.patch, NULL);
+    }
+    bool same = got.nwarnings == want->nwarnings && got.skips == want->skips && got.injected == want->injected &&
+                got.sidecar == want->sidecar;
+    for (size_t i = 0; same && i < got.nwarnings; i++) same = strcmp(got.warnings[i], want->warnings[i]) == 0;
+    if (!same) violation("the cache changes the warnings or the result", NULL, got.nwarnings ? got.warnings[0] : NULL);
+    free(a);
+    free(b);
+    mutate_result_free(&got);
+}
+
 static void run_pod(json_object *pod, uint8_t sel) {
     if (has_nan(pod, 0)) return;
     char *podtext = jtext(pod, NULL);
@@ -667,6 +692,7 @@ static void run_pod(json_object *pod, uint8_t sel) {
         mutate_result res;
         int rc = mutate_trapped(&req, &res);
         check_malformed(pod, req.ns, rc, &res);
+        check_cached(&req, rc, &res);
         /* The bounds: a pod grown past one is refused for exactly that one
          * when it asks for something, and never otherwise. */
         if (scaled_limit != MUTATE_LIMIT_NONE) {

@@ -17,8 +17,10 @@
  *   - the same input handled again with the same (reused) tokener, and
  *     managedFields not skimmed this time and nothing left out of the
  *     parse (review_env.no_skim: the pod route's probes, ports, resources
- *     and the rest of server/review.c's pod_paths), gives the same status
- *     and body: skimming and leaving out are invisible.
+ *     and the rest of server/review.c's pod_paths), and without the
+ *     mutation cache the first call is given (one for the whole run, as a
+ *     server loop has), gives the same status and body: skimming, leaving
+ *     out and the cache are invisible.
  *
  * Built and run by `make fuzz` (seeds: tests/fuzz/review-corpus); `make
  * test` replays the seeds and tests/fuzz/crashes/review once.
@@ -113,6 +115,7 @@ static mutate_settings cfg;
 static mutate_options native_opt;
 static review_env envs[2], unskimmed[2];
 static json_tokener *tok;    /* the server's per-thread tokener, reused */
+static mutate_cache *cache;  /* and its per-thread mutation cache */
 static json_tokener *check_tok;
 static bool check_utf8 = true;
 
@@ -138,6 +141,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     envs[1] = (review_env){.store = store, .opt = &native_opt};
     for (int i = 0; i < 2; i++) unskimmed[i] = envs[i], unskimmed[i].no_skim = true;
     tok = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH);
+    cache = mutate_cache_new(0, 0);
     check_tok = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH);
     const char *e = getenv("FUZZ_REVIEW_NO_UTF8");
     check_utf8 = !(e && *e && strcmp(e, "0"));
@@ -329,11 +333,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     for (int native = 0; native < 2; native++) {
         cur_native = native;
         review_out out, again;
-        review_handle(&envs[native], tok, size ? body : NULL, size, &out);
+        review_handle(&envs[native], tok, cache, size ? body : NULL, size, &out);
         check_out(&out, data, size);
-        review_handle(&unskimmed[native], tok, size ? body : NULL, size, &again);
+        review_handle(&unskimmed[native], tok, NULL, size ? body : NULL, size, &again);
         if (again.status != out.status || again.len != out.len || memcmp(again.body, out.body, out.len))
-            violation("the same input handled twice (managedFields skimmed, then not) gives different answers", &out);
+            violation("the same input handled twice (managedFields skimmed and the cache, then neither) gives "
+                      "different answers", &out);
         review_out_free(&again);
         review_out_free(&out);
     }

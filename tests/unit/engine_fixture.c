@@ -16,15 +16,28 @@
 static kube_store *store;
 static mutate_settings cfg;
 static int case_no;
+/* One for the whole test, as a server loop keeps one across reloads of
+ * the resources: what a test replaces must not be served from it. */
+static mutate_cache *cache;
 
 void fx_setup(void) {
     mutate_settings_init(&cfg);
     store = kube_store_new();
+    cache = mutate_cache_new(0, 0);
 }
 
 void fx_teardown(void) {
     kube_store_free(store);
     mutate_settings_free(&cfg);
+    mutate_cache_free(cache);
+    cache = NULL;
+}
+
+mutate_cache *fx_cache(void) { return cache; }
+
+void fx_cache_reset(size_t entries, size_t max_bytes) {
+    mutate_cache_free(cache);
+    cache = mutate_cache_new(entries, max_bytes);
 }
 
 mutate_options *fx_options(void) { return &cfg.opt; }
@@ -100,6 +113,77 @@ static void round_trip(const char *name, mutate_request *req, fx_run *r) {
     json_object_put(rec);
 }
 
+static char *joined(const mutate_result *res) {
+    size_t len = 1;
+    for (size_t i = 0; i < res->nwarnings; i++) len += strlen(res->warnings[i]) + 1;
+    char *s = calloc(1, len);
+    for (size_t i = 0; i < res->nwarnings; i++) {
+        if (i) strcat(s, "\n");
+        strcat(s, res->warnings[i]);
+    }
+    return s;
+}
+
+/* The same request through the cache, twice (the first may build and keep
+ * the collector's part, the second is served from it): the same patch, as
+ * operations and as text, the same pod and warnings as without the cache.
+ * A request that edited what the cache holds shows in the second. */
+/* got and want from where they first differ (Check's messages are short). */
+static void same_text(const char *name, const char *what, const char *got, const char *want) {
+    if (!got || !want) {
+        ck_assert_msg(got == want, "%s: through the cache the %s is %s", name, what, got ? "there" : "missing");
+        return;
+    }
+    size_t i = 0;
+    while (got[i] && got[i] == want[i]) i++;
+    size_t from = i > 80 ? i - 80 : 0;
+    ck_assert_msg(got[i] == want[i], "%s: through the cache the %s differs at byte %zu:\n...%.240s\ninstead of\n...%.240s",
+                  name, what, i, got + from, want + from);
+}
+
+static char *patch_of(const mutate_result *res, bool text) {
+    if (!text) return fx_json(res->patch);
+    return res->patch_text ? strndup(res->patch_text, res->patch_len) : strdup("[]");
+}
+
+static void through_cache(const char *name, const mutate_request *plain, const mutate_result *want) {
+    char *want_pod = want->pod ? fx_json(want->pod) : NULL, *want_w = joined(want);
+    for (int text = 0; text < 2; text++) {
+        char *want_patch;
+        if (text) { /* the engine's own text: its reference is a run without the cache */
+            mutate_request req = *plain;
+            req.patch_text = true;
+            mutate_result ref;
+            mutate_pod(&req, &ref);
+            want_patch = patch_of(&ref, true);
+            mutate_result_free(&ref);
+        } else {
+            want_patch = patch_of(want, false);
+        }
+        for (int i = 0; i < 2; i++) {
+            mutate_request req = *plain;
+            req.cache = cache;
+            req.patch_text = text;
+            mutate_result got;
+            mutate_pod(&req, &got);
+            char *patch = patch_of(&got, text);
+            char *pod = got.pod ? fx_json(got.pod) : NULL, *w = joined(&got);
+            same_text(name, text ? "patch text" : "patch", patch, want_patch);
+            same_text(name, "pod", pod, want_pod);
+            same_text(name, "warnings", w, want_w);
+            ck_assert_msg(got.sidecar == want->sidecar && got.injected == want->injected && got.skips == want->skips,
+                          "%s: through the cache the result differs", name);
+            free(patch);
+            free(pod);
+            free(w);
+            mutate_result_free(&got);
+        }
+        free(want_patch);
+    }
+    free(want_pod);
+    free(want_w);
+}
+
 fx_run *fx_mutate(const char *name, const char *pod_yaml, const char *ns) {
     fx_run *r = calloc(1, sizeof *r);
     kube_yaml_error ye;
@@ -111,14 +195,8 @@ fx_run *fx_mutate(const char *name, const char *pod_yaml, const char *ns) {
     mutate_request req = {.pod = r->pod, .namespace = ns, .src = &src, .opt = &cfg.opt};
     req.ns = kube_snapshot_get(v.snap, "Namespace", NULL, ns);
     mutate_pod(&req, &r->res);
-
-    size_t len = 1;
-    for (size_t i = 0; i < r->res.nwarnings; i++) len += strlen(r->res.warnings[i]) + 1;
-    r->warnings = calloc(1, len);
-    for (size_t i = 0; i < r->res.nwarnings; i++) {
-        if (i) strcat(r->warnings, "\n");
-        strcat(r->warnings, r->res.warnings[i]);
-    }
+    r->warnings = joined(&r->res);
+    through_cache(name, &req, &r->res);
     /* The API server may call twice: the second call must change nothing. */
     if (r->res.pod) {
         mutate_result again;

@@ -2,8 +2,10 @@
  *
  * Resources are loaded through the real file-source parser into a store, so
  * defaulting and trimming are exercised exactly as in production. Every run
- * is checked for idempotency (mutating the result again changes nothing)
- * and, when OTEL_CASES_DIR is set, written out for tests/unit/roundtrip.py. */
+ * is checked for idempotency (mutating the result again changes nothing),
+ * run again twice through the test's mutation cache (the same patch, pod
+ * and warnings as without it) and, when OTEL_CASES_DIR is set, written out
+ * for tests/unit/roundtrip.py. */
 #ifndef TESTS_ENGINE_FIXTURE_H
 #define TESTS_ENGINE_FIXTURE_H
 
@@ -22,6 +24,10 @@ void fx_teardown(void);
 /* Replaces the resources with the objects of a YAML stream. */
 void fx_resources(const char *yaml);
 mutate_options *fx_options(void);
+/* The test's mutation cache (mutate.h), kept from fx_setup to fx_teardown
+ * across fx_resources; fx_cache_reset replaces it with a new one. */
+mutate_cache *fx_cache(void);
+void fx_cache_reset(size_t entries, size_t max_bytes);
 /* Mutates the pod in YAML; ns is the request namespace. */
 fx_run *fx_mutate(const char *name, const char *pod_yaml, const char *ns);
 void fx_free(fx_run *r);

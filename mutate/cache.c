@@ -1,0 +1,266 @@
+/* mutate/cache.c - what one thread's mutations keep between requests: the
+ * collector's part of the sidecar (collector/container.c), built once per
+ * collector version and options instead of once per pod (issue 15).
+ *
+ * collector_build is a function of the collector's spec (and the values the
+ * store derives from it) and of the options it is given; what depends on
+ * the pod is added by sidecar.c afterwards. An entry is keyed on the
+ * collector's namespace, name, uid, resourceVersion and generation, on the
+ * digest of its spec (MUTATE_SPEC_HASH: the store's, taken once per object;
+ * computed here for an object that did not go through the store), and on
+ * every option collector_build reads (default image, native, proxy env), all
+ * compared by value: a collector replaced by the watch has a new
+ * resourceVersion (the API server changes it on every write; the digest,
+ * FNV-1a, is no defence against a crafted collision and is not needed for
+ * one), one re-read from a file without one a new digest, and no key is a
+ * pointer the store may free and reuse. Entries own everything
+ * (collector_build copies what it takes from the collector), so a snapshot
+ * released or a collector deleted leaves them valid; entries no longer
+ * asked for are evicted, least recently used first, once the cache is past
+ * its count or size (MUTATE_CACHE_ENTRIES, MUTATE_CACHE_BYTES).
+ *
+ * A request gets a copy-on-write copy (cow_container: what the engine edits
+ * in a container, env, volumeMounts and command, is a new list; the rest,
+ * OTEL_CONFIG's text included, is shared with the entry) and the volumes
+ * read-only. The objects are json-c's, whose reference counts are not
+ * atomic: a cache serves one thread, and the results it went into are
+ * freed there too. cache_const keeps the few objects the engine adds the
+ * same to every pod (the sidecar's downward-API env entries), shared the
+ * same way: an env entry is never edited in place (env_set_value copies
+ * it). Trade-off: a hit costs the key (one pass over the collector's
+ * metadata) and the shallow copies, about 3K instructions, instead of the
+ * whole build, about 28K for a small collector; a thread holds up to
+ * MUTATE_CACHE_BYTES of the collectors it served. */
+#include "mutate/internal.h"
+
+#include "mutate/record.h"
+
+#include <json-c/linkhash.h>
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct centry {
+    uint64_t used; /* the tick of the last request served; 0: free slot */
+    char hash[17];
+    char *ns, *name, *uid, *rv, *image; /* owned; NULL when absent */
+    bool has_gen, native;
+    int64_t gen;
+    char **proxy; /* owned copies of the proxy env entries */
+    size_t nproxy;
+    collector_pod part;
+    size_t bytes;
+} centry;
+
+struct mutate_cache {
+    json_object *consts[CACHE_NCONST]; /* cache_const's, made at first use */
+    centry *v;
+    size_t cap, max_bytes;
+    uint64_t tick;
+    mutate_cache_stats st;
+};
+
+mutate_cache *mutate_cache_new(size_t entries, size_t max_bytes) {
+    mutate_cache *c = xcalloc(1, sizeof *c);
+    c->cap = entries ? entries : MUTATE_CACHE_ENTRIES;
+    c->max_bytes = max_bytes ? max_bytes : MUTATE_CACHE_BYTES;
+    c->v = xcalloc(c->cap, sizeof *c->v);
+    return c;
+}
+
+static void entry_clear(mutate_cache *c, centry *e) {
+    if (!e->used) return;
+    collector_pod_free(&e->part);
+    free(e->ns);
+    free(e->name);
+    free(e->uid);
+    free(e->rv);
+    free(e->image);
+    for (size_t i = 0; i < e->nproxy; i++) free(e->proxy[i]);
+    free(e->proxy);
+    c->st.entries--;
+    c->st.bytes -= e->bytes;
+    memset(e, 0, sizeof *e);
+}
+
+void mutate_cache_free(mutate_cache *c) {
+    if (!c) return;
+    for (size_t i = 0; i < c->cap; i++) entry_clear(c, &c->v[i]);
+    for (unsigned i = 0; i < CACHE_NCONST; i++) json_object_put(c->consts[i]);
+    free(c->v);
+    free(c);
+}
+
+void mutate_cache_get_stats(const mutate_cache *c, mutate_cache_stats *st) { *st = c->st; }
+
+json_object *cache_const(mutate_cache *c, unsigned slot, json_object *(*make)(unsigned slot)) {
+    if (!c || slot >= CACHE_NCONST) return make(slot);
+    if (!c->consts[slot]) c->consts[slot] = make(slot);
+    return json_object_get(c->consts[slot]);
+}
+
+/* What the collector's fields are, read once per request. */
+typedef struct ckey {
+    char hash[17];
+    const char *ns, *name, *uid, *rv;
+    bool has_gen;
+    int64_t gen;
+} ckey;
+
+static const char *str_of(json_object *v) {
+    return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+/* One pass over the collector's members and one over its metadata's (a
+ * few each) instead of a hashed lookup per field: jstr's and jint's
+ * answers (a string, an integer or an integral double). */
+static void key_of(json_object *col, ckey *k) {
+    json_object *meta = NULL, *gen = NULL;
+    const char *h = NULL;
+    memset(k, 0, sizeof *k);
+    json_object_object_foreach(col, ck, cv) {
+        if (ck[0] == 'm' && strcmp(ck, "metadata") == 0) meta = cv;
+        else if (ck[0] == '@' && strcmp(ck, MUTATE_SPEC_HASH) == 0) h = str_of(cv);
+    }
+    if (json_object_is_type(meta, json_type_object)) {
+        json_object_object_foreach(meta, mk, mv) {
+            switch (mk[0]) {
+            case 'n':
+                if (strcmp(mk, "name") == 0) k->name = str_of(mv);
+                else if (strcmp(mk, "namespace") == 0) k->ns = str_of(mv);
+                break;
+            case 'u':
+                if (strcmp(mk, "uid") == 0) k->uid = str_of(mv);
+                break;
+            case 'r':
+                if (strcmp(mk, "resourceVersion") == 0) k->rv = str_of(mv);
+                break;
+            case 'g':
+                if (strcmp(mk, "generation") == 0) gen = mv;
+                break;
+            default: break;
+            }
+        }
+    }
+    if (gen) k->has_gen = jint(meta, "generation", &k->gen);
+    if (h && strlen(h) == 16) memcpy(k->hash, h, 17);
+    else mutate_spec_hash(jget(col, "spec"), k->hash);
+}
+
+static bool same(const char *a, const char *b) { return a == b || (a && b && strcmp(a, b) == 0); }
+static char *dup_or_null(const char *s) { return s ? xstrdup(s) : NULL; }
+
+static bool matches(const centry *e, const ckey *k, const collector_build_opts *o) {
+    if (memcmp(e->hash, k->hash, 17) != 0) return false;
+    if (!same(e->ns, k->ns) || !same(e->name, k->name) || !same(e->uid, k->uid) || !same(e->rv, k->rv)) return false;
+    if (e->has_gen != k->has_gen || (k->has_gen && e->gen != k->gen)) return false;
+    if (e->native != o->native || !same(e->image, o->default_image) || e->nproxy != o->nproxy_env) return false;
+    for (size_t i = 0; i < e->nproxy; i++)
+        if (!same(e->proxy[i], o->proxy_env[i])) return false;
+    return true;
+}
+
+/* What an entry holds, roughly: json-c's objects and the text they own. */
+static size_t tree_bytes(json_object *v) {
+    size_t n = 64;
+    switch (json_object_get_type(v)) {
+    case json_type_string: n += (size_t)json_object_get_string_len(v); break;
+    case json_type_array:
+        for (size_t i = 0; i < json_object_array_length(v); i++) n += 8 + tree_bytes(json_object_array_get_idx(v, i));
+        break;
+    case json_type_object: {
+        json_object_object_foreach(v, key, m) n += 48 + strlen(key) + tree_bytes(m);
+        break;
+    }
+    default: break;
+    }
+    return n;
+}
+
+/* The least recently used entries go until one slot is free and bytes more
+ * fit (NULL for one larger than the whole budget: served, never kept). */
+static centry *make_room(mutate_cache *c, size_t bytes) {
+    centry *free_slot = NULL;
+    if (bytes > c->max_bytes) return NULL;
+    for (;;) {
+        centry *lru = NULL;
+        free_slot = NULL;
+        for (size_t i = 0; i < c->cap; i++) {
+            centry *e = &c->v[i];
+            if (!e->used) {
+                if (!free_slot) free_slot = e;
+            } else if (!lru || e->used < lru->used) {
+                lru = e;
+            }
+        }
+        if (free_slot && c->st.bytes + bytes <= c->max_bytes) return free_slot;
+        if (!lru) return NULL;
+        entry_clear(c, lru);
+        c->st.evictions++;
+    }
+}
+
+/* A request's own copy of an entry's part: new containers whose edited
+ * lists are new (the engine may inject a language into otc-container or
+ * into the collector's init containers), the volumes shared (sidecar.c
+ * only reads them; the pod's volumes list takes references). */
+static void lend(const collector_pod *from, collector_pod *out) {
+    out->container = cow_container(from->container);
+    out->volumes = json_object_get(from->volumes);
+    out->init_containers = NULL;
+    if (!from->init_containers) return;
+    out->init_containers = jnew_arr();
+    for (size_t i = 0; i < jlen(from->init_containers); i++) {
+        json_object *e = json_object_array_get_idx(from->init_containers, i);
+        jpush(out->init_containers, json_object_is_type(e, json_type_object) ? cow_container(e) : json_object_get(e));
+    }
+}
+
+int cache_collector_part(mutate_cache *c, json_object *col, const collector_build_opts *o, collector_pod *out,
+                         char *err, size_t errlen) {
+    if (!c || o->target != COLLECTOR_SIDECAR) return collector_build(col, o, out, err, errlen);
+    ckey k;
+    key_of(col, &k);
+    c->tick++;
+    for (size_t i = 0; i < c->cap; i++) {
+        centry *e = &c->v[i];
+        if (e->used && matches(e, &k, o)) {
+            e->used = c->tick;
+            c->st.hits++;
+            lend(&e->part, out);
+            return 0;
+        }
+    }
+    c->st.misses++;
+    collector_pod part;
+    /* A collector that cannot be built is not kept: its reason is found at
+     * once (the store's) or it did not go through the store. */
+    if (collector_build(col, o, &part, err, errlen) != 0) return -1;
+    size_t bytes = tree_bytes(part.container) + tree_bytes(part.volumes) +
+                   (part.init_containers ? tree_bytes(part.init_containers) : 0);
+    centry *e = make_room(c, bytes);
+    if (!e) { /* larger than the budget: this request's alone */
+        *out = part;
+        return 0;
+    }
+    memcpy(e->hash, k.hash, 17);
+    e->ns = dup_or_null(k.ns);
+    e->name = dup_or_null(k.name);
+    e->uid = dup_or_null(k.uid);
+    e->rv = dup_or_null(k.rv);
+    e->has_gen = k.has_gen;
+    e->gen = k.gen;
+    e->native = o->native;
+    e->image = dup_or_null(o->default_image);
+    e->nproxy = o->nproxy_env;
+    e->proxy = xcalloc(e->nproxy ? e->nproxy : 1, sizeof *e->proxy);
+    for (size_t i = 0; i < e->nproxy; i++) e->proxy[i] = dup_or_null(o->proxy_env[i]);
+    e->part = part;
+    e->bytes = bytes;
+    e->used = c->tick;
+    c->st.entries++;
+    c->st.bytes += bytes;
+    lend(&e->part, out);
+    return 0;
+}
