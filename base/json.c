@@ -3,6 +3,7 @@
 
 #include "base/alloc.h"
 #include "base/jhash.h"
+#include "base/jtext.h"
 
 #include <json-c/linkhash.h>
 
@@ -181,9 +182,19 @@ void jinsert(json_object *a, size_t idx, json_object *v) {
     free(tail);
 }
 
+/* json-c's copy of one value, the objects with our key hash; a value
+ * with kept text (jtext_keep) is copied without it (2: json-c would refuse
+ * userdata it does not know), a parsed double with its text (1). */
+static int copy_one(json_object *src, json_object *parent, const char *key, size_t index, json_object **dst) {
+    int rc = json_c_shallow_copy_default(src, parent, key, index, dst);
+    if (rc != 1) return rc;
+    if (json_object_is_type(*dst, json_type_object)) jhash_adopt(*dst);
+    return jtext_kept(src) ? 2 : 1;
+}
+
 json_object *jcopy(json_object *v) {
     json_object *c = NULL;
-    if (v && json_object_deep_copy(v, &c, NULL) != 0) base_oom();
+    if (v && json_object_deep_copy(v, &c, copy_one) != 0) base_oom();
     return c;
 }
 

@@ -1,6 +1,7 @@
 /* base/jtext.c - JSON text writer; see jtext.h. */
 #include "base/jtext.h"
 
+#include "base/alloc.h"
 #include "base/utf8.h"
 
 #include <emmintrin.h>
@@ -8,6 +9,7 @@
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Eight bytes at a time: a word none of whose bytes is a control
@@ -254,7 +256,70 @@ static inline void put_int(sbuf *o, int64_t x) {
     sbuf_add(o, d, (size_t)(e - d));
 }
 
+/* A value's text kept with it (jtext_keep), found through json-c's
+ * userdata by its magic word. */
+#define KEPT_MAGIC 0x6b657074u
+typedef struct kept {
+    uint32_t magic;
+    size_t len;
+    char text[];
+} kept;
+
+static void kept_free(json_object *o, void *ud) {
+    (void)o;
+    free(ud);
+}
+
+static inline const kept *kept_of(json_object *v) {
+    const kept *k = json_object_get_userdata(v);
+    return k && k->magic == KEPT_MAGIC ? k : NULL;
+}
+
+bool jtext_kept(json_object *v) {
+    /* Only objects and arrays are kept; a parsed double's userdata is its text. */
+    json_type t = json_object_get_type(v);
+    return (t == json_type_object || t == json_type_array) && kept_of(v) != NULL;
+}
+
+size_t jtext_keep(json_object *v) {
+    if (!json_object_is_type(v, json_type_object) && !json_object_is_type(v, json_type_array)) return 0;
+    const kept *old = kept_of(v);
+    if (old) return old->len;
+    if (json_object_get_userdata(v)) return 0; /* somebody else's */
+    sbuf b = SBUF_INIT;
+    jtext_append(&b, v);
+    kept *k = xmalloc(sizeof *k + b.len + 1);
+    k->magic = KEPT_MAGIC;
+    k->len = b.len;
+    memcpy(k->text, b.s ? b.s : "", b.len + 1);
+    sbuf_free(&b);
+    json_object_set_userdata(v, k, kept_free);
+    return k->len;
+}
+
+static void append_value(sbuf *o, json_object *v);
+
 void jtext_append(sbuf *o, json_object *v) {
+    json_type t = json_object_get_type(v);
+    const kept *k;
+    if ((t == json_type_object || t == json_type_array) && (k = kept_of(v))) {
+#ifdef MUTATE_SELF_CHECK
+        /* The checked builds: a kept value must not have changed since. */
+        sbuf fresh = SBUF_INIT;
+        append_value(&fresh, v);
+        if (fresh.len != k->len || memcmp(fresh.s, k->text, k->len) != 0) {
+            fprintf(stderr, "jtext: a kept value changed after jtext_keep:\n%s\n%s\n", k->text, fresh.s);
+            abort();
+        }
+        sbuf_free(&fresh);
+#endif
+        sbuf_add(o, k->text, k->len);
+        return;
+    }
+    append_value(o, v);
+}
+
+static void append_value(sbuf *o, json_object *v) {
     switch (json_object_get_type(v)) {
     case json_type_null: sbuf_add(o, "null", 4); break;
     case json_type_boolean: json_object_get_boolean(v) ? sbuf_add(o, "true", 4) : sbuf_add(o, "false", 5); break;

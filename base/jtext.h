@@ -12,6 +12,7 @@
 #include "base/sbuf.h"
 
 #include <json-c/json.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 /* The text of v (malloc'ed, NUL-terminated; its length in *len when len
@@ -19,6 +20,15 @@
 char *jtext(json_object *v, size_t *len);
 /* Appends the text of v to b. */
 void jtext_append(sbuf *b, json_object *v);
+/* Keeps v's text with v (an object or an array; json-c's userdata, freed
+ * with v), which jtext_append then writes as it is: for values made once
+ * and written into many answers (mutate/cache.c), which must not change
+ * after this (the checked builds, -DMUTATE_SELF_CHECK, write them afresh
+ * and abort when they differ). Returns the bytes kept (0 for a scalar, or
+ * a value carrying another userdata, which are written as before). */
+size_t jtext_keep(json_object *v);
+/* Whether v carries kept text (jcopy copies it without). */
+bool jtext_kept(json_object *v);
 /* Appends s (n bytes) as a quoted, escaped JSON string. */
 void jtext_string(sbuf *b, const char *s, size_t n);
 /* Appends s (n bytes), a JSON text jtext wrote (valid UTF-8, control

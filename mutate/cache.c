@@ -27,12 +27,18 @@
  * freed there too. cache_const keeps the few objects the engine adds the
  * same to every pod (the sidecar's downward-API env entries), shared the
  * same way: an env entry is never edited in place (env_set_value copies
- * it). Trade-off: a hit costs the key (one pass over the collector's
+ * it). What a request shares also carries its JSON text (jtext_keep, kept
+ * once per entry and counted in its bytes), which each answer's patch
+ * copies instead of writing the values again (about 6K instructions a
+ * 4 KB review); the checked builds write them afresh and abort on a
+ * difference, so an edit in place of a shared value cannot go unseen.
+ * Trade-off: a hit costs the key (one pass over the collector's
  * metadata) and the shallow copies, about 3K instructions, instead of the
  * whole build, about 28K for a small collector; a thread holds up to
  * MUTATE_CACHE_BYTES of the collectors it served. */
 #include "mutate/internal.h"
 
+#include "base/jtext.h"
 #include "mutate/record.h"
 
 #include <json-c/linkhash.h>
@@ -96,7 +102,10 @@ void mutate_cache_get_stats(const mutate_cache *c, mutate_cache_stats *st) { *st
 
 json_object *cache_const(mutate_cache *c, unsigned slot, json_object *(*make)(unsigned slot)) {
     if (!c || slot >= CACHE_NCONST) return make(slot);
-    if (!c->consts[slot]) c->consts[slot] = make(slot);
+    if (!c->consts[slot]) {
+        c->consts[slot] = make(slot);
+        jtext_keep(c->consts[slot]);
+    }
     return json_object_get(c->consts[slot]);
 }
 
@@ -217,6 +226,30 @@ static void lend(const collector_pod *from, collector_pod *out) {
     }
 }
 
+/* The text of what a request shares from an entry, kept with it
+ * (jtext_keep) so that each answer copies it instead of writing it again:
+ * a container's members but the lists lend() makes anew (of those, each
+ * element), and each volume. Returns the bytes kept. */
+static size_t keep_container(json_object *ct) {
+    size_t n = 0;
+    if (!json_object_is_type(ct, json_type_object)) return jtext_keep(ct);
+    json_object_object_foreach(ct, k, v) {
+        if (!strcmp(k, "env") || !strcmp(k, "volumeMounts")) {
+            for (size_t i = 0; i < jlen(v); i++) n += jtext_keep(json_object_array_get_idx(v, i));
+        } else if (strcmp(k, "command") != 0) {
+            n += jtext_keep(v);
+        }
+    }
+    return n;
+}
+
+static size_t keep_part(const collector_pod *p) {
+    size_t n = keep_container(p->container);
+    for (size_t i = 0; i < jlen(p->volumes); i++) n += jtext_keep(json_object_array_get_idx(p->volumes, i));
+    for (size_t i = 0; i < jlen(p->init_containers); i++) n += keep_container(json_object_array_get_idx(p->init_containers, i));
+    return n;
+}
+
 int cache_collector_part(mutate_cache *c, json_object *col, const collector_build_opts *o, collector_pod *out,
                          char *err, size_t errlen) {
     if (!c || o->target != COLLECTOR_SIDECAR) return collector_build(col, o, out, err, errlen);
@@ -239,6 +272,7 @@ int cache_collector_part(mutate_cache *c, json_object *col, const collector_buil
     if (collector_build(col, o, &part, err, errlen) != 0) return -1;
     size_t bytes = tree_bytes(part.container) + tree_bytes(part.volumes) +
                    (part.init_containers ? tree_bytes(part.init_containers) : 0);
+    bytes += keep_part(&part);
     centry *e = make_room(c, bytes);
     if (!e) { /* larger than the budget: this request's alone */
         *out = part;

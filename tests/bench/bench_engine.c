@@ -26,6 +26,7 @@
 #include "kube/store.h"
 #include "kube/yaml.h"
 #include "mutate/defaults.h"
+#include "base/json.h"
 #include "mutate/mutate.h"
 #include "server/cr_admission.h"
 #include "server/review.h"
@@ -56,7 +57,7 @@ static char *slurp(const char *path, size_t *len) {
 
 static json_object *pad_pod(json_object *pod, size_t target) {
     json_object *copy = NULL;
-    json_object_deep_copy(pod, &copy, NULL);
+    copy = jcopy(pod);
     json_object *mf = json_object_object_get(json_object_object_get(copy, "metadata"), "managedFields");
     json_object *c0 = json_object_array_get_idx(json_object_object_get(json_object_object_get(copy, "spec"), "containers"), 0);
     json_object *env = json_object_object_get(c0, "env");
@@ -71,7 +72,7 @@ static json_object *pad_pod(json_object *pod, size_t target) {
         json_object_object_add(e, "value", json_object_new_string(val));
         json_object_array_add(env, e);
         json_object *m = NULL;
-        json_object_deep_copy(json_object_array_get_idx(mf, 0), &m, NULL);
+        m = jcopy(json_object_array_get_idx(mf, 0));
         json_object_array_add(mf, m);
     }
     return copy;
@@ -164,7 +165,7 @@ static void bench_again(const char *label, json_object *pod, const kube_reader *
     mutate_pod(&req, &r);
     json_object *injected = json_object_get(r.pod), *bare = NULL;
     mutate_result_free(&r);
-    json_object_deep_copy(injected, &bare, NULL);
+    bare = jcopy(injected);
     json_object_object_del(json_object_object_get(json_object_object_get(bare, "metadata"), "annotations"),
                            "otel-webhook/status");
     char a[96], b[96];

@@ -391,7 +391,7 @@ static bool apply_op(json_object **doc, const char *op, const char *path, json_o
     }
     parent = cur;
     json_object *copy = NULL;
-    if (value && json_object_deep_copy(value, &copy, NULL) != 0) abort();
+    if (value) copy = jcopy(value);
     bool add = !strcmp(op, "add"), rem = !strcmp(op, "remove"), rep = !strcmp(op, "replace");
     if (json_object_is_type(parent, json_type_object)) {
         bool exists = json_object_object_get_ex(parent, tok, NULL);

@@ -334,6 +334,56 @@ START_TEST(jtext_vector_scans_against_bytewise) {
 }
 END_TEST
 
+/* jtext_keep: a value's text kept with it is what jtext writes for it and
+ * for what holds it; scalars and values carrying another userdata are not
+ * kept; a copy carries none; the kept text goes with the value (ASan and
+ * valgrind see it freed). */
+START_TEST(jtext_keep_values) {
+    json_object *env = jnew_obj();
+    jset_str(env, "name", "OTEL_CONFIG");
+    jset_str(env, "value", "receivers:\n  otlp: {}\n\"quoted\" \\ and caf\xc3\xa9");
+    char *want = jtext(env, NULL);
+    ck_assert_uint_eq(jtext_keep(env), strlen(want));
+    ck_assert_ptr_nonnull(json_object_get_userdata(env));
+    ck_assert_uint_eq(jtext_keep(env), strlen(want)); /* kept once */
+    char *got = jtext(env, NULL);
+    ck_assert_str_eq(got, want);
+    free(got);
+    json_object *list = jnew_arr(), *c = jnew_obj();
+    jpush(list, json_object_get(env));
+    jpush(list, jnew_str("after"));
+    jset(c, "env", list);
+    got = jtext(c, NULL);
+    sbuf b = SBUF_INIT;
+    sbuf_printf(&b, "{\"env\":[%s,\"after\"]}", want);
+    ck_assert_str_eq(got, b.s);
+    free(got);
+    sbuf_free(&b);
+    json_object *copy = json_object_get(env), *deep = NULL;
+    deep = jcopy(copy);
+    ck_assert_ptr_nonnull(deep);
+    ck_assert(json_object_equal(deep, env));
+    ck_assert_ptr_null(json_object_get_userdata(deep));
+    json_object_put(deep);
+    json_object_put(copy);
+    json_object *s = jnew_str("scalar");
+    ck_assert_uint_eq(jtext_keep(s), 0);
+    json_object_put(s);
+    json_object *other = jnew_obj();
+    static int cookie;
+    json_object_set_userdata(other, &cookie, NULL);
+    ck_assert_uint_eq(jtext_keep(other), 0);
+    ck_assert_ptr_eq(json_object_get_userdata(other), &cookie);
+    got = jtext(other, NULL);
+    ck_assert_str_eq(got, "{}");
+    free(got);
+    json_object_put(other);
+    free(want);
+    json_object_put(c);
+    json_object_put(env);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("base");
     TCase *tc = tcase_create("base");
@@ -347,6 +397,7 @@ int main(void) {
     tcase_add_test(tc, jtext_integers);
     tcase_add_test(tc, jhash_every_byte_and_lookups);
     tcase_add_test(tc, jtext_vector_scans_against_bytewise);
+    tcase_add_test(tc, jtext_keep_values);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }

@@ -10,6 +10,7 @@
 #include "tests/unit/engine_fixture.h"
 #include "tests/unit/util.h"
 
+#include "base/json.h"
 #include "mutate/defaults.h"
 #include "mutate/record.h"
 #include "mutate/settings.h"
@@ -228,7 +229,7 @@ START_TEST(uninject_refuses_changed_pod) {
     fx_run *r = fx_mutate("record-changed", POD("{instrumentation.opentelemetry.io/inject-java: 'true'}", "  - {name: app}\n"), "ns1");
     const char *why;
     json_object *rec = mutate_record_read(r->res.pod, &why), *pod = NULL;
-    json_object_deep_copy(r->res.pod, &pod, NULL);
+    pod = jcopy(r->res.pod);
     json_object_object_del(json_object_object_get(pod, "spec"), "initContainers");
     char err[256];
     ck_assert_ptr_null(mutate_uninject(pod, rec, err, sizeof err));
