@@ -46,6 +46,8 @@
 #include "base/alloc.h"
 #include "base/jhash.h"
 
+#include <json-c/linkhash.h>
+
 #include <ctype.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -274,7 +276,9 @@ static bool value(parser *ps, int depth, const jfast_path *paths, json_object **
 static inline const jfast_path *entry(const jfast_path *paths, const char *k, size_t n) {
     if (paths)
         for (; paths->key; paths++)
-            if (!strncmp(paths->key, k, n) && !paths->key[n]) return paths;
+            /* The first byte first: most members are in no table, and
+             * strncmp is a call. (k[0] is the closing quote of an empty key.) */
+            if (paths->key[0] == (n ? k[0] : 0) && !strncmp(paths->key, k, n) && !paths->key[n]) return paths;
     return NULL;
 }
 
@@ -296,6 +300,7 @@ static bool object(parser *ps, int depth, const jfast_path *paths, json_object *
     json_object *o = json_object_new_object();
     if (!o) base_oom();
     jhash_adopt(o);
+    struct lh_table *t = json_object_get_object(o); /* its count tells a duplicate key */
     if (p < end && *p == '}') {
         ps->p = p + 1;
         *out = o;
@@ -335,10 +340,10 @@ static bool object(parser *ps, int depth, const jfast_path *paths, json_object *
         char kbuf[128], *key = kl < sizeof kbuf ? kbuf : xmalloc(kl + 1);
         memcpy(key, k, kl);
         key[kl] = 0;
-        int before = json_object_object_length(o);
+        int before = t->count;
         if (json_object_object_add(o, key, v) != 0) base_oom();
         if (key != kbuf) free(key);
-        if (json_object_object_length(o) == before) goto decline; /* a duplicate key */
+        if (t->count == before) goto decline; /* a duplicate key */
     next:
         sep = after_item(ps, '}');
         if (sep < 0) goto decline;
