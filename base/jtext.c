@@ -50,6 +50,23 @@ static inline unsigned special16(__m128i x) {
     return (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(q, b), c));
 }
 
+/* The quotes and backslashes of 16 bytes (jtext_string_text's texts have
+ * no other byte to escape). */
+static inline unsigned quote16(__m128i x) {
+    __m128i q = _mm_cmpeq_epi8(x, _mm_set1_epi8('"')), b = _mm_cmpeq_epi8(x, _mm_set1_epi8('\\'));
+    return (unsigned)_mm_movemask_epi8(_mm_or_si128(q, b));
+}
+
+/* Stores the 16 bytes at s whole at d (the caller has the room) and gives
+ * the offset of the first one mask flags, 16 for none: the bytes past it
+ * are rewritten by what the caller writes next. */
+static inline unsigned copy16(char *d, const char *s, unsigned (*mask)(__m128i)) {
+    __m128i x = _mm_loadu_si128((const __m128i *)s);
+    _mm_storeu_si128((__m128i *)d, x);
+    unsigned m = mask(x);
+    return m ? (unsigned)__builtin_ctz(m) : 16;
+}
+
 static inline int byte_plain(unsigned char c) { return c >= 0x20 && c < 0x80 && c != '"' && c != '\\'; }
 
 /* Most keys and values are shorter than 16 bytes and plain: two
@@ -104,15 +121,9 @@ void jtext_string(sbuf *o, const char *s, size_t n) {
     size_t i = 0, run = 0;
     while (i < n) {
         if (i + 16 <= n) {
-            __m128i x = _mm_loadu_si128((const __m128i *)(s + i));
-            unsigned m = special16(x);
-            _mm_storeu_si128((__m128i *)d, x);
-            if (!m) {
-                d += 16, i += 16;
-                continue;
-            }
-            unsigned b = (unsigned)__builtin_ctz(m);
+            unsigned b = copy16(d, s + i, special16);
             d += b, i += b;
+            if (b == 16) continue;
         } else if (n >= 16 && i - run >= 16 - (n - i)) {
             size_t back = 16 - (n - i);
             __m128i x = _mm_loadu_si128((const __m128i *)(s + n - 16));
@@ -178,17 +189,10 @@ void jtext_string_text(sbuf *o, const char *s, size_t n) {
     size_t i = 0;
     /* Up to the next quote or backslash, 16 bytes a step (stored whole,
      * the part past it rewritten by the next step). */
-    const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\');
     while (i + 16 <= n) {
-        __m128i x = _mm_loadu_si128((const __m128i *)(s + i));
-        unsigned m = (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(x, q), _mm_cmpeq_epi8(x, bs)));
-        _mm_storeu_si128((__m128i *)d, x);
-        if (!m) {
-            d += 16, i += 16;
-            continue;
-        }
-        unsigned b = (unsigned)__builtin_ctz(m);
+        unsigned b = copy16(d, s + i, quote16);
         d += b, i += b;
+        if (b == 16) continue;
         *d++ = '\\';
         *d++ = s[i++];
     }
