@@ -255,6 +255,50 @@ START_TEST(drops_members_and_the_prune_agrees) {
 }
 END_TEST
 
+/* The byte-at-a-time reference of the string skip: past the closing
+ * quote, or NULL at a control character, a bad escape or the end. */
+static const char *slow_skip_string(const char *p, const char *end) {
+    for (p++; p < end; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (c == '"') return p + 1;
+        if (c < 0x20) return NULL;
+        if (c != '\\') continue;
+        if (++p >= end) return NULL;
+        if (*p == 'u') {
+            for (int k = 1; k <= 4; k++)
+                if (p + k >= end || !strchr("0123456789abcdefABCDEF", p[k]) || !p[k]) return NULL;
+            p += 4;
+        } else if (!strchr("\"\\/bfnrt", *p) || !*p) return NULL;
+    }
+    return NULL;
+}
+
+/* Escapes, good and bad, one or two, at every offset of strings across
+ * the 16-byte steps of the skip, the string cut at every length too. */
+START_TEST(skip_string_escapes_at_every_offset) {
+    static const char *const esc[] = {"\\\"", "\\\\", "\\/", "\\n", "\\u00e9", "\\uD83D", "\\x", "\\u12", "\\u12g4",
+                                      "\\", "\x01", "\""};
+    char in[96];
+    for (size_t a = 0; a < sizeof esc / sizeof *esc; a++)
+        for (size_t b = 0; b < sizeof esc / sizeof *esc; b += 3)
+            for (size_t at = 0; at < 40; at++)
+                for (size_t gap = 0; gap < 18; gap += 5) {
+                    size_t n = 0;
+                    in[n++] = '"';
+                    memset(in + n, 'k', at), n += at;
+                    memcpy(in + n, esc[a], strlen(esc[a])), n += strlen(esc[a]);
+                    memset(in + n, 'v', gap), n += gap;
+                    memcpy(in + n, esc[b], strlen(esc[b])), n += strlen(esc[b]);
+                    memcpy(in + n, "tail\"}", 6), n += 6;
+                    for (size_t cut = 1; cut <= n; cut++) {
+                        const char *want = slow_skip_string(in, in + cut), *got = jfast_skip_string(in, in + cut);
+                        ck_assert_msg(got == want, "escapes %zu, %zu at %zu (gap %zu, cut %zu): %td, want %td", a, b, at,
+                                      gap, cut, got ? got - in : -1, want ? want - in : -1);
+                    }
+                }
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("jfast");
     TCase *tc = tcase_create("jfast");
@@ -265,6 +309,7 @@ int main(void) {
     tcase_add_test(tc, every_byte_in_a_string);
     tcase_add_test(tc, skips_managed_fields_as_the_skimmer_does);
     tcase_add_test(tc, drops_members_and_the_prune_agrees);
+    tcase_add_test(tc, skip_string_escapes_at_every_offset);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }
