@@ -169,7 +169,8 @@ static void through_cache(const char *name, const mutate_request *plain, const m
             char *patch = patch_of(&got, text);
             char *pod = got.pod ? fx_json(got.pod) : NULL, *w = joined(&got);
             same_text(name, text ? "patch text" : "patch", patch, want_patch);
-            same_text(name, "pod", pod, want_pod);
+            /* With patch_text the pod is not kept (mutate.h): none wanted. */
+            same_text(name, "pod", pod, text ? NULL : want_pod);
             same_text(name, "warnings", w, want_w);
             ck_assert_msg(got.sidecar == want->sidecar && got.injected == want->injected && got.skips == want->skips,
                           "%s: through the cache the result differs", name);
