@@ -78,6 +78,10 @@ void mutate_cache_free(mutate_cache *c);
 typedef struct mutate_cache_stats {
     size_t entries, bytes;                 /* held now */
     unsigned long hits, misses, evictions; /* since mutate_cache_new */
+    /* The Instrumentations' parts (per language), in their own table of
+     * as many entries and bytes. */
+    size_t inst_entries, inst_bytes;
+    unsigned long inst_hits, inst_misses, inst_evictions;
 } mutate_cache_stats;
 void mutate_cache_get_stats(const mutate_cache *c, mutate_cache_stats *st);
 
