@@ -249,6 +249,11 @@ void record_apply(json_object *orig, mutate_result *res, const patch_log *log, s
 /* record.c: notes that obj (an Instrumentation for language lang, or the
  * collector when lang is MUTATE_NLANGS) was injected from, for the record. */
 void record_use(mctx *m, mutate_lang_id lang, json_object *obj);
+/* record_use's entry alone (req_ns: the namespace of an object without
+ * one), and its adding (u taken). res->uses is only read: an entry may be
+ * shared (inst_part's). */
+json_object *record_use_new(const char *req_ns, mutate_lang_id lang, json_object *obj);
+void record_use_push(mctx *m, json_object *u);
 /* The record the pod carries and whether it still matches the pod: true
  * when the engine must leave the pod alone. One it ignores is named by
  * mutate_record_apply when the injection replaces it. */
@@ -281,12 +286,14 @@ json_object *cache_const(mutate_cache *c, unsigned slot, json_object *(*make)(un
  * shared into the containers, never edited in place), the env entries of
  * the exporter endpoint, propagators and sampler (NULL: none), the shared
  * volume and the init containers without the securityContext taken from
- * the pod (inits; sc_from_pod: the Instrumentation names none). Every
+ * the pod (inits; sc_from_pod: the Instrumentation names none), the
+ * entry of res->uses (record_use). Every
  * member is a reference of the holder's: inst_part_release drops them. */
 typedef struct inst_part {
     json_object *env, *lang_env;
     json_object *endpoint, *propagators, *sampler, *sampler_arg;
     json_object *volume, *inits, *command;
+    json_object *use; /* record_use's entry; NULL: the Instrumentation has no namespace */
     bool sc_from_pod;
 } inst_part;
 /* lang.c: the part for l with command cmd (taken), built. */

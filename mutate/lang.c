@@ -122,6 +122,7 @@ void inst_part_release(inst_part *p) {
     json_object_put(p->volume);
     json_object_put(p->inits);
     json_object_put(p->command);
+    json_object_put(p->use);
     memset(p, 0, sizeof *p);
 }
 
@@ -139,6 +140,7 @@ void inst_part_build(lctx *l, json_object *cmd, inst_part *out) {
     sdk_inst_env(l->ispec, out);
     out->volume = lang_volume(l, l->lang->volume);
     out->command = cmd;
+    if (jstr(jget(l->inst, "metadata"), "namespace")) out->use = record_use_new(NULL, l->lang->id, l->inst);
     json_object *sc = jget(l->ispec, "initContainerSecurityContext");
     out->sc_from_pod = !sc;
     out->inits = jnew_arr();
@@ -150,6 +152,7 @@ void lang_run(lctx *l) {
     mctx *m = l->m;
     if (l->lang->inject) {
         l->lang->inject(l);
+        if (m->res->injected & MUTATE_BIT(l->lang->id)) record_use(m, l->lang->id, l->inst);
         return;
     }
     if (l->lang->prepare && !l->lang->prepare(l)) return;
@@ -182,6 +185,8 @@ void lang_run(lctx *l) {
         goto out;
     }
     m->res->injected |= MUTATE_BIT(l->lang->id);
+    if (part.use) record_use_push(m, json_object_get(part.use));
+    else record_use(m, l->lang->id, l->inst);
     sdk_tls_volumes(l);
 
     json_object *vols = jarr_at(m->spec, "volumes");
