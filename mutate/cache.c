@@ -30,7 +30,10 @@
  * it). Trade-off: a hit costs the key (one pass over the collector's
  * metadata) and the shallow copies, about 3K instructions, instead of the
  * whole build, about 28K for a small collector; a thread holds up to
- * MUTATE_CACHE_BYTES of the collectors it served. */
+ * MUTATE_CACHE_BYTES of the collectors it served.
+ *
+ * The Instrumentations' parts (cache_inst_part, at the end of this file)
+ * are kept the same way in a table of their own. */
 #include "mutate/internal.h"
 
 #include "mutate/record.h"

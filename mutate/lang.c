@@ -5,7 +5,17 @@
  * language env, mount, common env, language defaults, SDK configuration.
  * Then, once per pod, the volume and the init container that copies the
  * agent in. Unlike the reference (spec 7.9) nothing is added to the pod when
- * every target was skipped. */
+ * every target was skipped.
+ *
+ * What of that depends on the Instrumentation and language alone (the env
+ * entries of spec.env and spec.<lang>.env, the volume, the init containers
+ * but the securityContext taken from the pod: inst_part) is built by
+ * inst_part_build, once per Instrumentation version in the thread's cache
+ * (cache_inst_part), and shared: env entries are never edited in place
+ * (env_set_value copies the one whose value grows: JAVA_TOOL_OPTIONS,
+ * NODE_OPTIONS, PYTHONPATH from spec.env), init containers get a copy
+ * whose env, mounts and command are new (another language may target
+ * them), the volume is only read. */
 #include "mutate/internal.h"
 
 #include <stdio.h>
