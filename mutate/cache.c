@@ -35,7 +35,10 @@
  * Trade-off: a hit costs the key (one pass over the collector's
  * metadata) and the shallow copies, about 3K instructions, instead of the
  * whole build, about 28K for a small collector; a thread holds up to
- * MUTATE_CACHE_BYTES of the collectors it served. */
+ * MUTATE_CACHE_BYTES of the collectors it served.
+ *
+ * The Instrumentations' parts (cache_inst_part, at the end of this file)
+ * are kept the same way in a table of their own. */
 #include "mutate/internal.h"
 
 #include "base/jtext.h"
@@ -59,8 +62,21 @@ typedef struct centry {
     size_t bytes;
 } centry;
 
+/* One Instrumentation's part for one language (cache_inst_part). */
+typedef struct ientry {
+    uint64_t used; /* as centry's */
+    char hash[17];
+    char *ns, *name, *uid, *rv; /* owned; NULL when absent */
+    bool has_gen;
+    int64_t gen;
+    mutate_lang_id lang;
+    inst_part part; /* part.command is in the key too */
+    size_t bytes;
+} ientry;
+
 struct mutate_cache {
     json_object *consts[CACHE_NCONST]; /* cache_const's, made at first use */
+    ientry *iv; /* cap of them, within their own max_bytes (st.inst_bytes) */
     centry *v;
     size_t cap, max_bytes;
     uint64_t tick;
@@ -72,8 +88,11 @@ mutate_cache *mutate_cache_new(size_t entries, size_t max_bytes) {
     c->cap = entries ? entries : MUTATE_CACHE_ENTRIES;
     c->max_bytes = max_bytes ? max_bytes : MUTATE_CACHE_BYTES;
     c->v = xcalloc(c->cap, sizeof *c->v);
+    c->iv = xcalloc(c->cap, sizeof *c->iv);
     return c;
 }
+
+static void ientry_clear(mutate_cache *c, ientry *e);
 
 static void entry_clear(mutate_cache *c, centry *e) {
     if (!e->used) return;
@@ -93,6 +112,8 @@ static void entry_clear(mutate_cache *c, centry *e) {
 void mutate_cache_free(mutate_cache *c) {
     if (!c) return;
     for (size_t i = 0; i < c->cap; i++) entry_clear(c, &c->v[i]);
+    for (size_t i = 0; i < c->cap; i++) ientry_clear(c, &c->iv[i]);
+    free(c->iv);
     for (unsigned i = 0; i < CACHE_NCONST; i++) json_object_put(c->consts[i]);
     free(c->v);
     free(c);
@@ -297,4 +318,123 @@ int cache_collector_part(mutate_cache *c, json_object *col, const collector_buil
     c->st.bytes += bytes;
     lend(&e->part, out);
     return 0;
+}
+
+/* Instrumentations (cache_inst_part): what lang.c derives from one for a
+ * language whatever the pod (inst_part: the env copies of spec.env and
+ * spec.<lang>.env, the endpoint, propagators and sampler entries, the
+ * volume, the init containers), built once per Instrumentation version and
+ * init container command instead of once per pod. Keyed as collectors are
+ * (namespace, name, uid, resourceVersion, generation, spec digest, by
+ * value) and on the language and the command words by value (Python's
+ * depends on the pod's platform annotation); the part reads no option (the
+ * store's defaulting put the default images into the object, and that is
+ * in the digest). Entries own their objects (copies), so a released
+ * snapshot leaves them valid. A request holds new references for the time
+ * of lang_run, so an eviction by a later language of the same request
+ * frees nothing it uses. Kept in their own table, up to the same count and
+ * max_bytes as the collectors' (st.inst_*), least recently used first. */
+static void ientry_clear(mutate_cache *c, ientry *e) {
+    if (!e->used) return;
+    inst_part_release(&e->part);
+    free(e->ns);
+    free(e->name);
+    free(e->uid);
+    free(e->rv);
+    c->st.inst_entries--;
+    c->st.inst_bytes -= e->bytes;
+    memset(e, 0, sizeof *e);
+}
+
+static bool same_words(json_object *a, json_object *b) {
+    size_t n = jlen(a);
+    if (n != jlen(b) || json_object_is_type(a, json_type_array) != json_object_is_type(b, json_type_array)) return false;
+    for (size_t i = 0; i < n; i++)
+        if (!same(str_of(json_object_array_get_idx(a, i)), str_of(json_object_array_get_idx(b, i)))) return false;
+    return true;
+}
+
+static bool imatches(const ientry *e, const ckey *k, mutate_lang_id lang, json_object *cmd) {
+    if (e->lang != lang || memcmp(e->hash, k->hash, 17) != 0) return false;
+    if (!same(e->ns, k->ns) || !same(e->name, k->name) || !same(e->uid, k->uid) || !same(e->rv, k->rv)) return false;
+    if (e->has_gen != k->has_gen || (k->has_gen && e->gen != k->gen)) return false;
+    return same_words(e->part.command, cmd);
+}
+
+static void ilend(const inst_part *from, inst_part *out) {
+    *out = *from;
+    json_object *refs[] = {out->env,         out->lang_env, out->endpoint, out->propagators, out->sampler,
+                           out->sampler_arg, out->volume,   out->inits,    out->command,     out->use};
+    for (size_t i = 0; i < sizeof refs / sizeof *refs; i++) json_object_get(refs[i]);
+}
+
+static size_t part_bytes(const inst_part *p) {
+    json_object *v[] = {p->env,    p->lang_env, p->endpoint, p->propagators, p->sampler, p->sampler_arg,
+                        p->volume, p->inits,    p->command,  p->use};
+    size_t n = sizeof *p;
+    for (size_t i = 0; i < sizeof v / sizeof *v; i++)
+        if (v[i]) n += tree_bytes(v[i]);
+    return n;
+}
+
+static ientry *imake_room(mutate_cache *c, size_t bytes) {
+    if (bytes > c->max_bytes) return NULL;
+    for (;;) {
+        ientry *lru = NULL, *free_slot = NULL;
+        for (size_t i = 0; i < c->cap; i++) {
+            ientry *e = &c->iv[i];
+            if (!e->used) {
+                if (!free_slot) free_slot = e;
+            } else if (!lru || e->used < lru->used) {
+                lru = e;
+            }
+        }
+        if (free_slot && c->st.inst_bytes + bytes <= c->max_bytes) return free_slot;
+        if (!lru) return NULL;
+        ientry_clear(c, lru);
+        c->st.inst_evictions++;
+    }
+}
+
+void cache_inst_part(mutate_cache *c, lctx *l, json_object *cmd, inst_part *out) {
+    if (!c) {
+        inst_part_build(l, cmd, out);
+        return;
+    }
+    ckey k;
+    key_of(l->inst, &k);
+    c->tick++;
+    for (size_t i = 0; i < c->cap; i++) {
+        ientry *e = &c->iv[i];
+        if (e->used && imatches(e, &k, l->lang->id, cmd)) {
+            e->used = c->tick;
+            c->st.inst_hits++;
+            json_object_put(cmd);
+            ilend(&e->part, out);
+            return;
+        }
+    }
+    c->st.inst_misses++;
+    inst_part part;
+    inst_part_build(l, cmd, &part);
+    size_t bytes = part_bytes(&part);
+    ientry *e = imake_room(c, bytes);
+    if (!e) { /* larger than the budget: this request's alone */
+        *out = part;
+        return;
+    }
+    memcpy(e->hash, k.hash, 17);
+    e->ns = dup_or_null(k.ns);
+    e->name = dup_or_null(k.name);
+    e->uid = dup_or_null(k.uid);
+    e->rv = dup_or_null(k.rv);
+    e->has_gen = k.has_gen;
+    e->gen = k.gen;
+    e->lang = l->lang->id;
+    e->part = part;
+    e->bytes = bytes;
+    e->used = c->tick;
+    c->st.inst_entries++;
+    c->st.inst_bytes += bytes;
+    ilend(&e->part, out);
 }

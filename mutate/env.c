@@ -107,3 +107,29 @@ void mount_add(json_object *c, const char *name, const char *path, bool readonly
     json_object *mounts = jw_get(c, "volumeMounts");
     jpush(json_object_is_type(mounts, json_type_array) ? mounts : jarr_at(c, "volumeMounts"), m);
 }
+
+void env_share_if_not_set(json_object *c, json_object *list) {
+    size_t n = jlen(list);
+    for (size_t i = 0; i < n; i++) {
+        json_object *e = json_object_array_get_idx(list, i);
+        const char *name = jw_str(e, "name");
+        if (!name || env_find(c, name, NULL)) continue;
+        jpush(env_list(c), json_object_get(e));
+    }
+}
+
+void env_push(json_object *c, json_object *e) { jpush(env_list(c), json_object_get(e)); }
+
+void env_push_front(json_object *c, json_object *e) { jinsert(env_list(c), 0, json_object_get(e)); }
+
+/* The downward-API entries the engine adds the same to every pod. */
+json_object *env_const_field(unsigned slot) {
+    static const char *const f[CACHE_NCONST][2] = {
+        [CACHE_CONST_POD_NAME] = {"OTEL_RESOURCE_ATTRIBUTES_POD_NAME", "metadata.name"},
+        [CACHE_CONST_POD_UID] = {"OTEL_RESOURCE_ATTRIBUTES_POD_UID", "metadata.uid"},
+        [CACHE_CONST_NODE_NAME] = {"OTEL_RESOURCE_ATTRIBUTES_NODE_NAME", "spec.nodeName"},
+        [CACHE_CONST_POD_IP] = {"OTEL_POD_IP", "status.podIP"},
+        [CACHE_CONST_NODE_IP] = {"OTEL_NODE_IP", "status.hostIP"},
+    };
+    return env_new_field(f[slot][0], f[slot][1]);
+}

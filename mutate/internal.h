@@ -108,6 +108,7 @@ typedef struct lctx {
     size_t nnames;
     const char *platform; /* python platform / dotnet runtime annotation value */
     bool entrypoint;      /* python: rewrite the command */
+    const struct inst_part *part; /* lang_run's, while it runs; NULL elsewhere */
 } lctx;
 
 extern const mutate_lang mutate_lang_java, mutate_lang_nodejs, mutate_lang_python, mutate_lang_dotnet, mutate_lang_go,
@@ -155,6 +156,14 @@ void env_set_value(json_object *c, json_object *e, const char *value);
 void env_append_field(json_object *c, const char *name, const char *field_path);
 void env_prepend_field(json_object *c, const char *name, const char *field_path);
 void env_append_if_not_set(json_object *c, json_object *list);
+/* The same, the entries of list shared instead of copied: list's entries
+ * must not be edited in place (inst_part's). */
+void env_share_if_not_set(json_object *c, json_object *list);
+/* Appends (prepends) a reference to e, an entry the engine never edits. */
+void env_push(json_object *c, json_object *e);
+void env_push_front(json_object *c, json_object *e);
+/* The fieldRef entry of cache_const's slot, for cache_const (env.c). */
+json_object *env_const_field(unsigned slot);
 void env_move_to_end(json_object *c, const char *name);
 void mount_add(json_object *c, const char *name, const char *path, bool readonly);
 bool mount_path_taken(json_object *c, const char *path);
@@ -163,6 +172,7 @@ bool mount_path_taken(json_object *c, const char *path);
 void sdk_common_env(lctx *l, json_object *c);          /* 3.2, 3.3 */
 void sdk_configure(lctx *l, json_object *c, json_object *app); /* 3.4-3.9 */
 void sdk_tls_volumes(lctx *l);                          /* the pod volumes for 3.5 */
+void sdk_inst_env(json_object *ispec, struct inst_part *p); /* inst_part's env values */
 char *sdk_service_name(lctx *l, json_object *app);      /* 3.4 alone (malloc'ed) */
 bool sdk_tls_check(lctx *l);                            /* existence of the TLS objects */
 const owner_info *owners_walk(mctx *m);
@@ -239,6 +249,11 @@ void record_apply(json_object *orig, mutate_result *res, const patch_log *log, s
 /* record.c: notes that obj (an Instrumentation for language lang, or the
  * collector when lang is MUTATE_NLANGS) was injected from, for the record. */
 void record_use(mctx *m, mutate_lang_id lang, json_object *obj);
+/* record_use's entry alone (req_ns: the namespace of an object without
+ * one), and its adding (u taken). res->uses is only read: an entry may be
+ * shared (inst_part's). */
+json_object *record_use_new(const char *req_ns, mutate_lang_id lang, json_object *obj);
+void record_use_push(mctx *m, json_object *u);
 /* The record the pod carries and whether it still matches the pod: true
  * when the engine must leave the pod alone. One it ignores is named by
  * mutate_record_apply when the injection replaces it. */
@@ -256,8 +271,37 @@ int cache_collector_part(mutate_cache *c, json_object *col, const collector_buil
 /* A new reference to the object in slot, made by make(slot) once per cache
  * (every call without one): objects that are the same in every request,
  * which the engine never edits in place. Slots are the callers' own. */
-enum { CACHE_CONST_POD_NAME, CACHE_CONST_POD_UID, CACHE_CONST_NODE_NAME, CACHE_NCONST };
+enum {
+    CACHE_CONST_POD_NAME,
+    CACHE_CONST_POD_UID,
+    CACHE_CONST_NODE_NAME,
+    CACHE_CONST_POD_IP,
+    CACHE_CONST_NODE_IP,
+    CACHE_NCONST
+};
 json_object *cache_const(mutate_cache *c, unsigned slot, json_object *(*make)(unsigned slot));
+
+/* What lang.c's flow derives from one Instrumentation for one language,
+ * whatever the pod: copies of spec.env and spec.<lang>.env (entries
+ * shared into the containers, never edited in place), the env entries of
+ * the exporter endpoint, propagators and sampler (NULL: none), the shared
+ * volume and the init containers without the securityContext taken from
+ * the pod (inits; sc_from_pod: the Instrumentation names none), the
+ * entry of res->uses (record_use). Every
+ * member is a reference of the holder's: inst_part_release drops them. */
+typedef struct inst_part {
+    json_object *env, *lang_env;
+    json_object *endpoint, *propagators, *sampler, *sampler_arg;
+    json_object *volume, *inits, *command;
+    json_object *use; /* record_use's entry; NULL: the Instrumentation has no namespace */
+    bool sc_from_pod;
+} inst_part;
+/* lang.c: the part for l with command cmd (taken), built. */
+void inst_part_build(lctx *l, json_object *cmd, inst_part *out);
+void inst_part_release(inst_part *p);
+/* cache.c: the part of l (its Instrumentation, language and init
+ * container command cmd, taken), from cache c (NULL: built for it). */
+void cache_inst_part(mutate_cache *c, lctx *l, json_object *cmd, inst_part *out);
 
 /* sidecar.c: spec 4. */
 void sidecar_run(mctx *m);

@@ -5,7 +5,17 @@
  * language env, mount, common env, language defaults, SDK configuration.
  * Then, once per pod, the volume and the init container that copies the
  * agent in. Unlike the reference (spec 7.9) nothing is added to the pod when
- * every target was skipped. */
+ * every target was skipped.
+ *
+ * What of that depends on the Instrumentation and language alone (the env
+ * entries of spec.env and spec.<lang>.env, the volume, the init containers
+ * but the securityContext taken from the pod: inst_part) is built by
+ * inst_part_build, once per Instrumentation version in the thread's cache
+ * (cache_inst_part), and shared: env entries are never edited in place
+ * (env_set_value copies the one whose value grows: JAVA_TOOL_OPTIONS,
+ * NODE_OPTIONS, PYTHONPATH from spec.env), init containers get a copy
+ * whose env, mounts and command are new (another language may target
+ * them), the volume is only read. */
 #include "mutate/internal.h"
 
 #include <stdio.h>
@@ -112,14 +122,55 @@ static void java_extensions(lctx *l, json_object *sc, json_object *out) {
     }
 }
 
+void inst_part_release(inst_part *p) {
+    json_object_put(p->env);
+    json_object_put(p->lang_env);
+    json_object_put(p->endpoint);
+    json_object_put(p->propagators);
+    json_object_put(p->sampler);
+    json_object_put(p->sampler_arg);
+    json_object_put(p->volume);
+    json_object_put(p->inits);
+    json_object_put(p->command);
+    json_object_put(p->use);
+    memset(p, 0, sizeof *p);
+}
+
+static json_object *copy_list(json_object *list) {
+    json_object *out = jnew_arr();
+    size_t n = jlen(list);
+    for (size_t i = 0; i < n; i++) jpush(out, jw_copy(json_object_array_get_idx(list, i)));
+    return out;
+}
+
+void inst_part_build(lctx *l, json_object *cmd, inst_part *out) {
+    memset(out, 0, sizeof *out);
+    out->env = copy_list(jw_get(l->ispec, "env"));
+    out->lang_env = copy_list(jw_get(l->lspec, "env"));
+    sdk_inst_env(l->ispec, out);
+    out->volume = lang_volume(l, l->lang->volume);
+    out->command = cmd;
+    if (jstr(jget(l->inst, "metadata"), "namespace")) out->use = record_use_new(NULL, l->lang->id, l->inst);
+    json_object *sc = jget(l->ispec, "initContainerSecurityContext");
+    out->sc_from_pod = !sc;
+    out->inits = jnew_arr();
+    jpush(out->inits, init_container(l, l->lang->volume, jw_str(l->lspec, "image"), json_object_get(cmd), sc, true));
+    if (l->lang->id == MUTATE_JAVA) java_extensions(l, sc, out->inits);
+}
+
 void lang_run(lctx *l) {
     mctx *m = l->m;
     if (l->lang->inject) {
         l->lang->inject(l);
+        if (m->res->injected & MUTATE_BIT(l->lang->id)) record_use(m, l->lang->id, l->inst);
         return;
     }
     if (l->lang->prepare && !l->lang->prepare(l)) return;
 
+    /* What the Instrumentation gives every pod, from this thread's cache. */
+    inst_part part;
+    cache_inst_part(m->req->cache, l, l->lang->command(l), &part);
+    l->part = &part;
     size_t cap = jlen(jget(m->spec, "containers")) + jlen(jget(m->spec, "initContainers"));
     target *t = xcalloc(cap ? cap : 1, sizeof *t);
     size_t n = resolve_targets(l, t, cap), done = 0;
@@ -131,7 +182,7 @@ void lang_run(lctx *l) {
             mctx_skip(m, MUTATE_SKIP_CONTAINER);
             continue;
         }
-        env_append_if_not_set(c, jw_get(l->lspec, "env"));
+        env_share_if_not_set(c, part.lang_env);
         l->lang->mount(l, c);
         sdk_common_env(l, c);
         if (l->lang->defaults) l->lang->defaults(l, c);
@@ -141,27 +192,34 @@ void lang_run(lctx *l) {
     }
     if (!done) {
         if (n) mctx_warn(m, "inject-%s: every target container was skipped; no init container added", l->lang->name);
-        free(t);
-        return;
+        goto out;
     }
     m->res->injected |= MUTATE_BIT(l->lang->id);
+    if (part.use) record_use_push(m, json_object_get(part.use));
+    else record_use(m, l->lang->id, l->inst);
     sdk_tls_volumes(l);
 
     json_object *vols = jarr_at(m->spec, "volumes");
-    if (!jw_find_named(vols, l->lang->volume, NULL)) jpush(vols, lang_volume(l, l->lang->volume));
+    if (!jw_find_named(vols, l->lang->volume, NULL)) jpush(vols, json_object_get(part.volume));
 
     json_object *inits = jarr_at(m->spec, "initContainers");
     if (!jw_find_named(inits, l->lang->volume, NULL)) {
-        json_object *sc = jget(l->ispec, "initContainerSecurityContext");
-        if (!sc) sc = jget(t[0].c, "securityContext");
-        json_object *add = jnew_arr();
-        jpush(add, init_container(l, l->lang->volume, jw_str(l->lspec, "image"), l->lang->command(l), sc, true));
-        if (l->lang->id == MUTATE_JAVA) java_extensions(l, sc, add);
+        /* The part's init containers are shared: each gets a copy whose
+         * edited lists are new (a later language may target it), and the
+         * app container's securityContext when the Instrumentation has
+         * none, last, where init_container puts it: the request's object
+         * itself, which nothing edits in place (cow_container's rule). */
+        json_object *sc = part.sc_from_pod ? jget(t[0].c, "securityContext") : NULL;
         size_t at = json_object_array_length(inits);
         if (t[0].init) jw_find_named(inits, jw_str(t[0].c, "name"), &at);
-        for (size_t i = 0; i < json_object_array_length(add); i++)
-            jinsert(inits, at + i, json_object_get(json_object_array_get_idx(add, i)));
-        json_object_put(add);
+        for (size_t i = 0; i < json_object_array_length(part.inits); i++) {
+            json_object *ic = cow_container(json_object_array_get_idx(part.inits, i));
+            if (sc) jw_add(ic, "securityContext", json_object_get(sc));
+            jinsert(inits, at + i, ic);
+        }
     }
+out:
+    l->part = NULL;
+    inst_part_release(&part);
     free(t);
 }

@@ -63,13 +63,16 @@ typedef struct mutate_options {
 void mutate_options_init(mutate_options *o);
 
 /* What one thread's mutations keep between requests (mutate/cache.c):
- * today the collector sidecar's parts, built once per collector version and
- * options instead of once per pod. Owned by the caller, one per thread (the
+ * the collector sidecar's parts, built once per collector version and
+ * options instead of once per pod, and what an Instrumentation gives every
+ * pod per language (its env entries, volume, init containers), once per
+ * Instrumentation version. Owned by the caller, one per thread (the
  * server: one per event loop): the objects in it are json-c's, whose
  * reference counts are not atomic, so a cache, and the results of the
  * requests given it, are used on one thread only. At most `entries`
  * collectors (0: MUTATE_CACHE_ENTRIES) and about max_bytes of them (0:
- * MUTATE_CACHE_BYTES) are kept, the least recently used evicted first. */
+ * MUTATE_CACHE_BYTES) are kept, the least recently used evicted first,
+ * and as many Instrumentation parts in a table of their own. */
 typedef struct mutate_cache mutate_cache;
 #define MUTATE_CACHE_ENTRIES 32
 #define MUTATE_CACHE_BYTES (8u << 20)
@@ -78,6 +81,10 @@ void mutate_cache_free(mutate_cache *c);
 typedef struct mutate_cache_stats {
     size_t entries, bytes;                 /* held now */
     unsigned long hits, misses, evictions; /* since mutate_cache_new */
+    /* The Instrumentations' parts (per language), in their own table of
+     * as many entries and bytes. */
+    size_t inst_entries, inst_bytes;
+    unsigned long inst_hits, inst_misses, inst_evictions;
 } mutate_cache_stats;
 void mutate_cache_get_stats(const mutate_cache *c, mutate_cache_stats *st);
 

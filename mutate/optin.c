@@ -294,8 +294,7 @@ void optin_instrumentation(mctx *m) {
         } else if (l->lang->id == MUTATE_DOTNET) {
             l->platform = resolve_annotation(m, ANN(DOTNET_RUNTIME));
         }
-        lang_run(l);
-        if (m->res->injected & MUTATE_BIT(l->lang->id)) record_use(m, l->lang->id, l->inst);
+        lang_run(l); /* and record_use when it injected */
     }
 out:
     for (size_t i = 0; i < nsel; i++) names_free(langs[i].names, langs[i].nnames);

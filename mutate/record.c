@@ -83,12 +83,12 @@ void mutate_spec_hash(json_object *spec, char out[17]) {
     snprintf(out, 17, "%016" PRIx64, tree_hash(spec));
 }
 
-void record_use(mctx *m, mutate_lang_id lang, json_object *obj) {
+json_object *record_use_new(const char *req_ns, mutate_lang_id lang, json_object *obj) {
     json_object *meta = jget(obj, "metadata"), *u = jnew_obj();
     jw_add(u, "kind", jnew_str(lang < MUTATE_NLANGS ? "Instrumentation" : "OpenTelemetryCollector"));
     if (lang < MUTATE_NLANGS) jw_add(u, "language", jnew_str(mutate_lang_name(lang)));
     const char *ns = jstr(meta, "namespace"), *name = jw_str(meta, "name");
-    jw_add(u, "namespace", jnew_str(ns ? ns : m->ns));
+    jw_add(u, "namespace", jnew_str(ns ? ns : req_ns));
     jw_add(u, "name", jnew_str(name ? name : ""));
     const char *rv = jstr(meta, "resourceVersion");
     if (rv) jw_add(u, "resourceVersion", jnew_str(rv));
@@ -101,9 +101,15 @@ void record_use(mctx *m, mutate_lang_id lang, json_object *obj) {
         h = hex;
     }
     jw_add(u, "hash", jnew_str(h));
+    return u;
+}
+
+void record_use_push(mctx *m, json_object *u) {
     if (!m->res->uses) m->res->uses = jnew_arr();
     jpush(m->res->uses, u);
 }
+
+void record_use(mctx *m, mutate_lang_id lang, json_object *obj) { record_use_push(m, record_use_new(m->ns, lang, obj)); }
 
 /* ---- indexes of named list elements -------------------------------------- */
 

@@ -245,10 +245,44 @@ static const char *scalar_str(json_object *v, char *buf, size_t len) {
     return buf;
 }
 
+/* A downward-API entry the same in every pod, from the thread's cache. */
+static void const_field(lctx *l, json_object *c, unsigned slot, bool front) {
+    json_object *e = cache_const(l->m->req->cache, slot, env_const_field);
+    if (front) env_push_front(c, e);
+    else env_push(c, e);
+    json_object_put(e);
+}
+
 void sdk_common_env(lctx *l, json_object *c) {
-    if (!env_find(c, "OTEL_POD_IP", NULL)) env_prepend_field(c, "OTEL_POD_IP", "status.podIP");
-    if (!env_find(c, "OTEL_NODE_IP", NULL)) env_prepend_field(c, "OTEL_NODE_IP", "status.hostIP");
-    env_append_if_not_set(c, jw_get(l->ispec, "env"));
+    if (!env_find(c, "OTEL_POD_IP", NULL)) const_field(l, c, CACHE_CONST_POD_IP, true);
+    if (!env_find(c, "OTEL_NODE_IP", NULL)) const_field(l, c, CACHE_CONST_NODE_IP, true);
+    if (l->part) env_share_if_not_set(c, l->part->env);
+    else env_append_if_not_set(c, jw_get(l->ispec, "env"));
+}
+
+/* The env entries of spec.exporter.endpoint, spec.propagators and
+ * spec.sampler, the same for every pod (NULL: not set): lang.c's
+ * inst_part, or sdk_configure's own when it runs without one. */
+void sdk_inst_env(json_object *ispec, inst_part *p) {
+    const char *endpoint = jstr(jget(ispec, "exporter"), "endpoint");
+    p->endpoint = endpoint && *endpoint ? env_new_value("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint) : NULL;
+    json_object *props = jget(ispec, "propagators");
+    p->propagators = NULL;
+    if (jlen(props)) {
+        size_t cap = 1;
+        for (size_t i = 0; i < jlen(props); i++) cap += strlen(json_object_get_string(json_object_array_get_idx(props, i))) + 1;
+        char *v = xcalloc(1, cap);
+        for (size_t i = 0; i < jlen(props); i++) {
+            if (i) strcat(v, ",");
+            strcat(v, json_object_get_string(json_object_array_get_idx(props, i)));
+        }
+        p->propagators = env_new_value("OTEL_PROPAGATORS", v);
+        free(v);
+    }
+    json_object *sampler = jget(ispec, "sampler");
+    const char *stype = jstr(sampler, "type"), *sarg = jstr(sampler, "argument");
+    p->sampler = stype && *stype ? env_new_value("OTEL_TRACES_SAMPLER", stype) : NULL;
+    p->sampler_arg = p->sampler && sarg && *sarg ? env_new_value("OTEL_TRACES_SAMPLER_ARG", sarg) : NULL;
 }
 
 /* Volume names must be DNS labels; secret and configmap names may hold dots
@@ -449,9 +483,13 @@ void sdk_configure(lctx *l, json_object *c, json_object *app) {
     build_map(l, ora, app, &a);
 
     if (!env_find(c, "OTEL_SERVICE_NAME", NULL)) env_append(c, "OTEL_SERVICE_NAME", pick_service_name(l, app, &a));
-    const char *endpoint = jstr(jget(ispec, "exporter"), "endpoint");
-    if (endpoint && *endpoint && !env_find(c, "OTEL_EXPORTER_OTLP_ENDPOINT", NULL))
-        env_append(c, "OTEL_EXPORTER_OTLP_ENDPOINT", endpoint);
+    inst_part own = {0};
+    const inst_part *ip = l->part;
+    if (!ip) {
+        sdk_inst_env(ispec, &own);
+        ip = &own;
+    }
+    if (ip->endpoint && !env_find(c, "OTEL_EXPORTER_OTLP_ENDPOINT", NULL)) env_push(c, ip->endpoint);
     tls_configure(l, c);
 
     if (!amap_existing(&a, "k8s.pod.name")) {
@@ -459,10 +497,10 @@ void sdk_configure(lctx *l, json_object *c, json_object *app) {
          * downward API is the source of truth for the pod's own name. */
         amap_set(&a, "k8s.pod.name", "$(" POD_NAME_VAR ")");
     }
-    if (!env_find(c, POD_NAME_VAR, NULL)) env_append_field(c, POD_NAME_VAR, "metadata.name");
+    if (!env_find(c, POD_NAME_VAR, NULL)) const_field(l, c, CACHE_CONST_POD_NAME, false);
     if (uids && !amap_get(&a, "k8s.pod.uid") && !amap_existing(&a, "k8s.pod.uid")) {
         amap_set(&a, "k8s.pod.uid", "$(" POD_UID_VAR ")");
-        if (!env_find(c, POD_UID_VAR, NULL)) env_append_field(c, POD_UID_VAR, "metadata.uid");
+        if (!env_find(c, POD_UID_VAR, NULL)) const_field(l, c, CACHE_CONST_POD_UID, false);
     }
     /* Step 7 overrides step 1: a service.version in spec.resource.resourceAttributes
      * gives way to the annotation, the label or the image's tag, as in the
@@ -480,27 +518,15 @@ void sdk_configure(lctx *l, json_object *c, json_object *app) {
     }
     if (!amap_get(&a, "k8s.node.name") && !amap_existing(&a, "k8s.node.name")) {
         amap_set(&a, "k8s.node.name", "$(" NODE_NAME_VAR ")");
-        if (!env_find(c, NODE_NAME_VAR, NULL)) env_append_field(c, NODE_NAME_VAR, "spec.nodeName");
+        if (!env_find(c, NODE_NAME_VAR, NULL)) const_field(l, c, CACHE_CONST_NODE_NAME, false);
     }
 
-    json_object *props = jget(ispec, "propagators");
-    if (jlen(props) && !env_find(c, "OTEL_PROPAGATORS", NULL)) {
-        size_t cap = 1;
-        for (size_t i = 0; i < jlen(props); i++) cap += strlen(json_object_get_string(json_object_array_get_idx(props, i))) + 1;
-        char *v = xcalloc(1, cap);
-        for (size_t i = 0; i < jlen(props); i++) {
-            if (i) strcat(v, ",");
-            strcat(v, json_object_get_string(json_object_array_get_idx(props, i)));
-        }
-        env_append(c, "OTEL_PROPAGATORS", v);
-        free(v);
+    if (ip->propagators && !env_find(c, "OTEL_PROPAGATORS", NULL)) env_push(c, ip->propagators);
+    if (ip->sampler && !env_find(c, "OTEL_TRACES_SAMPLER", NULL) && !env_find(c, "OTEL_TRACES_SAMPLER_ARG", NULL)) {
+        env_push(c, ip->sampler);
+        if (ip->sampler_arg) env_push(c, ip->sampler_arg);
     }
-    json_object *sampler = jget(ispec, "sampler");
-    const char *stype = jstr(sampler, "type"), *sarg = jstr(sampler, "argument");
-    if (stype && *stype && !env_find(c, "OTEL_TRACES_SAMPLER", NULL) && !env_find(c, "OTEL_TRACES_SAMPLER_ARG", NULL)) {
-        env_append(c, "OTEL_TRACES_SAMPLER", stype);
-        if (sarg && *sarg) env_append(c, "OTEL_TRACES_SAMPLER_ARG", sarg);
-    }
+    inst_part_release(&own);
 
     /* Write-out: sorted k=v list, appended to an existing value. */
     size_t nattrs;

@@ -78,24 +78,14 @@ static json_object *select_collector(mctx *m, const char *value) {
     return col;
 }
 
-/* The downward-API entries, the same in every pod: made once per cache. */
-static json_object *resource_field(unsigned slot) {
-    static const char *const f[CACHE_NCONST][2] = {
-        [CACHE_CONST_POD_NAME] = {"OTEL_RESOURCE_ATTRIBUTES_POD_NAME", "metadata.name"},
-        [CACHE_CONST_POD_UID] = {"OTEL_RESOURCE_ATTRIBUTES_POD_UID", "metadata.uid"},
-        [CACHE_CONST_NODE_NAME] = {"OTEL_RESOURCE_ATTRIBUTES_NODE_NAME", "spec.nodeName"},
-    };
-    return env_new_field(f[slot][0], f[slot][1]);
-}
-
 /* The resource attributes of the pod (spec 4.3 step 4), unless the
  * collector's env sets OTEL_RESOURCE_ATTRIBUTES itself. */
 static void resource_env(mctx *m, json_object *env) {
     if (jw_find_named(env, "OTEL_RESOURCE_ATTRIBUTES", NULL)) return;
 
-    jpush(env, cache_const(m->req->cache, CACHE_CONST_POD_NAME, resource_field));
-    jpush(env, cache_const(m->req->cache, CACHE_CONST_POD_UID, resource_field));
-    jpush(env, cache_const(m->req->cache, CACHE_CONST_NODE_NAME, resource_field));
+    jpush(env, cache_const(m->req->cache, CACHE_CONST_POD_NAME, env_const_field));
+    jpush(env, cache_const(m->req->cache, CACHE_CONST_POD_UID, env_const_field));
+    jpush(env, cache_const(m->req->cache, CACHE_CONST_NODE_NAME, env_const_field));
     /* The reference considers ReplicaSet -> Deployment only (spec 4.3), from
      * fetched objects; the owner references carry the same names and uids,
      * and a Deployment known without its ReplicaSet (offline) still counts. */

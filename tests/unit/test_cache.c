@@ -6,7 +6,13 @@
  * from one entry (the pod-dependent env is not kept), languages injected
  * into the collector's own containers (the entry is not edited), a
  * collector replaced or re-versioned and every option collector_build reads
- * (never served stale), and eviction by count and by size. */
+ * (never served stale), and eviction by count and by size. The same for
+ * what an Instrumentation gives every pod (cache_inst_part): its env
+ * entries shared by containers and pods, never edited (JAVA_TOOL_OPTIONS
+ * and NODE_OPTIONS from spec.env extended in two containers, Node.js into
+ * Java's init container), an Instrumentation changed in spec,
+ * resourceVersion, uid or generation never served stale, Python's two
+ * init container commands, and eviction. */
 #include "base/versions.h"
 #include "tests/unit/engine_fixture.h"
 #include "tests/unit/util.h"
@@ -275,6 +281,229 @@ START_TEST(eviction_by_size) {
 }
 END_TEST
 
+/* Instrumentations (cache_inst_part). */
+static const char *const JINST =
+    "apiVersion: opentelemetry.io/v1alpha1\nkind: Instrumentation\n"
+    "metadata: {name: inst, namespace: ns1}\n"
+    "spec:\n"
+    "  exporter: {endpoint: 'http://otel:4317'}\n"
+    "  propagators: [tracecontext, baggage]\n"
+    "  sampler: {type: parentbased_traceidratio, argument: '0.25'}\n"
+    "  env: [{name: JAVA_TOOL_OPTIONS, value: '-Xmx1g'}, {name: NODE_OPTIONS, value: '--max-old-space-size=100'},\n"
+    "        {name: SHARED, value: s}]\n"
+    "  java: {image: 'java:1', env: [{name: OTEL_JAVA_X, value: j}]}\n"
+    "  nodejs: {image: 'node:1'}\n"
+    "  python: {image: 'py:1'}\n";
+
+/* A pod of two containers asking for the languages in ann. */
+static fx_run *run_inst(const char *label, const char *name, const char *ann) {
+    char *p = NULL;
+    if (asprintf(&p,
+                 "apiVersion: v1\nkind: Pod\nmetadata:\n  name: %s\n  namespace: ns1\n  annotations: {%s}\n"
+                 "spec:\n  containers: [{name: app1, image: 'app:1', securityContext: {runAsUser: 1000}},"
+                 " {name: app2, image: 'app:2'}]\n",
+                 name, ann) < 0)
+        abort();
+    fx_run *r = fx_mutate(label, p, "ns1");
+    free(p);
+    return r;
+}
+
+static void want_inst_stats(size_t entries, unsigned long misses, unsigned long hits, unsigned long evictions) {
+    mutate_cache_stats st = stats();
+    ck_assert_uint_eq(st.inst_entries, entries);
+    ck_assert_uint_eq(st.inst_misses, misses);
+    ck_assert_uint_eq(st.inst_hits, hits);
+    ck_assert_uint_eq(st.inst_evictions, evictions);
+}
+
+static char *member(fx_run *r, const char *list, const char *container, const char *key) {
+    return fx_json(json_object_object_get(fx_container(r, list, container), key));
+}
+
+#define JAVA_INIT "opentelemetry-auto-instrumentation-java"
+
+/* The Instrumentation's env entries are shared by the containers and pods
+ * it serves: the one whose value the engine extends (JAVA_TOOL_OPTIONS,
+ * NODE_OPTIONS from spec.env) is copied, never edited (each container and
+ * each pod would otherwise carry the agents of those before it). Node.js
+ * into Java's init container edits that container: a copy, not the
+ * entry's. */
+START_TEST(instrumentation_parts_are_shared_not_edited) {
+    fx_resources(JINST);
+    const char *ann = "instrumentation.opentelemetry.io/inject-java: 'true', "
+                      "instrumentation.opentelemetry.io/java-container-names: 'app1,app2', "
+                      "instrumentation.opentelemetry.io/inject-nodejs: 'true', "
+                      "instrumentation.opentelemetry.io/nodejs-container-names: " JAVA_INIT;
+    fx_run *a = run_inst("cache-inst-a", "a", ann);
+    want_inst_stats(2, 2, 2 * CACHED_RUNS - 2, 0);
+    fx_run *b = run_inst("cache-inst-b", "b", ann);
+    want_inst_stats(2, 2, 4 * CACHED_RUNS - 2, 0);
+    ck_assert_str_eq(b->warnings, "");
+    for (int i = 0; i < 2; i++) {
+        fx_run *r = i ? b : a;
+        EQ(env_line(r, "containers", "app1", "JAVA_TOOL_OPTIONS"),
+           "JAVA_TOOL_OPTIONS=-Xmx1g -javaagent:/otel-auto-instrumentation-java-app1/javaagent.jar");
+        EQ(env_line(r, "containers", "app2", "JAVA_TOOL_OPTIONS"),
+           "JAVA_TOOL_OPTIONS=-Xmx1g -javaagent:/otel-auto-instrumentation-java-app2/javaagent.jar");
+        EQ(env_line(r, "containers", "app2", "OTEL_JAVA_X"), "OTEL_JAVA_X=j");
+        EQ(env_line(r, "containers", "app2", "OTEL_PROPAGATORS"), "OTEL_PROPAGATORS=tracecontext,baggage");
+        EQ(env_line(r, "containers", "app2", "OTEL_TRACES_SAMPLER_ARG"), "OTEL_TRACES_SAMPLER_ARG=0.25");
+        EQ(env_line(r, "initContainers", JAVA_INIT, "NODE_OPTIONS"),
+           "NODE_OPTIONS=--max-old-space-size=100 --require /otel-auto-instrumentation-nodejs/autoinstrumentation.js");
+        EQ(fx_mounts(fx_container(r, "initContainers", JAVA_INIT)),
+           JAVA_INIT ":/otel-auto-instrumentation-java\n"
+           "opentelemetry-auto-instrumentation-nodejs:/otel-auto-instrumentation-nodejs\n");
+        /* app1's securityContext, the first target's, on both. */
+        EQ(member(r, "initContainers", JAVA_INIT, "securityContext"), "{\"runAsUser\":1000}");
+        EQ(member(r, "initContainers", "opentelemetry-auto-instrumentation-nodejs", "securityContext"),
+           "{\"runAsUser\":1000}");
+    }
+    /* A pod asking for Java alone after them: no Node.js in its init
+     * container, nothing of the others' containers in its env. */
+    fx_run *c = run_inst("cache-inst-c", "c", "instrumentation.opentelemetry.io/inject-java: 'true'");
+    EQ(fx_env(fx_container(c, "initContainers", JAVA_INIT)), "");
+    EQ(fx_mounts(fx_container(c, "initContainers", JAVA_INIT)), JAVA_INIT ":/otel-auto-instrumentation-java\n");
+    EQ(member(c, "initContainers", JAVA_INIT, "command"),
+       "[\"cp\",\"/javaagent.jar\",\"/otel-auto-instrumentation-java/javaagent.jar\"]");
+    EQ(env_line(c, "containers", "app1", "JAVA_TOOL_OPTIONS"),
+       "JAVA_TOOL_OPTIONS=-Xmx1g -javaagent:/otel-auto-instrumentation-java-app1/javaagent.jar");
+    EQ(env_line(c, "containers", "app2", "JAVA_TOOL_OPTIONS"), "(none)");
+    want_inst_stats(2, 2, 5 * CACHED_RUNS - 2, 0);
+    fx_free(a);
+    fx_free(b);
+    fx_free(c);
+}
+END_TEST
+
+/* Never stale: an Instrumentation whose spec (endpoint, env, image),
+ * resourceVersion, uid or generation changed is derived again, and each
+ * language and init container command (Python's platform) is an entry of
+ * its own. */
+START_TEST(replaced_instrumentations_are_not_served_stale) {
+    const char *ann = "instrumentation.opentelemetry.io/inject-java: 'true'";
+    fx_resources(JINST);
+    fx_run *r = run_inst("cache-inst-v1", "a", ann);
+    EQ(env_line(r, "containers", "app1", "OTEL_EXPORTER_OTLP_ENDPOINT"), "OTEL_EXPORTER_OTLP_ENDPOINT=http://otel:4317");
+    fx_free(r);
+    want_inst_stats(1, 1, CACHED_RUNS - 1, 0);
+    static const struct {
+        const char *from, *to, *var, *want;
+    } edits[] = {
+        {"http://otel:4317", "http://otel-2:4317", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT=http://otel-2:4317"},
+        {"value: s}", "value: s2}", "SHARED", "SHARED=s2"},
+        {"value: j}", "value: j2}", "OTEL_JAVA_X", "OTEL_JAVA_X=j2"},
+        {"argument: '0.25'", "argument: '0.5'", "OTEL_TRACES_SAMPLER_ARG", "OTEL_TRACES_SAMPLER_ARG=0.5"},
+        {"{name: inst, namespace: ns1}", "{name: inst, namespace: ns1, resourceVersion: '7'}", "SHARED", "SHARED=s"},
+        {"{name: inst, namespace: ns1}", "{name: inst, namespace: ns1, resourceVersion: '8'}", "SHARED", "SHARED=s"},
+        {"{name: inst, namespace: ns1}", "{name: inst, namespace: ns1, resourceVersion: '8', uid: u2}", "SHARED", "SHARED=s"},
+        {"{name: inst, namespace: ns1}", "{name: inst, namespace: ns1, resourceVersion: '8', uid: u2, generation: 3}",
+         "SHARED", "SHARED=s"},
+    };
+    for (size_t i = 0; i < sizeof edits / sizeof *edits; i++) {
+        char *y = strdup(JINST), *at = strstr(y, edits[i].from), *out = NULL;
+        ck_assert_ptr_nonnull(at);
+        *at = 0;
+        if (asprintf(&out, "%s%s%s", y, edits[i].to, at + strlen(edits[i].from)) < 0) abort();
+        fx_resources(out);
+        r = run_inst("cache-inst-version", "a", ann);
+        EQ(env_line(r, "containers", "app1", edits[i].var), edits[i].want);
+        fx_free(r);
+        free(y);
+        free(out);
+        want_inst_stats(2 + i, 2 + i, (2 + i) * (CACHED_RUNS - 1), 0);
+    }
+    /* The first version read again (the same key): served; then its image
+     * changed, in the init container. */
+    fx_resources(JINST);
+    r = run_inst("cache-inst-image1", "a", ann);
+    EQ(member(r, "initContainers", JAVA_INIT, "image"), "\"java:1\"");
+    fx_free(r);
+    char *y = strdup(JINST);
+    memcpy(strstr(y, "java:1"), "java:2", 6);
+    fx_resources(y);
+    free(y);
+    r = run_inst("cache-inst-image2", "a", ann);
+    EQ(member(r, "initContainers", JAVA_INIT, "image"), "\"java:2\"");
+    fx_free(r);
+    want_inst_stats(10, 10, 10 * (CACHED_RUNS - 1) + CACHED_RUNS, 0);
+
+    /* Python for glibc, then musl, then glibc again: two commands, two
+     * entries, each served its own. */
+    fx_cache_reset(0, 0);
+    fx_resources(JINST);
+    const char *py = "instrumentation.opentelemetry.io/inject-python: 'true'",
+               *musl = "instrumentation.opentelemetry.io/inject-python: 'true', "
+                       "instrumentation.opentelemetry.io/otel-python-platform: musl";
+    const char *wants[] = {"[\"cp\",\"-r\",\"/autoinstrumentation/.\",\"/otel-auto-instrumentation-python\"]",
+                           "[\"cp\",\"-r\",\"/autoinstrumentation-musl/.\",\"/otel-auto-instrumentation-python\"]"};
+    for (int i = 0; i < 3; i++) {
+        r = run_inst("cache-inst-python", "a", i == 1 ? musl : py);
+        EQ(member(r, "initContainers", "opentelemetry-auto-instrumentation-python", "command"), wants[i == 1]);
+        fx_free(r);
+    }
+    want_inst_stats(2, 2, 3 * CACHED_RUNS - 2, 0);
+}
+END_TEST
+
+static const char *const THREE_INST =
+    "apiVersion: opentelemetry.io/v1alpha1\nkind: Instrumentation\nmetadata: {name: i1, namespace: ns1}\n"
+    "spec: {exporter: {endpoint: 'http://one:4317'}}\n"
+    "---\napiVersion: opentelemetry.io/v1alpha1\nkind: Instrumentation\nmetadata: {name: i2, namespace: ns1}\n"
+    "spec: {exporter: {endpoint: 'http://two:4317'}}\n"
+    "---\napiVersion: opentelemetry.io/v1alpha1\nkind: Instrumentation\nmetadata: {name: i3, namespace: ns1}\n"
+    "spec: {exporter: {endpoint: 'http://three:4317'}}\n";
+
+static void run_inst_named(const char *inst, const char *want_endpoint) {
+    char *ann = NULL;
+    if (asprintf(&ann, "instrumentation.opentelemetry.io/inject-java: %s", inst) < 0) abort();
+    fx_run *r = run_inst("cache-inst-evict", "p", ann);
+    EQ(env_line(r, "containers", "app1", "OTEL_EXPORTER_OTLP_ENDPOINT"), want_endpoint);
+    fx_free(r);
+    free(ann);
+}
+
+/* Two entries, three Instrumentations: the least recently used goes; a
+ * budget smaller than one part keeps none (each request builds its own). */
+START_TEST(instrumentation_eviction) {
+    fx_cache_reset(2, 0);
+    fx_resources(THREE_INST);
+    run_inst_named("i1", "OTEL_EXPORTER_OTLP_ENDPOINT=http://one:4317");
+    run_inst_named("i2", "OTEL_EXPORTER_OTLP_ENDPOINT=http://two:4317");
+    run_inst_named("i1", "OTEL_EXPORTER_OTLP_ENDPOINT=http://one:4317");
+    want_inst_stats(2, 2, 3 * CACHED_RUNS - 2, 0);
+    run_inst_named("i3", "OTEL_EXPORTER_OTLP_ENDPOINT=http://three:4317"); /* evicts i2 */
+    want_inst_stats(2, 3, 4 * CACHED_RUNS - 3, 1);
+    run_inst_named("i1", "OTEL_EXPORTER_OTLP_ENDPOINT=http://one:4317");
+    want_inst_stats(2, 3, 5 * CACHED_RUNS - 3, 1);
+    run_inst_named("i2", "OTEL_EXPORTER_OTLP_ENDPOINT=http://two:4317"); /* evicts i3 */
+    want_inst_stats(2, 4, 6 * CACHED_RUNS - 4, 2);
+    /* The collectors' table is another one. */
+    ck_assert_uint_eq(stats().entries, 0);
+
+    fx_cache_reset(0, 200);
+    run_inst_named("i1", "OTEL_EXPORTER_OTLP_ENDPOINT=http://one:4317");
+    run_inst_named("i1", "OTEL_EXPORTER_OTLP_ENDPOINT=http://one:4317");
+    mutate_cache_stats st = stats();
+    ck_assert_uint_eq(st.inst_entries, 0);
+    ck_assert_uint_eq(st.inst_bytes, 0);
+    ck_assert_uint_eq(st.inst_misses, 2 * CACHED_RUNS);
+
+    fx_cache_reset(0, 0);
+    run_inst_named("i1", "OTEL_EXPORTER_OTLP_ENDPOINT=http://one:4317");
+    size_t one = stats().inst_bytes;
+    ck_assert_uint_gt(one, 200);
+    fx_cache_reset(0, 2 * one + one / 2);
+    run_inst_named("i1", "OTEL_EXPORTER_OTLP_ENDPOINT=http://one:4317");
+    run_inst_named("i2", "OTEL_EXPORTER_OTLP_ENDPOINT=http://two:4317");
+    run_inst_named("i3", "OTEL_EXPORTER_OTLP_ENDPOINT=http://three:4317");
+    st = stats();
+    ck_assert_uint_eq(st.inst_entries, 2);
+    ck_assert_uint_eq(st.inst_evictions, 1);
+    ck_assert_uint_le(st.inst_bytes, 2 * one + one / 2);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("cache");
     TCase *tc = tcase_create("cache");
@@ -284,6 +513,9 @@ int main(void) {
     tcase_add_test(tc, replaced_collectors_and_options_are_not_served_stale);
     tcase_add_test(tc, eviction_by_count_is_lru);
     tcase_add_test(tc, eviction_by_size);
+    tcase_add_test(tc, instrumentation_parts_are_shared_not_edited);
+    tcase_add_test(tc, replaced_instrumentations_are_not_served_stale);
+    tcase_add_test(tc, instrumentation_eviction);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }
