@@ -377,6 +377,20 @@ static size_t part_bytes(const inst_part *p) {
     return n;
 }
 
+/* The text of what pods share from an Instrumentation's part (as
+ * keep_part does for a collector's): each env entry, the volume, the init
+ * containers' members, the record's uses entry. */
+static size_t keep_inst_part(const inst_part *p) {
+    size_t n = 0;
+    json_object *lists[] = {p->env, p->lang_env};
+    for (size_t l = 0; l < 2; l++)
+        for (size_t i = 0; i < jlen(lists[l]); i++) n += jtext_keep(json_object_array_get_idx(lists[l], i));
+    json_object *one[] = {p->endpoint, p->propagators, p->sampler, p->sampler_arg, p->volume, p->use};
+    for (size_t i = 0; i < sizeof one / sizeof *one; i++) n += jtext_keep(one[i]);
+    for (size_t i = 0; i < jlen(p->inits); i++) n += keep_container(json_object_array_get_idx(p->inits, i));
+    return n;
+}
+
 static ientry *imake_room(mutate_cache *c, size_t bytes) {
     if (bytes > c->max_bytes) return NULL;
     for (;;) {
@@ -417,7 +431,7 @@ void cache_inst_part(mutate_cache *c, lctx *l, json_object *cmd, inst_part *out)
     c->st.inst_misses++;
     inst_part part;
     inst_part_build(l, cmd, &part);
-    size_t bytes = part_bytes(&part);
+    size_t bytes = part_bytes(&part) + keep_inst_part(&part);
     ientry *e = imake_room(c, bytes);
     if (!e) { /* larger than the budget: this request's alone */
         *out = part;
