@@ -105,6 +105,24 @@ char *xasprintf(const char *fmt, ...) {
     return s;
 }
 
+char *xcat(const char *s, ...) {
+    va_list ap;
+    size_t n = 0;
+    va_start(ap, s);
+    for (const char *p = s; p; p = va_arg(ap, const char *)) n += strlen(p);
+    va_end(ap);
+    char *out = xmalloc(n + 1), *d = out;
+    va_start(ap, s);
+    for (const char *p = s; p; p = va_arg(ap, const char *)) {
+        size_t l = strlen(p);
+        memcpy(d, p, l);
+        d += l;
+    }
+    va_end(ap);
+    *d = 0;
+    return out;
+}
+
 void *xgrow(void *p, size_t *cap, size_t need, size_t elem) {
     if (need <= *cap) return p;
     size_t c = *cap ? *cap : 8;

@@ -30,6 +30,9 @@ char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 char *xvasprintf(const char *fmt, va_list ap);
+/* The strings given, up to a NULL, one after the other (malloc'ed): the
+ * engine's concatenations, at a tenth of a format's cost. */
+char *xcat(const char *s, ...) __attribute__((sentinel));
 
 /* Gives the heap freed so far back to the system: glibc's malloc_trim,
  * and mimalloc's collection when the binary allocates through mimalloc

@@ -55,7 +55,7 @@ static void set(json_object *c, const char *name, const char *value, bool concat
     if (!concat || jw_get(e, "valueFrom")) return;
     const char *old = jw_str(e, "value");
     char *v = NULL;
-    v = xasprintf("%s:%s", old ? old : "", value);
+    v = xcat(old ? old : "", ":", value, (char *)NULL);
     env_set_value(c, e, v);
     free(v);
 }

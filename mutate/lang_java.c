@@ -19,7 +19,7 @@ static bool java_precheck(lctx *l, json_object *c, const char **why) {
 
 static void java_mount(lctx *l, json_object *c) {
     char *path = NULL;
-    path = xasprintf("/otel-auto-instrumentation-java-%s", jw_str(c, "name") ? jw_str(c, "name") : "");
+    path = xcat("/otel-auto-instrumentation-java-", jw_str(c, "name") ? jw_str(c, "name") : "", (char *)NULL);
     mount_add(c, l->lang->volume, path, false);
     free(path);
 }
@@ -27,16 +27,16 @@ static void java_mount(lctx *l, json_object *c) {
 static void java_defaults(lctx *l, json_object *c) {
     const char *name = jw_str(c, "name") ? jw_str(c, "name") : "";
     bool ext = jlen(jget(l->lspec, "extensions")) > 0;
-    char *suffix = xasprintf(" -javaagent:/otel-auto-instrumentation-java-%s/javaagent.jar%s%s%s", name,
-                             ext ? " -Dotel.javaagent.extensions=/otel-auto-instrumentation-java-" : "",
-                             ext ? name : "", ext ? "/extensions" : "");
+    char *suffix = xcat(" -javaagent:/otel-auto-instrumentation-java-", name, "/javaagent.jar",
+                        ext ? " -Dotel.javaagent.extensions=/otel-auto-instrumentation-java-" : "", ext ? name : "",
+                        ext ? "/extensions" : "", (char *)NULL);
     json_object *e = env_find(c, "JAVA_TOOL_OPTIONS", NULL);
     if (!e) env_append(c, "JAVA_TOOL_OPTIONS", suffix);
     else if (!jw_get(e, "valueFrom")) {
         /* A valueFrom that came from spec env is left alone (agent not loaded), as the reference does. */
         const char *old = jw_str(e, "value");
         char *v = NULL;
-        v = xasprintf("%s%s", old ? old : "", suffix);
+        v = xcat(old ? old : "", suffix, (char *)NULL);
         env_set_value(c, e, v);
         free(v);
     } else {

@@ -22,7 +22,7 @@ static void node_defaults(lctx *l, json_object *c) {
     else if (!jw_get(e, "valueFrom")) {
         const char *old = jw_str(e, "value");
         char *v = NULL;
-        v = xasprintf("%s" NODE_REQUIRE, old ? old : "");
+        v = xcat(old ? old : "", NODE_REQUIRE, (char *)NULL);
         env_set_value(c, e, v);
         free(v);
     } else {

@@ -40,7 +40,7 @@ static void set_pythonpath(lctx *l, json_object *c, const char *prefix, const ch
     json_object *e = env_find(c, "PYTHONPATH", NULL);
     if (!e) {
         char *v = NULL;
-        v = xasprintf("%s%s%s", prefix, *prefix ? ":" : "", suffix);
+        v = xcat(prefix, *prefix ? ":" : "", suffix, (char *)NULL);
         env_append(c, "PYTHONPATH", v);
         free(v);
         return;
@@ -54,7 +54,7 @@ static void set_pythonpath(lctx *l, json_object *c, const char *prefix, const ch
     }
     const char *old = jw_str(e, "value");
     char *v = NULL;
-    v = xasprintf("%s%s%s:%s", prefix, *prefix ? ":" : "", old ? old : "", suffix);
+    v = xcat(prefix, *prefix ? ":" : "", old ? old : "", ":", suffix, (char *)NULL);
     env_set_value(c, e, v);
     free(v);
 }

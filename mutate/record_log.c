@@ -27,6 +27,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define TEXT_OF(x) #x
+#define TEXT_OF_VALUE(x) TEXT_OF(x)
+#define RECORD_VERSION_TEXT TEXT_OF_VALUE(MUTATE_RECORD_VERSION) /* "1", as printf writes it */
+
 typedef struct plist {
     const void **v;
     size_t n, cap;
@@ -519,7 +523,7 @@ bool record_text_from_log(json_object *orig, const mutate_result *res, const pat
     bool first = true;
     sbuf_putc(o, '{');
     key(o, &first, "v");
-    sbuf_printf(o, "%d", MUTATE_RECORD_VERSION);
+    sbuf_puts(o, RECORD_VERSION_TEXT);
     key(o, &first, "engine");
     jtext_string(o, OTEL_WEBHOOK_VERSION, strlen(OTEL_WEBHOOK_VERSION));
     for (int l = 0; l < 3; l++) strings(o, &first, LISTS[l], &r.names[l]);

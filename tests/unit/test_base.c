@@ -4,6 +4,7 @@
  * that needs care at every offset around the eight-byte words the writer
  * skips, the growable buffer's reserve at its edges, and the key hash of
  * the objects we build (base/jhash.c). */
+#include "base/alloc.h"
 #include "base/base64.h"
 #include "base/jhash.h"
 #include "base/json.h"
@@ -384,6 +385,24 @@ START_TEST(jtext_keep_values) {
 }
 END_TEST
 
+/* xcat: the pieces one after the other, none, empty ones, long ones. */
+START_TEST(xcat_pieces) {
+    char *s = xcat("a", "", "bc", (char *)NULL);
+    ck_assert_str_eq(s, "abc");
+    free(s);
+    s = xcat("", (char *)NULL);
+    ck_assert_str_eq(s, "");
+    free(s);
+    char big[300];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = 0;
+    s = xcat(" -javaagent:/otel-", big, "/javaagent.jar", (char *)NULL);
+    ck_assert_uint_eq(strlen(s), strlen(" -javaagent:/otel-") + 299 + strlen("/javaagent.jar"));
+    ck_assert(!strncmp(s + strlen(s) - 14, "/javaagent.jar", 14) && s[18] == 'x');
+    free(s);
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("base");
     TCase *tc = tcase_create("base");
@@ -398,6 +417,7 @@ int main(void) {
     tcase_add_test(tc, jhash_every_byte_and_lookups);
     tcase_add_test(tc, jtext_vector_scans_against_bytewise);
     tcase_add_test(tc, jtext_keep_values);
+    tcase_add_test(tc, xcat_pieces);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }
