@@ -137,6 +137,9 @@ void split_ref(mctx *m, const char *value, char **ns, char **name);
 json_object *jw_get(json_object *o, const char *key);
 const char *jw_str(json_object *o, const char *key);
 json_object *jw_find_named(json_object *arr, const char *name, size_t *idx);
+/* out[j] = jw_find_named(arr, names[j], NULL) for k distinct names, in one
+ * pass over arr. */
+void jw_find_named_many(json_object *arr, const char *const *names, size_t k, json_object **out);
 /* json_object_object_get_ex's member (NULL for none, null or a non-object
  * o), for readers that check types themselves: no BASE_JSON_TRAP. */
 json_object *jw_member(json_object *o, const char *key);
@@ -146,6 +149,8 @@ json_object *jw_copy(json_object *v);
 
 /* env.c: the env merge rules of spec 2.0. */
 json_object *env_find(json_object *c, const char *name, size_t *idx);
+/* out[j] = env_find(c, names[j], NULL) for k distinct names, in one pass. */
+void env_find_many(json_object *c, const char *const *names, size_t k, json_object **out);
 json_object *env_new_value(const char *name, const char *value);
 json_object *env_new_field(const char *name, const char *field_path); /* downward API fieldRef */
 bool env_has_value_from(json_object *c, const char *name);

@@ -254,8 +254,11 @@ static void const_field(lctx *l, json_object *c, unsigned slot, bool front) {
 }
 
 void sdk_common_env(lctx *l, json_object *c) {
-    if (!env_find(c, "OTEL_POD_IP", NULL)) const_field(l, c, CACHE_CONST_POD_IP, true);
-    if (!env_find(c, "OTEL_NODE_IP", NULL)) const_field(l, c, CACHE_CONST_NODE_IP, true);
+    static const char *const ips[2] = {"OTEL_POD_IP", "OTEL_NODE_IP"};
+    json_object *seen[2];
+    env_find_many(c, ips, 2, seen); /* the one added first has the other name */
+    if (!seen[0]) const_field(l, c, CACHE_CONST_POD_IP, true);
+    if (!seen[1]) const_field(l, c, CACHE_CONST_NODE_IP, true);
     if (l->part) env_share_if_not_set(c, l->part->env);
     else env_append_if_not_set(c, jw_get(l->ispec, "env"));
 }
@@ -360,9 +363,35 @@ void sdk_tls_volumes(lctx *l) {
     }
 }
 
+/* The variables sdk_configure may add, looked up in one pass over the
+ * container's env when it starts (env_find_many). That gives each check the
+ * answer its own scan would: each name is checked once, and what the
+ * function adds before a check has another name, at the end of the list,
+ * so it cannot be the first entry of the name checked. */
+enum {
+    SV_SERVICE_NAME, SV_ENDPOINT, SV_CERT, SV_CLIENT_CERT, SV_CLIENT_KEY, SV_POD_NAME, SV_POD_UID, SV_NODE_NAME,
+    SV_PROPAGATORS, SV_SAMPLER, SV_SAMPLER_ARG, SV_ORA, SV_N
+};
+static const char *const sdk_vars[SV_N] = {
+    [SV_SERVICE_NAME] = "OTEL_SERVICE_NAME",
+    [SV_ENDPOINT] = "OTEL_EXPORTER_OTLP_ENDPOINT",
+    [SV_CERT] = "OTEL_EXPORTER_OTLP_CERTIFICATE",
+    [SV_CLIENT_CERT] = "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE",
+    [SV_CLIENT_KEY] = "OTEL_EXPORTER_OTLP_CLIENT_KEY",
+    [SV_POD_NAME] = POD_NAME_VAR,
+    [SV_POD_UID] = POD_UID_VAR,
+    [SV_NODE_NAME] = NODE_NAME_VAR,
+    [SV_PROPAGATORS] = "OTEL_PROPAGATORS",
+    [SV_SAMPLER] = "OTEL_TRACES_SAMPLER",
+    [SV_SAMPLER_ARG] = "OTEL_TRACES_SAMPLER_ARG",
+    [SV_ORA] = ORA,
+};
+
 /* One exporter TLS variable; relative file names resolve under the mount. */
-static void tls_env(lctx *l, json_object *c, const char *var, const char *file, const char *dirprefix, const char *obj) {
-    if (!file || !*file || env_find(c, var, NULL)) return;
+static void tls_env(lctx *l, json_object *c, json_object *const *seen, int var_id, const char *file,
+                    const char *dirprefix, const char *obj) {
+    const char *var = sdk_vars[var_id];
+    if (!file || !*file || seen[var_id]) return;
     if (file[0] == '/') { env_append(c, var, file); return; }
     if (!obj) {
         mctx_warn(l->m, "inject-%s: exporter.tls names %s relative to a %s that is not set; %s not set", l->lang->name,
@@ -375,13 +404,13 @@ static void tls_env(lctx *l, json_object *c, const char *var, const char *file, 
     free(v);
 }
 
-static void tls_configure(lctx *l, json_object *c) {
+static void tls_configure(lctx *l, json_object *c, json_object *const *seen) {
     tlsinfo t;
     if (!tls_get(l, &t)) return;
-    if (t.configmap) tls_env(l, c, "OTEL_EXPORTER_OTLP_CERTIFICATE", t.ca, "/otel-auto-instrumentation-configmap-", t.configmap);
-    else tls_env(l, c, "OTEL_EXPORTER_OTLP_CERTIFICATE", t.ca, "/otel-auto-instrumentation-secret-", t.secret);
-    tls_env(l, c, "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE", t.cert, "/otel-auto-instrumentation-secret-", t.secret);
-    tls_env(l, c, "OTEL_EXPORTER_OTLP_CLIENT_KEY", t.key, "/otel-auto-instrumentation-secret-", t.secret);
+    if (t.configmap) tls_env(l, c, seen, SV_CERT, t.ca, "/otel-auto-instrumentation-configmap-", t.configmap);
+    else tls_env(l, c, seen, SV_CERT, t.ca, "/otel-auto-instrumentation-secret-", t.secret);
+    tls_env(l, c, seen, SV_CLIENT_CERT, t.cert, "/otel-auto-instrumentation-secret-", t.secret);
+    tls_env(l, c, seen, SV_CLIENT_KEY, t.key, "/otel-auto-instrumentation-secret-", t.secret);
     char vn[64], path[512];
     if (t.secret) {
         volume_name(vn, sizeof vn, "otel-auto-secret-", t.secret);
@@ -477,30 +506,32 @@ void sdk_configure(lctx *l, json_object *c, json_object *app) {
     bool uids = json_object_get_boolean(jget(res, "addK8sUIDAttributes"));
     bool use_labels = json_object_get_boolean(jget(jget(ispec, "defaults"), "useLabelsForResourceAttributes"));
     const char *cname = jw_str(app, "name") ? jw_str(app, "name") : "";
-    json_object *ora = env_find(c, ORA, NULL);
+    json_object *seen[SV_N];
+    env_find_many(c, sdk_vars, SV_N, seen);
+    json_object *ora = seen[SV_ORA];
     bool ora_from = ora && jw_get(ora, "valueFrom");
     amap a;
     build_map(l, ora, app, &a);
 
-    if (!env_find(c, "OTEL_SERVICE_NAME", NULL)) env_append(c, "OTEL_SERVICE_NAME", pick_service_name(l, app, &a));
+    if (!seen[SV_SERVICE_NAME]) env_append(c, "OTEL_SERVICE_NAME", pick_service_name(l, app, &a));
     inst_part own = {0};
     const inst_part *ip = l->part;
     if (!ip) {
         sdk_inst_env(ispec, &own);
         ip = &own;
     }
-    if (ip->endpoint && !env_find(c, "OTEL_EXPORTER_OTLP_ENDPOINT", NULL)) env_push(c, ip->endpoint);
-    tls_configure(l, c);
+    if (ip->endpoint && !seen[SV_ENDPOINT]) env_push(c, ip->endpoint);
+    tls_configure(l, c, seen);
 
     if (!amap_existing(&a, "k8s.pod.name")) {
         /* Overwritten even when an annotation gave a literal name: the
          * downward API is the source of truth for the pod's own name. */
         amap_set(&a, "k8s.pod.name", "$(" POD_NAME_VAR ")");
     }
-    if (!env_find(c, POD_NAME_VAR, NULL)) const_field(l, c, CACHE_CONST_POD_NAME, false);
+    if (!seen[SV_POD_NAME]) const_field(l, c, CACHE_CONST_POD_NAME, false);
     if (uids && !amap_get(&a, "k8s.pod.uid") && !amap_existing(&a, "k8s.pod.uid")) {
         amap_set(&a, "k8s.pod.uid", "$(" POD_UID_VAR ")");
-        if (!env_find(c, POD_UID_VAR, NULL)) const_field(l, c, CACHE_CONST_POD_UID, false);
+        if (!seen[SV_POD_UID]) const_field(l, c, CACHE_CONST_POD_UID, false);
     }
     /* Step 7 overrides step 1: a service.version in spec.resource.resourceAttributes
      * gives way to the annotation, the label or the image's tag, as in the
@@ -518,11 +549,11 @@ void sdk_configure(lctx *l, json_object *c, json_object *app) {
     }
     if (!amap_get(&a, "k8s.node.name") && !amap_existing(&a, "k8s.node.name")) {
         amap_set(&a, "k8s.node.name", "$(" NODE_NAME_VAR ")");
-        if (!env_find(c, NODE_NAME_VAR, NULL)) const_field(l, c, CACHE_CONST_NODE_NAME, false);
+        if (!seen[SV_NODE_NAME]) const_field(l, c, CACHE_CONST_NODE_NAME, false);
     }
 
-    if (ip->propagators && !env_find(c, "OTEL_PROPAGATORS", NULL)) env_push(c, ip->propagators);
-    if (ip->sampler && !env_find(c, "OTEL_TRACES_SAMPLER", NULL) && !env_find(c, "OTEL_TRACES_SAMPLER_ARG", NULL)) {
+    if (ip->propagators && !seen[SV_PROPAGATORS]) env_push(c, ip->propagators);
+    if (ip->sampler && !seen[SV_SAMPLER] && !seen[SV_SAMPLER_ARG]) {
         env_push(c, ip->sampler);
         if (ip->sampler_arg) env_push(c, ip->sampler_arg);
     }
