@@ -14,8 +14,6 @@
  * pod-template-hash suffix, the rule the ReplicaSet controller names by. */
 #include "mutate/internal.h"
 
-#include "base/sbuf.h"
-
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,22 +28,29 @@
  * container's own OTEL_RESOURCE_ATTRIBUTES already has (never written).
  * Hash tables: with up to MUTATE_MAX_ANNOTATIONS annotations and
  * MUTATE_MAX_RESOURCE_ATTRIBUTES existing items per container, a list
- * scanned per key would be quadratic. Open addressing over owned copies
- * (the values come from reused buffers): a dozen attributes per container,
- * which json-c objects cost an allocation, a key copy and two hashes
- * each, and a sort of their members to write out. */
+ * scanned per key would be quadratic. Open addressing, one hash per put:
+ * a dozen attributes per container, which json-c objects cost an
+ * allocation, a key copy and two hashes each, and a sort of their members
+ * to write out. The map lives for one call of sdk_configure or
+ * sdk_service_name, so it borrows what outlives it (literals, the pod's,
+ * the container's and the Instrumentation's strings, the owners) and owns
+ * only what it was given as a copy (amap_set_copy: reused buffers) or a
+ * malloc'ed string (amap_set_take), and the existing keys, cut out of a
+ * value that may be replaced. */
 typedef struct aslot {
-    char *key, *val; /* key NULL: free slot */
+    const char *key, *val; /* key NULL: free slot */
+    char *own;             /* what to free: val when the map owns it */
 } aslot;
 
 typedef struct atable {
     aslot *slot;
     size_t n, mask; /* mask + 1 slots, a power of two, at most half used */
+    bool own_keys;
 } atable;
 
 typedef struct amap {
     atable vals;
-    atable existing; /* values unused */
+    atable existing; /* values unused, keys owned */
 } amap;
 
 static size_t ahash(const char *k) {
@@ -54,20 +59,32 @@ static size_t ahash(const char *k) {
     return h;
 }
 
-static aslot *at_find(const atable *t, const char *k) {
-    if (!t->n) return NULL;
-    for (size_t i = ahash(k) & t->mask;; i = (i + 1) & t->mask) {
-        if (!t->slot[i].key) return NULL;
-        if (!strcmp(t->slot[i].key, k)) return &t->slot[i];
-    }
+/* The slot of k, or the free slot where it would go. */
+static aslot *at_slot(const atable *t, const char *k, size_t h) {
+    for (size_t i = h & t->mask;; i = (i + 1) & t->mask)
+        if (!t->slot[i].key || !strcmp(t->slot[i].key, k)) return &t->slot[i];
 }
 
-/* The slot of k, made (with a copy of k) when absent. */
+static aslot *at_find(const atable *t, const char *k) {
+    if (!t->n) return NULL;
+    aslot *s = at_slot(t, k, ahash(k));
+    return s->key ? s : NULL;
+}
+
+/* The slot of k, made when absent (taking k when the table owns its keys;
+ * k is freed when it was there already). */
 static aslot *at_put(atable *t, const char *k) {
-    aslot *s = at_find(t, k);
-    if (s) return s;
+    size_t h = ahash(k);
+    if (t->n) {
+        aslot *s = at_slot(t, k, h);
+        if (s->key) {
+            if (t->own_keys) free((char *)k);
+            return s;
+        }
+    }
     if (2 * (t->n + 1) > t->mask + 1) {
-        atable g = {xcalloc(t->mask ? 2 * (t->mask + 1) : 32, sizeof *g.slot), t->n, t->mask ? 2 * t->mask + 1 : 31};
+        atable g = {xcalloc(t->mask ? 2 * (t->mask + 1) : 32, sizeof *g.slot), t->n, t->mask ? 2 * t->mask + 1 : 31,
+                    t->own_keys};
         for (size_t i = 0; t->mask && i <= t->mask; i++) {
             if (!t->slot[i].key) continue;
             size_t j = ahash(t->slot[i].key) & g.mask;
@@ -77,17 +94,16 @@ static aslot *at_put(atable *t, const char *k) {
         free(t->slot);
         *t = g;
     }
-    size_t i = ahash(k) & t->mask;
-    while (t->slot[i].key) i = (i + 1) & t->mask;
-    t->slot[i].key = xstrdup(k);
+    aslot *s = at_slot(t, k, h);
+    s->key = k;
     t->n++;
-    return &t->slot[i];
+    return s;
 }
 
 static void at_free(atable *t) {
     for (size_t i = 0; t->mask && i <= t->mask; i++) {
-        free(t->slot[i].key);
-        free(t->slot[i].val);
+        if (t->own_keys) free((char *)t->slot[i].key);
+        free(t->slot[i].own);
     }
     free(t->slot);
 }
@@ -99,11 +115,26 @@ static const char *amap_get(const amap *a, const char *k) {
     return s ? s->val : NULL;
 }
 
-static void amap_set(amap *a, const char *k, const char *v) {
-    if (!k || !v || !*v || amap_existing(a, k)) return;
+/* k -> v, both borrowed: they must outlive the map. own, when not NULL, is
+ * v's malloc'ed block, freed with the map or when k is set again. */
+static void amap_put(amap *a, const char *k, const char *v, char *own) {
+    if (!k || !v || !*v || amap_existing(a, k)) {
+        free(own);
+        return;
+    }
     aslot *s = at_put(&a->vals, k);
-    free(s->val);
-    s->val = xstrdup(v);
+    free(s->own);
+    s->val = v;
+    s->own = own;
+}
+
+static void amap_set(amap *a, const char *k, const char *v) { amap_put(a, k, v, NULL); }
+
+static void amap_set_take(amap *a, const char *k, char *v) { amap_put(a, k, v, v); }
+
+static void amap_set_copy(amap *a, const char *k, const char *v) {
+    if (!k || !v || !*v || amap_existing(a, k)) return;
+    amap_set_take(a, k, xstrdup(v));
 }
 
 static int aslot_cmp(const void *x, const void *y) {
@@ -111,13 +142,21 @@ static int aslot_cmp(const void *x, const void *y) {
 }
 
 /* The attributes sorted by key (bytewise), borrowed from a, in a malloc'ed
- * array of *n (free it). */
+ * array of *n (free it). A dozen keys are sorted in place here, without
+ * qsort's call per comparison; a pod's many annotations go to qsort. */
 static aslot *amap_sorted(const amap *a, size_t *n) {
     aslot *v = xcalloc(a->vals.n ? a->vals.n : 1, sizeof *v);
     size_t k = 0;
     for (size_t i = 0; a->vals.mask && i <= a->vals.mask; i++)
         if (a->vals.slot[i].key) v[k++] = a->vals.slot[i];
-    qsort(v, k, sizeof *v, aslot_cmp);
+    if (k > 24) qsort(v, k, sizeof *v, aslot_cmp);
+    else
+        for (size_t i = 1; i < k; i++) {
+            aslot x = v[i];
+            size_t j = i;
+            for (; j && strcmp(v[j - 1].key, x.key) > 0; j--) v[j] = v[j - 1];
+            v[j] = x;
+        }
     *n = k;
     return v;
 }
@@ -139,9 +178,7 @@ static void parse_existing(amap *a, const char *value) {
             const char *ks = p, *ke = eq;
             while (ks < ke && isspace((unsigned char)*ks)) ks++;
             while (ke > ks && isspace((unsigned char)ke[-1])) ke--;
-            char *key = xstrndup(ks, (size_t)(ke - ks));
-            at_put(&a->existing, key);
-            free(key);
+            at_put(&a->existing, xstrndup(ks, (size_t)(ke - ks)));
         }
         p = comma ? comma + 1 : NULL;
     }
@@ -433,13 +470,17 @@ static void build_map(lctx *l, json_object *ora, json_object *app, amap *a_out) 
     bool uids = json_object_get_boolean(jget(res, "addK8sUIDAttributes"));
     const char *cname = jw_str(app, "name") ? jw_str(app, "name") : "";
     char buf[64];
-    amap a = {{0}, {0}};
+    amap a = {{0}, {.own_keys = true}};
     if (ora && !jw_get(ora, "valueFrom")) parse_existing(&a, jw_str(ora, "value"));
 
     /* 1. Instrumentation-wide attributes, lowest precedence. */
     json_object *ra = jget(res, "resourceAttributes");
     if (json_object_is_type(ra, json_type_object)) {
-        json_object_object_foreach(ra, k, v) amap_set(&a, k, scalar_str(v, buf, sizeof buf));
+        json_object_object_foreach(ra, k, v) {
+            const char *sv = scalar_str(v, buf, sizeof buf);
+            if (sv == buf) amap_set_copy(&a, k, sv);
+            else amap_set(&a, k, sv);
+        }
     }
     /* 2. What Kubernetes tells about the pod. */
     amap_set(&a, "k8s.namespace.name", m->ns);
@@ -450,10 +491,7 @@ static void build_map(lctx *l, json_object *ora, json_object *app, amap *a_out) 
     const char *sid = jstr(ann, ANN_RESOURCE "service.instance.id");
     if (sid) amap_set(&a, "service.instance.id", sid);
     else if (*m->ns && *cname) {
-        char *v = NULL;
-        v = xasprintf("%s.$(" POD_NAME_VAR ").%s", m->ns, cname);
-        amap_set(&a, "service.instance.id", v);
-        free(v);
+        amap_set_take(&a, "service.instance.id", xasprintf("%s.$(" POD_NAME_VAR ").%s", m->ns, cname));
     }
     const owner_info *o = owners_walk(m);
     for (int k = 0; k < 6; k++) {
@@ -545,7 +583,8 @@ void sdk_configure(lctx *l, json_object *c, json_object *app) {
             image_version(jw_str(app, "image"), iv, sizeof iv);
             ver = iv;
         }
-        amap_set(&a, "service.version", ver);
+        if (ver == iv) amap_set_copy(&a, "service.version", ver);
+        else amap_set(&a, "service.version", ver);
     }
     if (!amap_get(&a, "k8s.node.name") && !amap_existing(&a, "k8s.node.name")) {
         amap_set(&a, "k8s.node.name", "$(" NODE_NAME_VAR ")");
@@ -562,15 +601,19 @@ void sdk_configure(lctx *l, json_object *c, json_object *app) {
     /* Write-out: sorted k=v list, appended to an existing value. */
     size_t nattrs;
     aslot *sorted = amap_sorted(&a, &nattrs);
-    sbuf lb = SBUF_INIT;
+    size_t len = 1;
+    for (size_t i = 0; i < nattrs; i++) len += strlen(sorted[i].key) + strlen(sorted[i].val) + 2;
+    char *list = xcalloc(1, len), *w = list;
     for (size_t i = 0; i < nattrs; i++) {
-        if (i) sbuf_putc(&lb, ',');
-        sbuf_puts(&lb, sorted[i].key);
-        sbuf_putc(&lb, '=');
-        sbuf_puts(&lb, sorted[i].val);
+        size_t kl = strlen(sorted[i].key), vl = strlen(sorted[i].val);
+        if (i) *w++ = ',';
+        memcpy(w, sorted[i].key, kl);
+        w += kl;
+        *w++ = '=';
+        memcpy(w, sorted[i].val, vl);
+        w += vl;
     }
     free(sorted);
-    char *list = sbuf_take(&lb, NULL);
     if (ora_from) {
         mctx_warn(m, "inject-%s: OTEL_RESOURCE_ATTRIBUTES of container %s comes from valueFrom; Kubernetes attributes "
                      "not added", l->lang->name, cname);
@@ -584,7 +627,8 @@ void sdk_configure(lctx *l, json_object *c, json_object *app) {
         env_set_value(c, ora, v);
         free(v);
     }
-    if (!ora_from) env_move_to_end(c, ORA);
+    /* Appended just now, the only one of its name: already the last. */
+    if (ora && !ora_from) env_move_to_end(c, ORA);
     free(list);
     amap_free(&a);
 }
