@@ -270,9 +270,11 @@ bool record_honoured(mctx *m);
 json_object *cow_container(json_object *e);
 
 /* cache.c: collector_build's answer for this request, from cache c (NULL:
- * built for it). out->volumes is then shared with the cache: read only. */
+ * built for it). out->volumes is then shared with the cache: read only.
+ * *use: a reference to the record's uses entry for col, kept with the
+ * part (shared: only read), or NULL for the caller to make it. */
 int cache_collector_part(mutate_cache *c, json_object *col, const collector_build_opts *o, collector_pod *out,
-                         char *err, size_t errlen);
+                         json_object **use, char *err, size_t errlen);
 /* A new reference to the object in slot, made by make(slot) once per cache
  * (every call without one): objects that are the same in every request,
  * which the engine never edits in place. Slots are the callers' own. */

@@ -14,6 +14,7 @@
  * resourceVersion, uid or generation never served stale, Python's two
  * init container commands, and eviction. */
 #include "base/versions.h"
+#include "mutate/record.h"
 #include "tests/unit/engine_fixture.h"
 #include "tests/unit/util.h"
 
@@ -86,6 +87,16 @@ static char *env_line(fx_run *r, const char *list, const char *container, const 
     return line ? line : strdup("(none)");
 }
 
+/* The record's uses entries, as text. */
+static char *uses(fx_run *r) {
+    const char *why = NULL;
+    json_object *rec = mutate_record_read(r->res.pod, &why);
+    ck_assert_msg(rec, "no record: %s", why ? why : "");
+    char *t = fx_json(json_object_object_get(rec, "uses"));
+    json_object_put(rec);
+    return t;
+}
+
 static char *image(fx_run *r, const char *list) {
     return fx_json(json_object_object_get(fx_container(r, list, "otc-container"), "image"));
 }
@@ -154,6 +165,8 @@ START_TEST(replaced_collectors_and_options_are_not_served_stale) {
     fx_resources(COLLECTOR);
     fx_run *r = run("cache-v1", "a", "web-a-5d8f", "");
     EQ(image(r, "containers"), "\"" DEFAULT_COLLECTOR_IMAGE "\"");
+    char *use1 = uses(r);
+    ck_assert_ptr_nonnull(strstr(use1, "{\"kind\":\"OpenTelemetryCollector\",\"namespace\":\"ns1\",\"name\":\"col\",\"hash\":\""));
     fx_free(r);
     want_stats(1, 1, CACHED_RUNS - 1, 0);
 
@@ -163,6 +176,11 @@ START_TEST(replaced_collectors_and_options_are_not_served_stale) {
     fx_resources(v2);
     r = run("cache-v2", "a", "web-a-5d8f", "");
     EQ(image(r, "containers"), "\"otelcol:2\"");
+    char *use2 = uses(r); /* the record's entry is the new version's: another digest */
+    ck_assert_str_ne(use1, use2);
+    ck_assert_uint_eq(strlen(use1), strlen(use2));
+    free(use1);
+    free(use2);
     fx_free(r);
     want_stats(2, 2, 2 * CACHED_RUNS - 2, 0);
 
@@ -172,6 +190,9 @@ START_TEST(replaced_collectors_and_options_are_not_served_stale) {
                               "{name: col, namespace: ns1, resourceVersion: '8'}",
                               "{name: col, namespace: ns1, resourceVersion: '8', uid: u2}",
                               "{name: col, namespace: ns1, resourceVersion: '8', uid: u2, generation: 3}"};
+    const char *version_uses[] = {"\"resourceVersion\":\"7\",\"hash\"", "\"resourceVersion\":\"8\",\"hash\"",
+                                  "\"resourceVersion\":\"8\",\"hash\"",
+                                  "\"resourceVersion\":\"8\",\"generation\":3,\"hash\""};
     for (size_t i = 0; i < 4; i++) {
         char *y = strdup(v2), *at = strstr(y, "{name: col, namespace: ns1}"), *out = NULL;
         *at = 0;
@@ -179,6 +200,9 @@ START_TEST(replaced_collectors_and_options_are_not_served_stale) {
         fx_resources(out);
         r = run("cache-version", "a", "web-a-5d8f", "");
         EQ(image(r, "containers"), "\"otelcol:2\"");
+        char *u = uses(r);
+        ck_assert_msg(strstr(u, version_uses[i]), "%s has no %s", u, version_uses[i]);
+        free(u);
         fx_free(r);
         free(y);
         free(out);
