@@ -177,7 +177,7 @@ bool mount_path_taken(json_object *c, const char *path);
 void sdk_common_env(lctx *l, json_object *c);          /* 3.2, 3.3 */
 void sdk_configure(lctx *l, json_object *c, json_object *app); /* 3.4-3.9 */
 void sdk_tls_volumes(lctx *l);                          /* the pod volumes for 3.5 */
-void sdk_inst_env(json_object *ispec, struct inst_part *p); /* inst_part's env values */
+void sdk_inst_env(json_object *ispec, struct inst_part *p); /* inst_part's env values, flags, TLS */
 char *sdk_service_name(lctx *l, json_object *app);      /* 3.4 alone (malloc'ed) */
 bool sdk_tls_check(lctx *l);                            /* existence of the TLS objects */
 const owner_info *owners_walk(mctx *m);
@@ -294,14 +294,19 @@ json_object *cache_const(mutate_cache *c, unsigned slot, json_object *(*make)(un
  * the exporter endpoint, propagators and sampler (NULL: none), the shared
  * volume and the init containers without the securityContext taken from
  * the pod (inits; sc_from_pod: the Instrumentation names none), the
- * entry of res->uses (record_use). Every
- * member is a reference of the holder's: inst_part_release drops them. */
+ * entry of res->uses (record_use), and the flags and exporter TLS names
+ * sdk.c reads (sdk_inst_flags). Every json-c member is a reference of the
+ * holder's: inst_part_release drops them; the tls_* strings point into
+ * tls, a copy of spec.exporter.tls. */
 typedef struct inst_part {
     json_object *env, *lang_env;
     json_object *endpoint, *propagators, *sampler, *sampler_arg;
     json_object *volume, *inits, *command;
     json_object *use; /* record_use's entry; NULL: the Instrumentation has no namespace */
+    json_object *tls; /* NULL: spec.exporter.tls is not an object */
+    const char *tls_secret, *tls_configmap, *tls_ca, *tls_cert, *tls_key;
     bool sc_from_pod;
+    bool uids, use_labels; /* addK8sUIDAttributes, useLabelsForResourceAttributes */
 } inst_part;
 /* lang.c: the part for l with command cmd (taken), built. */
 void inst_part_build(lctx *l, json_object *cmd, inst_part *out);

@@ -300,10 +300,38 @@ void sdk_common_env(lctx *l, json_object *c) {
     else env_append_if_not_set(c, jw_get(l->ispec, "env"));
 }
 
+static bool inst_uids(json_object *ispec) {
+    return json_object_get_boolean(jget(jget(ispec, "resource"), "addK8sUIDAttributes"));
+}
+
+static bool inst_use_labels(json_object *ispec) {
+    return json_object_get_boolean(jget(jget(ispec, "defaults"), "useLabelsForResourceAttributes"));
+}
+
+/* spec.exporter.tls's names, pointing into tls; secret and configMap
+ * names that are empty are none. */
+static void tls_names(json_object *tls, const char **secret, const char **configmap, const char **ca,
+                      const char **cert, const char **key) {
+    *secret = jstr(tls, "secretName");
+    *configmap = jstr(tls, "configMapName");
+    *ca = jstr(tls, "ca_file");
+    *cert = jstr(tls, "cert_file");
+    *key = jstr(tls, "key_file");
+    if (*secret && !**secret) *secret = NULL;
+    if (*configmap && !**configmap) *configmap = NULL;
+}
+
 /* The env entries of spec.exporter.endpoint, spec.propagators and
- * spec.sampler, the same for every pod (NULL: not set): lang.c's
- * inst_part, or sdk_configure's own when it runs without one. */
+ * spec.sampler, the same for every pod (NULL: not set), and the flags and
+ * exporter TLS names sdk_configure reads: lang.c's inst_part, or
+ * sdk_configure's own when it runs without one. */
 void sdk_inst_env(json_object *ispec, inst_part *p) {
+    p->uids = inst_uids(ispec);
+    p->use_labels = inst_use_labels(ispec);
+    json_object *tls = jget(jget(ispec, "exporter"), "tls");
+    p->tls = json_object_is_type(tls, json_type_object) ? jw_copy(tls) : NULL;
+    if (p->tls) tls_names(p->tls, &p->tls_secret, &p->tls_configmap, &p->tls_ca, &p->tls_cert, &p->tls_key);
+    else p->tls_secret = p->tls_configmap = p->tls_ca = p->tls_cert = p->tls_key = NULL;
     const char *endpoint = jstr(jget(ispec, "exporter"), "endpoint");
     p->endpoint = endpoint && *endpoint ? env_new_value("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint) : NULL;
     json_object *props = jget(ispec, "propagators");
@@ -340,17 +368,17 @@ typedef struct tlsinfo {
     const char *secret, *configmap, *ca, *cert, *key;
 } tlsinfo;
 
+/* From the Instrumentation's part when the flow has one (lang.c). */
 static bool tls_get(lctx *l, tlsinfo *t) {
-    json_object *tls = jget(jget(l->ispec, "exporter"), "tls");
     memset(t, 0, sizeof *t);
+    if (l->part) {
+        const inst_part *p = l->part;
+        *t = (tlsinfo){p->tls_secret, p->tls_configmap, p->tls_ca, p->tls_cert, p->tls_key};
+        return p->tls != NULL;
+    }
+    json_object *tls = jget(jget(l->ispec, "exporter"), "tls");
     if (!json_object_is_type(tls, json_type_object)) return false;
-    t->secret = jstr(tls, "secretName");
-    t->configmap = jstr(tls, "configMapName");
-    t->ca = jstr(tls, "ca_file");
-    t->cert = jstr(tls, "cert_file");
-    t->key = jstr(tls, "key_file");
-    if (t->secret && !*t->secret) t->secret = NULL;
-    if (t->configmap && !*t->configmap) t->configmap = NULL;
+    tls_names(tls, &t->secret, &t->configmap, &t->ca, &t->cert, &t->key);
     return true;
 }
 
@@ -463,11 +491,10 @@ static void tls_configure(lctx *l, json_object *c, json_object *const *seen) {
 
 /* Steps 1-4 of spec 3.7: the attributes before the $(...) references, never
  * writing keys the container's own OTEL_RESOURCE_ATTRIBUTES (ora) has. */
-static void build_map(lctx *l, json_object *ora, json_object *app, amap *a_out) {
+static void build_map(lctx *l, json_object *ora, json_object *app, bool uids, amap *a_out) {
     mctx *m = l->m;
     json_object *ispec = l->ispec, *ann = pod_annotations(m);
     json_object *res = jget(ispec, "resource");
-    bool uids = json_object_get_boolean(jget(res, "addK8sUIDAttributes"));
     const char *cname = jw_str(app, "name") ? jw_str(app, "name") : "";
     char buf[64];
     amap a = {{0}, {.own_keys = true}};
@@ -515,9 +542,8 @@ static void build_map(lctx *l, json_object *ora, json_object *app, amap *a_out) 
 
 /* Spec 3.4, read from the map before k8s.pod.name turns into a $(...)
  * reference. Points into the pod, the map or the container. */
-static const char *pick_service_name(lctx *l, json_object *app, const amap *a) {
+static const char *pick_service_name(lctx *l, json_object *app, bool use_labels, const amap *a) {
     json_object *ann = pod_annotations(l->m), *labels = jget(l->m->meta, "labels");
-    bool use_labels = json_object_get_boolean(jget(jget(l->ispec, "defaults"), "useLabelsForResourceAttributes"));
     const char *sn = jstr(ann, ANN_RESOURCE "service.name");
     if ((!sn || !*sn) && use_labels) {
         sn = jstr(labels, "app.kubernetes.io/instance");
@@ -531,8 +557,8 @@ static const char *pick_service_name(lctx *l, json_object *app, const amap *a) {
 
 char *sdk_service_name(lctx *l, json_object *app) {
     amap a;
-    build_map(l, env_find(app, ORA, NULL), app, &a);
-    char *sn = xstrdup(pick_service_name(l, app, &a));
+    build_map(l, env_find(app, ORA, NULL), app, inst_uids(l->ispec), &a);
+    char *sn = xstrdup(pick_service_name(l, app, inst_use_labels(l->ispec), &a));
     amap_free(&a);
     return sn;
 }
@@ -540,24 +566,22 @@ char *sdk_service_name(lctx *l, json_object *app) {
 void sdk_configure(lctx *l, json_object *c, json_object *app) {
     mctx *m = l->m;
     json_object *ispec = l->ispec, *ann = pod_annotations(m), *labels = jget(m->meta, "labels");
-    json_object *res = jget(ispec, "resource");
-    bool uids = json_object_get_boolean(jget(res, "addK8sUIDAttributes"));
-    bool use_labels = json_object_get_boolean(jget(jget(ispec, "defaults"), "useLabelsForResourceAttributes"));
-    const char *cname = jw_str(app, "name") ? jw_str(app, "name") : "";
-    json_object *seen[SV_N];
-    env_find_many(c, sdk_vars, SV_N, seen);
-    json_object *ora = seen[SV_ORA];
-    bool ora_from = ora && jw_get(ora, "valueFrom");
-    amap a;
-    build_map(l, ora, app, &a);
-
-    if (!seen[SV_SERVICE_NAME]) env_append(c, "OTEL_SERVICE_NAME", pick_service_name(l, app, &a));
     inst_part own = {0};
     const inst_part *ip = l->part;
     if (!ip) {
         sdk_inst_env(ispec, &own);
         ip = &own;
     }
+    bool uids = ip->uids, use_labels = ip->use_labels;
+    const char *cname = jw_str(app, "name") ? jw_str(app, "name") : "";
+    json_object *seen[SV_N];
+    env_find_many(c, sdk_vars, SV_N, seen);
+    json_object *ora = seen[SV_ORA];
+    bool ora_from = ora && jw_get(ora, "valueFrom");
+    amap a;
+    build_map(l, ora, app, uids, &a);
+
+    if (!seen[SV_SERVICE_NAME]) env_append(c, "OTEL_SERVICE_NAME", pick_service_name(l, app, use_labels, &a));
     if (ip->endpoint && !seen[SV_ENDPOINT]) env_push(c, ip->endpoint);
     tls_configure(l, c, seen);
 

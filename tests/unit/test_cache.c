@@ -10,7 +10,8 @@
  * what an Instrumentation gives every pod (cache_inst_part): its env
  * entries shared by containers and pods, never edited (JAVA_TOOL_OPTIONS
  * and NODE_OPTIONS from spec.env extended in two containers, Node.js into
- * Java's init container), an Instrumentation changed in spec,
+ * Java's init container), an Instrumentation changed in spec (its TLS
+ * files and addK8sUIDAttributes too),
  * resourceVersion, uid or generation never served stale, Python's two
  * init container commands, and eviction. */
 #include "base/versions.h"
@@ -423,7 +424,17 @@ START_TEST(replaced_instrumentations_are_not_served_stale) {
         {"{name: inst, namespace: ns1}", "{name: inst, namespace: ns1, resourceVersion: '8', uid: u2}", "SHARED", "SHARED=s"},
         {"{name: inst, namespace: ns1}", "{name: inst, namespace: ns1, resourceVersion: '8', uid: u2, generation: 3}",
          "SHARED", "SHARED=s"},
+        /* What the part keeps for sdk_configure: the exporter's TLS names
+         * and addK8sUIDAttributes. */
+        {"endpoint: 'http://otel:4317'}", "endpoint: 'http://otel:4317', tls: {ca_file: /ca.pem}}",
+         "OTEL_EXPORTER_OTLP_CERTIFICATE", "OTEL_EXPORTER_OTLP_CERTIFICATE=/ca.pem"},
+        {"endpoint: 'http://otel:4317'}", "endpoint: 'http://otel:4317', tls: {ca_file: /ca2.pem, key_file: /k.pem}}",
+         "OTEL_EXPORTER_OTLP_CLIENT_KEY", "OTEL_EXPORTER_OTLP_CLIENT_KEY=/k.pem"},
+        {"  nodejs:", "  resource: {addK8sUIDAttributes: true}\n  nodejs:", "OTEL_RESOURCE_ATTRIBUTES_POD_UID",
+         "OTEL_RESOURCE_ATTRIBUTES_POD_UID<metadata.uid"},
+        {"  nodejs:", "  resource: {addK8sUIDAttributes: false}\n  nodejs:", "OTEL_RESOURCE_ATTRIBUTES_POD_UID", "(none)"},
     };
+    const size_t nedits = sizeof edits / sizeof *edits;
     for (size_t i = 0; i < sizeof edits / sizeof *edits; i++) {
         char *y = strdup(JINST), *at = strstr(y, edits[i].from), *out = NULL;
         ck_assert_ptr_nonnull(at);
@@ -450,7 +461,7 @@ START_TEST(replaced_instrumentations_are_not_served_stale) {
     r = run_inst("cache-inst-image2", "a", ann);
     EQ(member(r, "initContainers", JAVA_INIT, "image"), "\"java:2\"");
     fx_free(r);
-    want_inst_stats(10, 10, 10 * (CACHED_RUNS - 1) + CACHED_RUNS, 0);
+    want_inst_stats(nedits + 2, nedits + 2, (nedits + 2) * (CACHED_RUNS - 1) + CACHED_RUNS, 0);
 
     /* Python for glibc, then musl, then glibc again: two commands, two
      * entries, each served its own. */
