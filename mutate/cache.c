@@ -32,6 +32,10 @@
  * copies instead of writing the values again (about 6K instructions a
  * 4 KB review); the checked builds write them afresh and abort on a
  * difference, so an edit in place of a shared value cannot go unseen.
+ * An entry also keeps the record's uses entry of its collector (built on
+ * the miss from what the key holds, its text kept; a request pushes a
+ * reference into res->uses, which is only read), unless the collector has
+ * no namespace: the entry would then name the pod's.
  * Trade-off: a hit costs the key (one pass over the collector's
  * metadata) and the shallow copies, about 3K instructions, instead of the
  * whole build, about 28K for a small collector; a thread holds up to
@@ -59,6 +63,7 @@ typedef struct centry {
     char **proxy; /* owned copies of the proxy env entries */
     size_t nproxy;
     collector_pod part;
+    json_object *use; /* record_use's entry; NULL: the collector has no namespace */
     size_t bytes;
 } centry;
 
@@ -97,6 +102,7 @@ static void ientry_clear(mutate_cache *c, ientry *e);
 static void entry_clear(mutate_cache *c, centry *e) {
     if (!e->used) return;
     collector_pod_free(&e->part);
+    json_object_put(e->use);
     free(e->ns);
     free(e->name);
     free(e->uid);
@@ -272,7 +278,8 @@ static size_t keep_part(const collector_pod *p) {
 }
 
 int cache_collector_part(mutate_cache *c, json_object *col, const collector_build_opts *o, collector_pod *out,
-                         char *err, size_t errlen) {
+                         json_object **use, char *err, size_t errlen) {
+    *use = NULL;
     if (!c || o->target != COLLECTOR_SIDECAR) return collector_build(col, o, out, err, errlen);
     ckey k;
     key_of(col, &k);
@@ -283,6 +290,7 @@ int cache_collector_part(mutate_cache *c, json_object *col, const collector_buil
             e->used = c->tick;
             c->st.hits++;
             lend(&e->part, out);
+            *use = json_object_get(e->use);
             return 0;
         }
     }
@@ -291,15 +299,21 @@ int cache_collector_part(mutate_cache *c, json_object *col, const collector_buil
     /* A collector that cannot be built is not kept: its reason is found at
      * once (the store's) or it did not go through the store. */
     if (collector_build(col, o, &part, err, errlen) != 0) return -1;
+    /* The record's uses entry reads only what the key holds (namespace,
+     * name, resourceVersion, generation, digest); without a namespace it
+     * would name the pod's, so it is then made per request. */
+    json_object *u = k.ns ? record_use_new(NULL, MUTATE_NLANGS, col) : NULL;
     size_t bytes = tree_bytes(part.container) + tree_bytes(part.volumes) +
-                   (part.init_containers ? tree_bytes(part.init_containers) : 0);
-    bytes += keep_part(&part);
+                   (part.init_containers ? tree_bytes(part.init_containers) : 0) + (u ? tree_bytes(u) : 0);
+    bytes += keep_part(&part) + jtext_keep(u);
     centry *e = make_room(c, bytes);
     if (!e) { /* larger than the budget: this request's alone */
         *out = part;
+        *use = u;
         return 0;
     }
     memcpy(e->hash, k.hash, 17);
+    e->use = u;
     e->ns = dup_or_null(k.ns);
     e->name = dup_or_null(k.name);
     e->uid = dup_or_null(k.uid);
@@ -317,6 +331,7 @@ int cache_collector_part(mutate_cache *c, json_object *col, const collector_buil
     c->st.entries++;
     c->st.bytes += bytes;
     lend(&e->part, out);
+    *use = json_object_get(u);
     return 0;
 }
 
@@ -363,14 +378,14 @@ static bool imatches(const ientry *e, const ckey *k, mutate_lang_id lang, json_o
 
 static void ilend(const inst_part *from, inst_part *out) {
     *out = *from;
-    json_object *refs[] = {out->env,         out->lang_env, out->endpoint, out->propagators, out->sampler,
-                           out->sampler_arg, out->volume,   out->inits,    out->command,     out->use};
+    json_object *refs[] = {out->env,    out->lang_env, out->endpoint, out->propagators, out->sampler, out->sampler_arg,
+                           out->volume, out->inits,    out->command,  out->use,         out->tls};
     for (size_t i = 0; i < sizeof refs / sizeof *refs; i++) json_object_get(refs[i]);
 }
 
 static size_t part_bytes(const inst_part *p) {
     json_object *v[] = {p->env,    p->lang_env, p->endpoint, p->propagators, p->sampler, p->sampler_arg,
-                        p->volume, p->inits,    p->command,  p->use};
+                        p->volume, p->inits,    p->command,  p->use,         p->tls};
     size_t n = sizeof *p;
     for (size_t i = 0; i < sizeof v / sizeof *v; i++)
         if (v[i]) n += tree_bytes(v[i]);

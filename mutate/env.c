@@ -2,13 +2,19 @@
  *
  * Env lists are short (tens of entries), so every lookup is a linear scan by
  * name (jw_find_named: the name is nearly always an entry's first member);
- * keeping no index means nothing can go stale while entries move. */
+ * keeping no index means nothing can go stale while entries move. A caller
+ * checking many names before adding any of them (sdk_configure) asks for
+ * them all in one scan (env_find_many) and answers for what it adds. */
 #include "mutate/internal.h"
 
 #include <string.h>
 
 json_object *env_find(json_object *c, const char *name, size_t *idx) {
     return jw_find_named(jw_get(c, "env"), name, idx);
+}
+
+void env_find_many(json_object *c, const char *const *names, size_t k, json_object **out) {
+    jw_find_named_many(jw_get(c, "env"), names, k, out);
 }
 
 bool env_has_value_from(json_object *c, const char *name) {

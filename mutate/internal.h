@@ -137,6 +137,9 @@ void split_ref(mctx *m, const char *value, char **ns, char **name);
 json_object *jw_get(json_object *o, const char *key);
 const char *jw_str(json_object *o, const char *key);
 json_object *jw_find_named(json_object *arr, const char *name, size_t *idx);
+/* out[j] = jw_find_named(arr, names[j], NULL) for k distinct names, in one
+ * pass over arr. */
+void jw_find_named_many(json_object *arr, const char *const *names, size_t k, json_object **out);
 /* json_object_object_get_ex's member (NULL for none, null or a non-object
  * o), for readers that check types themselves: no BASE_JSON_TRAP. */
 json_object *jw_member(json_object *o, const char *key);
@@ -146,6 +149,8 @@ json_object *jw_copy(json_object *v);
 
 /* env.c: the env merge rules of spec 2.0. */
 json_object *env_find(json_object *c, const char *name, size_t *idx);
+/* out[j] = env_find(c, names[j], NULL) for k distinct names, in one pass. */
+void env_find_many(json_object *c, const char *const *names, size_t k, json_object **out);
 json_object *env_new_value(const char *name, const char *value);
 json_object *env_new_field(const char *name, const char *field_path); /* downward API fieldRef */
 bool env_has_value_from(json_object *c, const char *name);
@@ -172,7 +177,7 @@ bool mount_path_taken(json_object *c, const char *path);
 void sdk_common_env(lctx *l, json_object *c);          /* 3.2, 3.3 */
 void sdk_configure(lctx *l, json_object *c, json_object *app); /* 3.4-3.9 */
 void sdk_tls_volumes(lctx *l);                          /* the pod volumes for 3.5 */
-void sdk_inst_env(json_object *ispec, struct inst_part *p); /* inst_part's env values */
+void sdk_inst_env(json_object *ispec, struct inst_part *p); /* inst_part's env values, flags, TLS */
 char *sdk_service_name(lctx *l, json_object *app);      /* 3.4 alone (malloc'ed) */
 bool sdk_tls_check(lctx *l);                            /* existence of the TLS objects */
 const owner_info *owners_walk(mctx *m);
@@ -265,9 +270,11 @@ bool record_honoured(mctx *m);
 json_object *cow_container(json_object *e);
 
 /* cache.c: collector_build's answer for this request, from cache c (NULL:
- * built for it). out->volumes is then shared with the cache: read only. */
+ * built for it). out->volumes is then shared with the cache: read only.
+ * *use: a reference to the record's uses entry for col, kept with the
+ * part (shared: only read), or NULL for the caller to make it. */
 int cache_collector_part(mutate_cache *c, json_object *col, const collector_build_opts *o, collector_pod *out,
-                         char *err, size_t errlen);
+                         json_object **use, char *err, size_t errlen);
 /* A new reference to the object in slot, made by make(slot) once per cache
  * (every call without one): objects that are the same in every request,
  * which the engine never edits in place. Slots are the callers' own. */
@@ -287,14 +294,19 @@ json_object *cache_const(mutate_cache *c, unsigned slot, json_object *(*make)(un
  * the exporter endpoint, propagators and sampler (NULL: none), the shared
  * volume and the init containers without the securityContext taken from
  * the pod (inits; sc_from_pod: the Instrumentation names none), the
- * entry of res->uses (record_use). Every
- * member is a reference of the holder's: inst_part_release drops them. */
+ * entry of res->uses (record_use), and the flags and exporter TLS names
+ * sdk.c reads (sdk_inst_flags). Every json-c member is a reference of the
+ * holder's: inst_part_release drops them; the tls_* strings point into
+ * tls, a copy of spec.exporter.tls. */
 typedef struct inst_part {
     json_object *env, *lang_env;
     json_object *endpoint, *propagators, *sampler, *sampler_arg;
     json_object *volume, *inits, *command;
     json_object *use; /* record_use's entry; NULL: the Instrumentation has no namespace */
+    json_object *tls; /* NULL: spec.exporter.tls is not an object */
+    const char *tls_secret, *tls_configmap, *tls_ca, *tls_cert, *tls_key;
     bool sc_from_pod;
+    bool uids, use_labels; /* addK8sUIDAttributes, useLabelsForResourceAttributes */
 } inst_part;
 /* lang.c: the part for l with command cmd (taken), built. */
 void inst_part_build(lctx *l, json_object *cmd, inst_part *out);

@@ -106,33 +106,66 @@ const char *jw_str(json_object *o, const char *key) {
 /* strcmp(k, "name") == 0, reading no byte past k's end. */
 static bool is_name(const char *k) { return k[0] == 'n' && k[1] == 'a' && k[2] == 'm' && k[3] == 'e' && !k[4]; }
 
-/* The scan of an env list, run for every variable the engine may add:
- * the usual element, an object whose first member is its string "name",
- * is read with four json-c calls and its name compared by length first
- * (many names share a long OTEL_ prefix); any other goes through jw_str. */
+/* The name of an env list's element, for the scans below: the usual
+ * element, an object whose first member is its string "name", is read with
+ * four json-c calls; any other goes through jw_str. *len is the string's
+ * length, which may hold a NUL (compared up to the NUL by named()). */
+static const char *elem_name(json_object *e, size_t *len) {
+    json_object *v;
+    struct lh_entry *h;
+    if (json_object_get_type(e) == json_type_object && (h = lh_table_head(json_object_get_object(e))) &&
+        is_name(lh_entry_k(h)) && json_object_get_type(v = (json_object *)lh_entry_v(h)) == json_type_string) {
+        *len = (size_t)json_object_get_string_len(v);
+        return json_object_get_string(v);
+    }
+    const char *s = jw_str(e, "name");
+    *len = s ? strlen(s) : 0;
+    return s;
+}
+
+/* strcmp(s, name) == 0 for s of length len, name of length n, comparing
+ * lengths first (many names share a long OTEL_ prefix). */
+static bool named(const char *s, size_t len, const char *name, size_t n) {
+    return s && !((len != n && (len < n || s[n])) || memcmp(s, name, n) != 0);
+}
+
+/* The scan of an env list, run for every variable the engine may add. */
 static json_object *find_named(json_object *arr, const char *name, size_t *idx) {
     if (!json_object_is_type(arr, json_type_array)) return jfind_named(arr, name, idx);
     struct array_list *al = json_object_get_array(arr);
     size_t n = strlen(name);
     for (size_t i = 0; i < al->length; i++) {
-        json_object *e = al->array[i], *v;
-        struct lh_entry *h;
-        if (json_object_get_type(e) == json_type_object && (h = lh_table_head(json_object_get_object(e))) &&
-            is_name(lh_entry_k(h)) &&
-            json_object_get_type(v = (json_object *)lh_entry_v(h)) == json_type_string) {
-            /* strcmp's answer: a name with a NUL inside it is compared
-             * up to the NUL, as jfind_named compares it. */
-            const char *s = json_object_get_string(v);
-            size_t len = (size_t)json_object_get_string_len(v);
-            if ((len != n && (len < n || s[n])) || memcmp(s, name, n) != 0) continue;
-        } else {
-            const char *s = jw_str(e, "name");
-            if (!s || strcmp(s, name) != 0) continue;
-        }
+        size_t len;
+        const char *s = elem_name(al->array[i], &len);
+        if (!named(s, len, name, n)) continue;
         if (idx) *idx = i;
-        return e;
+        return al->array[i];
     }
     return NULL;
+}
+
+void jw_find_named_many(json_object *arr, const char *const *names, size_t k, json_object **out) {
+    memset(out, 0, k * sizeof *out);
+    if (!json_object_is_type(arr, json_type_array)) {
+        for (size_t j = 0; j < k; j++) out[j] = jfind_named(arr, names[j], NULL);
+        return;
+    }
+    struct array_list *al = json_object_get_array(arr);
+    size_t n[k ? k : 1], left = k;
+    for (size_t j = 0; j < k; j++) n[j] = strlen(names[j]);
+    for (size_t i = 0; i < al->length && left; i++) {
+        size_t len;
+        const char *s = elem_name(al->array[i], &len);
+        for (size_t j = 0; s && j < k; j++) {
+            if (out[j] || !named(s, len, names[j], n[j])) continue;
+            out[j] = al->array[i];
+            left--;
+            break; /* the names are distinct: no other one matches */
+        }
+    }
+#ifdef MUTATE_SELF_CHECK
+    for (size_t j = 0; j < k; j++) SAME(out[j], jfind_named(arr, names[j], NULL));
+#endif
 }
 
 json_object *jw_find_named(json_object *arr, const char *name, size_t *idx) {

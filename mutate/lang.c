@@ -133,6 +133,7 @@ void inst_part_release(inst_part *p) {
     json_object_put(p->inits);
     json_object_put(p->command);
     json_object_put(p->use);
+    json_object_put(p->tls);
     memset(p, 0, sizeof *p);
 }
 

@@ -14,8 +14,6 @@
  * pod-template-hash suffix, the rule the ReplicaSet controller names by. */
 #include "mutate/internal.h"
 
-#include "base/sbuf.h"
-
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,22 +28,29 @@
  * container's own OTEL_RESOURCE_ATTRIBUTES already has (never written).
  * Hash tables: with up to MUTATE_MAX_ANNOTATIONS annotations and
  * MUTATE_MAX_RESOURCE_ATTRIBUTES existing items per container, a list
- * scanned per key would be quadratic. Open addressing over owned copies
- * (the values come from reused buffers): a dozen attributes per container,
- * which json-c objects cost an allocation, a key copy and two hashes
- * each, and a sort of their members to write out. */
+ * scanned per key would be quadratic. Open addressing, one hash per put:
+ * a dozen attributes per container, which json-c objects cost an
+ * allocation, a key copy and two hashes each, and a sort of their members
+ * to write out. The map lives for one call of sdk_configure or
+ * sdk_service_name, so it borrows what outlives it (literals, the pod's,
+ * the container's and the Instrumentation's strings, the owners) and owns
+ * only what it was given as a copy (amap_set_copy: reused buffers) or a
+ * malloc'ed string (amap_set_take), and the existing keys, cut out of a
+ * value that may be replaced. */
 typedef struct aslot {
-    char *key, *val; /* key NULL: free slot */
+    const char *key, *val; /* key NULL: free slot */
+    char *own;             /* what to free: val when the map owns it */
 } aslot;
 
 typedef struct atable {
     aslot *slot;
     size_t n, mask; /* mask + 1 slots, a power of two, at most half used */
+    bool own_keys;
 } atable;
 
 typedef struct amap {
     atable vals;
-    atable existing; /* values unused */
+    atable existing; /* values unused, keys owned */
 } amap;
 
 static size_t ahash(const char *k) {
@@ -54,20 +59,32 @@ static size_t ahash(const char *k) {
     return h;
 }
 
-static aslot *at_find(const atable *t, const char *k) {
-    if (!t->n) return NULL;
-    for (size_t i = ahash(k) & t->mask;; i = (i + 1) & t->mask) {
-        if (!t->slot[i].key) return NULL;
-        if (!strcmp(t->slot[i].key, k)) return &t->slot[i];
-    }
+/* The slot of k, or the free slot where it would go. */
+static aslot *at_slot(const atable *t, const char *k, size_t h) {
+    for (size_t i = h & t->mask;; i = (i + 1) & t->mask)
+        if (!t->slot[i].key || !strcmp(t->slot[i].key, k)) return &t->slot[i];
 }
 
-/* The slot of k, made (with a copy of k) when absent. */
+static aslot *at_find(const atable *t, const char *k) {
+    if (!t->n) return NULL;
+    aslot *s = at_slot(t, k, ahash(k));
+    return s->key ? s : NULL;
+}
+
+/* The slot of k, made when absent (taking k when the table owns its keys;
+ * k is freed when it was there already). */
 static aslot *at_put(atable *t, const char *k) {
-    aslot *s = at_find(t, k);
-    if (s) return s;
+    size_t h = ahash(k);
+    if (t->n) {
+        aslot *s = at_slot(t, k, h);
+        if (s->key) {
+            if (t->own_keys) free((char *)k);
+            return s;
+        }
+    }
     if (2 * (t->n + 1) > t->mask + 1) {
-        atable g = {xcalloc(t->mask ? 2 * (t->mask + 1) : 32, sizeof *g.slot), t->n, t->mask ? 2 * t->mask + 1 : 31};
+        atable g = {xcalloc(t->mask ? 2 * (t->mask + 1) : 32, sizeof *g.slot), t->n, t->mask ? 2 * t->mask + 1 : 31,
+                    t->own_keys};
         for (size_t i = 0; t->mask && i <= t->mask; i++) {
             if (!t->slot[i].key) continue;
             size_t j = ahash(t->slot[i].key) & g.mask;
@@ -77,17 +94,16 @@ static aslot *at_put(atable *t, const char *k) {
         free(t->slot);
         *t = g;
     }
-    size_t i = ahash(k) & t->mask;
-    while (t->slot[i].key) i = (i + 1) & t->mask;
-    t->slot[i].key = xstrdup(k);
+    aslot *s = at_slot(t, k, h);
+    s->key = k;
     t->n++;
-    return &t->slot[i];
+    return s;
 }
 
 static void at_free(atable *t) {
     for (size_t i = 0; t->mask && i <= t->mask; i++) {
-        free(t->slot[i].key);
-        free(t->slot[i].val);
+        if (t->own_keys) free((char *)t->slot[i].key);
+        free(t->slot[i].own);
     }
     free(t->slot);
 }
@@ -99,11 +115,26 @@ static const char *amap_get(const amap *a, const char *k) {
     return s ? s->val : NULL;
 }
 
-static void amap_set(amap *a, const char *k, const char *v) {
-    if (!k || !v || !*v || amap_existing(a, k)) return;
+/* k -> v, both borrowed: they must outlive the map. own, when not NULL, is
+ * v's malloc'ed block, freed with the map or when k is set again. */
+static void amap_put(amap *a, const char *k, const char *v, char *own) {
+    if (!k || !v || !*v || amap_existing(a, k)) {
+        free(own);
+        return;
+    }
     aslot *s = at_put(&a->vals, k);
-    free(s->val);
-    s->val = xstrdup(v);
+    free(s->own);
+    s->val = v;
+    s->own = own;
+}
+
+static void amap_set(amap *a, const char *k, const char *v) { amap_put(a, k, v, NULL); }
+
+static void amap_set_take(amap *a, const char *k, char *v) { amap_put(a, k, v, v); }
+
+static void amap_set_copy(amap *a, const char *k, const char *v) {
+    if (!k || !v || !*v || amap_existing(a, k)) return;
+    amap_set_take(a, k, xstrdup(v));
 }
 
 static int aslot_cmp(const void *x, const void *y) {
@@ -111,13 +142,21 @@ static int aslot_cmp(const void *x, const void *y) {
 }
 
 /* The attributes sorted by key (bytewise), borrowed from a, in a malloc'ed
- * array of *n (free it). */
+ * array of *n (free it). A dozen keys are sorted in place here, without
+ * qsort's call per comparison; a pod's many annotations go to qsort. */
 static aslot *amap_sorted(const amap *a, size_t *n) {
     aslot *v = xcalloc(a->vals.n ? a->vals.n : 1, sizeof *v);
     size_t k = 0;
     for (size_t i = 0; a->vals.mask && i <= a->vals.mask; i++)
         if (a->vals.slot[i].key) v[k++] = a->vals.slot[i];
-    qsort(v, k, sizeof *v, aslot_cmp);
+    if (k > 24) qsort(v, k, sizeof *v, aslot_cmp);
+    else
+        for (size_t i = 1; i < k; i++) {
+            aslot x = v[i];
+            size_t j = i;
+            for (; j && strcmp(v[j - 1].key, x.key) > 0; j--) v[j] = v[j - 1];
+            v[j] = x;
+        }
     *n = k;
     return v;
 }
@@ -139,9 +178,7 @@ static void parse_existing(amap *a, const char *value) {
             const char *ks = p, *ke = eq;
             while (ks < ke && isspace((unsigned char)*ks)) ks++;
             while (ke > ks && isspace((unsigned char)ke[-1])) ke--;
-            char *key = xstrndup(ks, (size_t)(ke - ks));
-            at_put(&a->existing, key);
-            free(key);
+            at_put(&a->existing, xstrndup(ks, (size_t)(ke - ks)));
         }
         p = comma ? comma + 1 : NULL;
     }
@@ -254,16 +291,47 @@ static void const_field(lctx *l, json_object *c, unsigned slot, bool front) {
 }
 
 void sdk_common_env(lctx *l, json_object *c) {
-    if (!env_find(c, "OTEL_POD_IP", NULL)) const_field(l, c, CACHE_CONST_POD_IP, true);
-    if (!env_find(c, "OTEL_NODE_IP", NULL)) const_field(l, c, CACHE_CONST_NODE_IP, true);
+    static const char *const ips[2] = {"OTEL_POD_IP", "OTEL_NODE_IP"};
+    json_object *seen[2];
+    env_find_many(c, ips, 2, seen); /* the one added first has the other name */
+    if (!seen[0]) const_field(l, c, CACHE_CONST_POD_IP, true);
+    if (!seen[1]) const_field(l, c, CACHE_CONST_NODE_IP, true);
     if (l->part) env_share_if_not_set(c, l->part->env);
     else env_append_if_not_set(c, jw_get(l->ispec, "env"));
 }
 
+static bool inst_uids(json_object *ispec) {
+    return json_object_get_boolean(jget(jget(ispec, "resource"), "addK8sUIDAttributes"));
+}
+
+static bool inst_use_labels(json_object *ispec) {
+    return json_object_get_boolean(jget(jget(ispec, "defaults"), "useLabelsForResourceAttributes"));
+}
+
+/* spec.exporter.tls's names, pointing into tls; secret and configMap
+ * names that are empty are none. */
+static void tls_names(json_object *tls, const char **secret, const char **configmap, const char **ca,
+                      const char **cert, const char **key) {
+    *secret = jstr(tls, "secretName");
+    *configmap = jstr(tls, "configMapName");
+    *ca = jstr(tls, "ca_file");
+    *cert = jstr(tls, "cert_file");
+    *key = jstr(tls, "key_file");
+    if (*secret && !**secret) *secret = NULL;
+    if (*configmap && !**configmap) *configmap = NULL;
+}
+
 /* The env entries of spec.exporter.endpoint, spec.propagators and
- * spec.sampler, the same for every pod (NULL: not set): lang.c's
- * inst_part, or sdk_configure's own when it runs without one. */
+ * spec.sampler, the same for every pod (NULL: not set), and the flags and
+ * exporter TLS names sdk_configure reads: lang.c's inst_part, or
+ * sdk_configure's own when it runs without one. */
 void sdk_inst_env(json_object *ispec, inst_part *p) {
+    p->uids = inst_uids(ispec);
+    p->use_labels = inst_use_labels(ispec);
+    json_object *tls = jget(jget(ispec, "exporter"), "tls");
+    p->tls = json_object_is_type(tls, json_type_object) ? jw_copy(tls) : NULL;
+    if (p->tls) tls_names(p->tls, &p->tls_secret, &p->tls_configmap, &p->tls_ca, &p->tls_cert, &p->tls_key);
+    else p->tls_secret = p->tls_configmap = p->tls_ca = p->tls_cert = p->tls_key = NULL;
     const char *endpoint = jstr(jget(ispec, "exporter"), "endpoint");
     p->endpoint = endpoint && *endpoint ? env_new_value("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint) : NULL;
     json_object *props = jget(ispec, "propagators");
@@ -300,17 +368,17 @@ typedef struct tlsinfo {
     const char *secret, *configmap, *ca, *cert, *key;
 } tlsinfo;
 
+/* From the Instrumentation's part when the flow has one (lang.c). */
 static bool tls_get(lctx *l, tlsinfo *t) {
-    json_object *tls = jget(jget(l->ispec, "exporter"), "tls");
     memset(t, 0, sizeof *t);
+    if (l->part) {
+        const inst_part *p = l->part;
+        *t = (tlsinfo){p->tls_secret, p->tls_configmap, p->tls_ca, p->tls_cert, p->tls_key};
+        return p->tls != NULL;
+    }
+    json_object *tls = jget(jget(l->ispec, "exporter"), "tls");
     if (!json_object_is_type(tls, json_type_object)) return false;
-    t->secret = jstr(tls, "secretName");
-    t->configmap = jstr(tls, "configMapName");
-    t->ca = jstr(tls, "ca_file");
-    t->cert = jstr(tls, "cert_file");
-    t->key = jstr(tls, "key_file");
-    if (t->secret && !*t->secret) t->secret = NULL;
-    if (t->configmap && !*t->configmap) t->configmap = NULL;
+    tls_names(tls, &t->secret, &t->configmap, &t->ca, &t->cert, &t->key);
     return true;
 }
 
@@ -360,9 +428,35 @@ void sdk_tls_volumes(lctx *l) {
     }
 }
 
+/* The variables sdk_configure may add, looked up in one pass over the
+ * container's env when it starts (env_find_many). That gives each check the
+ * answer its own scan would: each name is checked once, and what the
+ * function adds before a check has another name, at the end of the list,
+ * so it cannot be the first entry of the name checked. */
+enum {
+    SV_SERVICE_NAME, SV_ENDPOINT, SV_CERT, SV_CLIENT_CERT, SV_CLIENT_KEY, SV_POD_NAME, SV_POD_UID, SV_NODE_NAME,
+    SV_PROPAGATORS, SV_SAMPLER, SV_SAMPLER_ARG, SV_ORA, SV_N
+};
+static const char *const sdk_vars[SV_N] = {
+    [SV_SERVICE_NAME] = "OTEL_SERVICE_NAME",
+    [SV_ENDPOINT] = "OTEL_EXPORTER_OTLP_ENDPOINT",
+    [SV_CERT] = "OTEL_EXPORTER_OTLP_CERTIFICATE",
+    [SV_CLIENT_CERT] = "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE",
+    [SV_CLIENT_KEY] = "OTEL_EXPORTER_OTLP_CLIENT_KEY",
+    [SV_POD_NAME] = POD_NAME_VAR,
+    [SV_POD_UID] = POD_UID_VAR,
+    [SV_NODE_NAME] = NODE_NAME_VAR,
+    [SV_PROPAGATORS] = "OTEL_PROPAGATORS",
+    [SV_SAMPLER] = "OTEL_TRACES_SAMPLER",
+    [SV_SAMPLER_ARG] = "OTEL_TRACES_SAMPLER_ARG",
+    [SV_ORA] = ORA,
+};
+
 /* One exporter TLS variable; relative file names resolve under the mount. */
-static void tls_env(lctx *l, json_object *c, const char *var, const char *file, const char *dirprefix, const char *obj) {
-    if (!file || !*file || env_find(c, var, NULL)) return;
+static void tls_env(lctx *l, json_object *c, json_object *const *seen, int var_id, const char *file,
+                    const char *dirprefix, const char *obj) {
+    const char *var = sdk_vars[var_id];
+    if (!file || !*file || seen[var_id]) return;
     if (file[0] == '/') { env_append(c, var, file); return; }
     if (!obj) {
         mctx_warn(l->m, "inject-%s: exporter.tls names %s relative to a %s that is not set; %s not set", l->lang->name,
@@ -375,13 +469,13 @@ static void tls_env(lctx *l, json_object *c, const char *var, const char *file, 
     free(v);
 }
 
-static void tls_configure(lctx *l, json_object *c) {
+static void tls_configure(lctx *l, json_object *c, json_object *const *seen) {
     tlsinfo t;
     if (!tls_get(l, &t)) return;
-    if (t.configmap) tls_env(l, c, "OTEL_EXPORTER_OTLP_CERTIFICATE", t.ca, "/otel-auto-instrumentation-configmap-", t.configmap);
-    else tls_env(l, c, "OTEL_EXPORTER_OTLP_CERTIFICATE", t.ca, "/otel-auto-instrumentation-secret-", t.secret);
-    tls_env(l, c, "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE", t.cert, "/otel-auto-instrumentation-secret-", t.secret);
-    tls_env(l, c, "OTEL_EXPORTER_OTLP_CLIENT_KEY", t.key, "/otel-auto-instrumentation-secret-", t.secret);
+    if (t.configmap) tls_env(l, c, seen, SV_CERT, t.ca, "/otel-auto-instrumentation-configmap-", t.configmap);
+    else tls_env(l, c, seen, SV_CERT, t.ca, "/otel-auto-instrumentation-secret-", t.secret);
+    tls_env(l, c, seen, SV_CLIENT_CERT, t.cert, "/otel-auto-instrumentation-secret-", t.secret);
+    tls_env(l, c, seen, SV_CLIENT_KEY, t.key, "/otel-auto-instrumentation-secret-", t.secret);
     char vn[64], path[512];
     if (t.secret) {
         volume_name(vn, sizeof vn, "otel-auto-secret-", t.secret);
@@ -397,20 +491,23 @@ static void tls_configure(lctx *l, json_object *c) {
 
 /* Steps 1-4 of spec 3.7: the attributes before the $(...) references, never
  * writing keys the container's own OTEL_RESOURCE_ATTRIBUTES (ora) has. */
-static void build_map(lctx *l, json_object *ora, json_object *app, amap *a_out) {
+static void build_map(lctx *l, json_object *ora, json_object *app, bool uids, amap *a_out) {
     mctx *m = l->m;
     json_object *ispec = l->ispec, *ann = pod_annotations(m);
     json_object *res = jget(ispec, "resource");
-    bool uids = json_object_get_boolean(jget(res, "addK8sUIDAttributes"));
     const char *cname = jw_str(app, "name") ? jw_str(app, "name") : "";
     char buf[64];
-    amap a = {{0}, {0}};
+    amap a = {{0}, {.own_keys = true}};
     if (ora && !jw_get(ora, "valueFrom")) parse_existing(&a, jw_str(ora, "value"));
 
     /* 1. Instrumentation-wide attributes, lowest precedence. */
     json_object *ra = jget(res, "resourceAttributes");
     if (json_object_is_type(ra, json_type_object)) {
-        json_object_object_foreach(ra, k, v) amap_set(&a, k, scalar_str(v, buf, sizeof buf));
+        json_object_object_foreach(ra, k, v) {
+            const char *sv = scalar_str(v, buf, sizeof buf);
+            if (sv == buf) amap_set_copy(&a, k, sv);
+            else amap_set(&a, k, sv);
+        }
     }
     /* 2. What Kubernetes tells about the pod. */
     amap_set(&a, "k8s.namespace.name", m->ns);
@@ -421,10 +518,7 @@ static void build_map(lctx *l, json_object *ora, json_object *app, amap *a_out) 
     const char *sid = jstr(ann, ANN_RESOURCE "service.instance.id");
     if (sid) amap_set(&a, "service.instance.id", sid);
     else if (*m->ns && *cname) {
-        char *v = NULL;
-        v = xasprintf("%s.$(" POD_NAME_VAR ").%s", m->ns, cname);
-        amap_set(&a, "service.instance.id", v);
-        free(v);
+        amap_set_take(&a, "service.instance.id", xasprintf("%s.$(" POD_NAME_VAR ").%s", m->ns, cname));
     }
     const owner_info *o = owners_walk(m);
     for (int k = 0; k < 6; k++) {
@@ -448,9 +542,8 @@ static void build_map(lctx *l, json_object *ora, json_object *app, amap *a_out) 
 
 /* Spec 3.4, read from the map before k8s.pod.name turns into a $(...)
  * reference. Points into the pod, the map or the container. */
-static const char *pick_service_name(lctx *l, json_object *app, const amap *a) {
+static const char *pick_service_name(lctx *l, json_object *app, bool use_labels, const amap *a) {
     json_object *ann = pod_annotations(l->m), *labels = jget(l->m->meta, "labels");
-    bool use_labels = json_object_get_boolean(jget(jget(l->ispec, "defaults"), "useLabelsForResourceAttributes"));
     const char *sn = jstr(ann, ANN_RESOURCE "service.name");
     if ((!sn || !*sn) && use_labels) {
         sn = jstr(labels, "app.kubernetes.io/instance");
@@ -464,8 +557,8 @@ static const char *pick_service_name(lctx *l, json_object *app, const amap *a) {
 
 char *sdk_service_name(lctx *l, json_object *app) {
     amap a;
-    build_map(l, env_find(app, ORA, NULL), app, &a);
-    char *sn = xstrdup(pick_service_name(l, app, &a));
+    build_map(l, env_find(app, ORA, NULL), app, inst_uids(l->ispec), &a);
+    char *sn = xstrdup(pick_service_name(l, app, inst_use_labels(l->ispec), &a));
     amap_free(&a);
     return sn;
 }
@@ -473,34 +566,34 @@ char *sdk_service_name(lctx *l, json_object *app) {
 void sdk_configure(lctx *l, json_object *c, json_object *app) {
     mctx *m = l->m;
     json_object *ispec = l->ispec, *ann = pod_annotations(m), *labels = jget(m->meta, "labels");
-    json_object *res = jget(ispec, "resource");
-    bool uids = json_object_get_boolean(jget(res, "addK8sUIDAttributes"));
-    bool use_labels = json_object_get_boolean(jget(jget(ispec, "defaults"), "useLabelsForResourceAttributes"));
-    const char *cname = jw_str(app, "name") ? jw_str(app, "name") : "";
-    json_object *ora = env_find(c, ORA, NULL);
-    bool ora_from = ora && jw_get(ora, "valueFrom");
-    amap a;
-    build_map(l, ora, app, &a);
-
-    if (!env_find(c, "OTEL_SERVICE_NAME", NULL)) env_append(c, "OTEL_SERVICE_NAME", pick_service_name(l, app, &a));
     inst_part own = {0};
     const inst_part *ip = l->part;
     if (!ip) {
         sdk_inst_env(ispec, &own);
         ip = &own;
     }
-    if (ip->endpoint && !env_find(c, "OTEL_EXPORTER_OTLP_ENDPOINT", NULL)) env_push(c, ip->endpoint);
-    tls_configure(l, c);
+    bool uids = ip->uids, use_labels = ip->use_labels;
+    const char *cname = jw_str(app, "name") ? jw_str(app, "name") : "";
+    json_object *seen[SV_N];
+    env_find_many(c, sdk_vars, SV_N, seen);
+    json_object *ora = seen[SV_ORA];
+    bool ora_from = ora && jw_get(ora, "valueFrom");
+    amap a;
+    build_map(l, ora, app, uids, &a);
+
+    if (!seen[SV_SERVICE_NAME]) env_append(c, "OTEL_SERVICE_NAME", pick_service_name(l, app, use_labels, &a));
+    if (ip->endpoint && !seen[SV_ENDPOINT]) env_push(c, ip->endpoint);
+    tls_configure(l, c, seen);
 
     if (!amap_existing(&a, "k8s.pod.name")) {
         /* Overwritten even when an annotation gave a literal name: the
          * downward API is the source of truth for the pod's own name. */
         amap_set(&a, "k8s.pod.name", "$(" POD_NAME_VAR ")");
     }
-    if (!env_find(c, POD_NAME_VAR, NULL)) const_field(l, c, CACHE_CONST_POD_NAME, false);
+    if (!seen[SV_POD_NAME]) const_field(l, c, CACHE_CONST_POD_NAME, false);
     if (uids && !amap_get(&a, "k8s.pod.uid") && !amap_existing(&a, "k8s.pod.uid")) {
         amap_set(&a, "k8s.pod.uid", "$(" POD_UID_VAR ")");
-        if (!env_find(c, POD_UID_VAR, NULL)) const_field(l, c, CACHE_CONST_POD_UID, false);
+        if (!seen[SV_POD_UID]) const_field(l, c, CACHE_CONST_POD_UID, false);
     }
     /* Step 7 overrides step 1: a service.version in spec.resource.resourceAttributes
      * gives way to the annotation, the label or the image's tag, as in the
@@ -514,15 +607,16 @@ void sdk_configure(lctx *l, json_object *c, json_object *app) {
             image_version(jw_str(app, "image"), iv, sizeof iv);
             ver = iv;
         }
-        amap_set(&a, "service.version", ver);
+        if (ver == iv) amap_set_copy(&a, "service.version", ver);
+        else amap_set(&a, "service.version", ver);
     }
     if (!amap_get(&a, "k8s.node.name") && !amap_existing(&a, "k8s.node.name")) {
         amap_set(&a, "k8s.node.name", "$(" NODE_NAME_VAR ")");
-        if (!env_find(c, NODE_NAME_VAR, NULL)) const_field(l, c, CACHE_CONST_NODE_NAME, false);
+        if (!seen[SV_NODE_NAME]) const_field(l, c, CACHE_CONST_NODE_NAME, false);
     }
 
-    if (ip->propagators && !env_find(c, "OTEL_PROPAGATORS", NULL)) env_push(c, ip->propagators);
-    if (ip->sampler && !env_find(c, "OTEL_TRACES_SAMPLER", NULL) && !env_find(c, "OTEL_TRACES_SAMPLER_ARG", NULL)) {
+    if (ip->propagators && !seen[SV_PROPAGATORS]) env_push(c, ip->propagators);
+    if (ip->sampler && !seen[SV_SAMPLER] && !seen[SV_SAMPLER_ARG]) {
         env_push(c, ip->sampler);
         if (ip->sampler_arg) env_push(c, ip->sampler_arg);
     }
@@ -531,15 +625,19 @@ void sdk_configure(lctx *l, json_object *c, json_object *app) {
     /* Write-out: sorted k=v list, appended to an existing value. */
     size_t nattrs;
     aslot *sorted = amap_sorted(&a, &nattrs);
-    sbuf lb = SBUF_INIT;
+    size_t len = 1;
+    for (size_t i = 0; i < nattrs; i++) len += strlen(sorted[i].key) + strlen(sorted[i].val) + 2;
+    char *list = xcalloc(1, len), *w = list;
     for (size_t i = 0; i < nattrs; i++) {
-        if (i) sbuf_putc(&lb, ',');
-        sbuf_puts(&lb, sorted[i].key);
-        sbuf_putc(&lb, '=');
-        sbuf_puts(&lb, sorted[i].val);
+        size_t kl = strlen(sorted[i].key), vl = strlen(sorted[i].val);
+        if (i) *w++ = ',';
+        memcpy(w, sorted[i].key, kl);
+        w += kl;
+        *w++ = '=';
+        memcpy(w, sorted[i].val, vl);
+        w += vl;
     }
     free(sorted);
-    char *list = sbuf_take(&lb, NULL);
     if (ora_from) {
         mctx_warn(m, "inject-%s: OTEL_RESOURCE_ATTRIBUTES of container %s comes from valueFrom; Kubernetes attributes "
                      "not added", l->lang->name, cname);
@@ -553,7 +651,8 @@ void sdk_configure(lctx *l, json_object *c, json_object *app) {
         env_set_value(c, ora, v);
         free(v);
     }
-    if (!ora_from) env_move_to_end(c, ORA);
+    /* Appended just now, the only one of its name: already the last. */
+    if (ora && !ora_from) env_move_to_end(c, ORA);
     free(list);
     amap_free(&a);
 }

@@ -158,8 +158,9 @@ void sidecar_run(mctx *m) {
                               .native = m->opt->native_sidecars, .proxy_env = m->opt->proxy_env,
                               .nproxy_env = m->opt->nproxy_env};
     collector_pod part;
+    json_object *use;
     char err[256] = "";
-    if (cache_collector_part(m->req->cache, col, &o, &part, err, sizeof err) != 0) {
+    if (cache_collector_part(m->req->cache, col, &o, &part, &use, err, sizeof err) != 0) {
         mctx_warn(m, "sidecar: OpenTelemetryCollector %s/%s: %s; sidecar not injected", cns, cname, err);
         mctx_skip(m, MUTATE_SKIP_INVALID);
         return;
@@ -185,5 +186,6 @@ void sidecar_run(mctx *m) {
     collector_pod_free(&part);
     set_label(m, cns, cname ? cname : "");
     m->res->sidecar = true;
-    record_use(m, MUTATE_NLANGS, col);
+    if (use) record_use_push(m, use);
+    else record_use(m, MUTATE_NLANGS, col);
 }

@@ -10,10 +10,12 @@
  * what an Instrumentation gives every pod (cache_inst_part): its env
  * entries shared by containers and pods, never edited (JAVA_TOOL_OPTIONS
  * and NODE_OPTIONS from spec.env extended in two containers, Node.js into
- * Java's init container), an Instrumentation changed in spec,
+ * Java's init container), an Instrumentation changed in spec (its TLS
+ * files and addK8sUIDAttributes too),
  * resourceVersion, uid or generation never served stale, Python's two
  * init container commands, and eviction. */
 #include "base/versions.h"
+#include "mutate/record.h"
 #include "tests/unit/engine_fixture.h"
 #include "tests/unit/util.h"
 
@@ -86,6 +88,16 @@ static char *env_line(fx_run *r, const char *list, const char *container, const 
     return line ? line : strdup("(none)");
 }
 
+/* The record's uses entries, as text. */
+static char *uses(fx_run *r) {
+    const char *why = NULL;
+    json_object *rec = mutate_record_read(r->res.pod, &why);
+    ck_assert_msg(rec, "no record: %s", why ? why : "");
+    char *t = fx_json(json_object_object_get(rec, "uses"));
+    json_object_put(rec);
+    return t;
+}
+
 static char *image(fx_run *r, const char *list) {
     return fx_json(json_object_object_get(fx_container(r, list, "otc-container"), "image"));
 }
@@ -154,6 +166,8 @@ START_TEST(replaced_collectors_and_options_are_not_served_stale) {
     fx_resources(COLLECTOR);
     fx_run *r = run("cache-v1", "a", "web-a-5d8f", "");
     EQ(image(r, "containers"), "\"" DEFAULT_COLLECTOR_IMAGE "\"");
+    char *use1 = uses(r);
+    ck_assert_ptr_nonnull(strstr(use1, "{\"kind\":\"OpenTelemetryCollector\",\"namespace\":\"ns1\",\"name\":\"col\",\"hash\":\""));
     fx_free(r);
     want_stats(1, 1, CACHED_RUNS - 1, 0);
 
@@ -163,6 +177,11 @@ START_TEST(replaced_collectors_and_options_are_not_served_stale) {
     fx_resources(v2);
     r = run("cache-v2", "a", "web-a-5d8f", "");
     EQ(image(r, "containers"), "\"otelcol:2\"");
+    char *use2 = uses(r); /* the record's entry is the new version's: another digest */
+    ck_assert_str_ne(use1, use2);
+    ck_assert_uint_eq(strlen(use1), strlen(use2));
+    free(use1);
+    free(use2);
     fx_free(r);
     want_stats(2, 2, 2 * CACHED_RUNS - 2, 0);
 
@@ -172,6 +191,9 @@ START_TEST(replaced_collectors_and_options_are_not_served_stale) {
                               "{name: col, namespace: ns1, resourceVersion: '8'}",
                               "{name: col, namespace: ns1, resourceVersion: '8', uid: u2}",
                               "{name: col, namespace: ns1, resourceVersion: '8', uid: u2, generation: 3}"};
+    const char *version_uses[] = {"\"resourceVersion\":\"7\",\"hash\"", "\"resourceVersion\":\"8\",\"hash\"",
+                                  "\"resourceVersion\":\"8\",\"hash\"",
+                                  "\"resourceVersion\":\"8\",\"generation\":3,\"hash\""};
     for (size_t i = 0; i < 4; i++) {
         char *y = strdup(v2), *at = strstr(y, "{name: col, namespace: ns1}"), *out = NULL;
         *at = 0;
@@ -179,6 +201,9 @@ START_TEST(replaced_collectors_and_options_are_not_served_stale) {
         fx_resources(out);
         r = run("cache-version", "a", "web-a-5d8f", "");
         EQ(image(r, "containers"), "\"otelcol:2\"");
+        char *u = uses(r);
+        ck_assert_msg(strstr(u, version_uses[i]), "%s has no %s", u, version_uses[i]);
+        free(u);
         fx_free(r);
         free(y);
         free(out);
@@ -399,7 +424,17 @@ START_TEST(replaced_instrumentations_are_not_served_stale) {
         {"{name: inst, namespace: ns1}", "{name: inst, namespace: ns1, resourceVersion: '8', uid: u2}", "SHARED", "SHARED=s"},
         {"{name: inst, namespace: ns1}", "{name: inst, namespace: ns1, resourceVersion: '8', uid: u2, generation: 3}",
          "SHARED", "SHARED=s"},
+        /* What the part keeps for sdk_configure: the exporter's TLS names
+         * and addK8sUIDAttributes. */
+        {"endpoint: 'http://otel:4317'}", "endpoint: 'http://otel:4317', tls: {ca_file: /ca.pem}}",
+         "OTEL_EXPORTER_OTLP_CERTIFICATE", "OTEL_EXPORTER_OTLP_CERTIFICATE=/ca.pem"},
+        {"endpoint: 'http://otel:4317'}", "endpoint: 'http://otel:4317', tls: {ca_file: /ca2.pem, key_file: /k.pem}}",
+         "OTEL_EXPORTER_OTLP_CLIENT_KEY", "OTEL_EXPORTER_OTLP_CLIENT_KEY=/k.pem"},
+        {"  nodejs:", "  resource: {addK8sUIDAttributes: true}\n  nodejs:", "OTEL_RESOURCE_ATTRIBUTES_POD_UID",
+         "OTEL_RESOURCE_ATTRIBUTES_POD_UID<metadata.uid"},
+        {"  nodejs:", "  resource: {addK8sUIDAttributes: false}\n  nodejs:", "OTEL_RESOURCE_ATTRIBUTES_POD_UID", "(none)"},
     };
+    const size_t nedits = sizeof edits / sizeof *edits;
     for (size_t i = 0; i < sizeof edits / sizeof *edits; i++) {
         char *y = strdup(JINST), *at = strstr(y, edits[i].from), *out = NULL;
         ck_assert_ptr_nonnull(at);
@@ -426,7 +461,7 @@ START_TEST(replaced_instrumentations_are_not_served_stale) {
     r = run_inst("cache-inst-image2", "a", ann);
     EQ(member(r, "initContainers", JAVA_INIT, "image"), "\"java:2\"");
     fx_free(r);
-    want_inst_stats(10, 10, 10 * (CACHED_RUNS - 1) + CACHED_RUNS, 0);
+    want_inst_stats(nedits + 2, nedits + 2, (nedits + 2) * (CACHED_RUNS - 1) + CACHED_RUNS, 0);
 
     /* Python for glibc, then musl, then glibc again: two commands, two
      * entries, each served its own. */

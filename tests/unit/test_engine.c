@@ -6,6 +6,9 @@
 #include "tests/unit/engine_fixture.h"
 #include "tests/unit/util.h"
 
+#include "base/alloc.h"
+#include "base/sbuf.h"
+
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -825,6 +828,99 @@ START_TEST(exporter_tls) {
 }
 END_TEST
 
+/* sdk_configure looks up the variables it may add in one pass over the
+ * container's env (env_find_many): the answers must be those of one scan
+ * per name. Duplicates resolve to the first entry, an entry whose "name"
+ * is not its first member still counts, names sharing a prefix or a length
+ * do not, a lone OTEL_TRACES_SAMPLER_ARG keeps the sampler out, and what
+ * sdk_common_env added before (the IPs, the Instrumentation's env) is seen. */
+START_TEST(sdk_env_checks_one_pass) {
+    fx_resources("apiVersion: opentelemetry.io/v1alpha1\nkind: Instrumentation\n"
+                 "metadata: {name: inst, namespace: ns1}\n"
+                 "spec:\n  exporter:\n    endpoint: 'https://otel:4317'\n"
+                 "    tls: {ca_file: /ca.crt, cert_file: /tls.crt, key_file: /tls.key}\n"
+                 "  propagators: [b3]\n"
+                 "  sampler: {type: always_on, argument: '1'}\n"
+                 "  env: [{name: OTEL_EXPORTER_OTLP_CLIENT_KEY, value: from-inst}, {name: OTEL_EXPORTER_OTLP_ENDPOINT, value: inst}]\n"
+                 "  resource: {addK8sUIDAttributes: true}\n");
+    fx_run *r = fx_mutate("one-pass",
+                          BARE_POD("{instrumentation.opentelemetry.io/inject-sdk: 'true'}",
+                                   "  - name: app\n    image: 'a:1'\n    env:\n"
+                                   "    - {name: OTEL_RESOURCE_ATTRIBUTES, value: 'x=1'}\n"
+                                   "    - {name: OTEL_RESOURCE_ATTRIBUTES, value: 'y=2'}\n"
+                                   "    - {value: mine, name: OTEL_SERVICE_NAME}\n"
+                                   "    - {name: OTEL_PROPAGATORSX, value: p}\n"
+                                   "    - {name: OTEL_PROPAGATOR, value: p}\n"
+                                   "    - {name: OTEL_TRACES_SAMPLER_ARG, value: '0.5'}\n"
+                                   "    - {name: OTEL_RESOURCE_ATTRIBUTES_POD_UID, value: u}\n"
+                                   "    - {name: OTEL_RESOURCE_ATTRIBUTES_NODE_NAMF, value: 'n'}\n"
+                                   "    - {name: OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE, value: first}\n"
+                                   "    - {name: OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE, value: second}\n"),
+                          "ns1");
+    ck_assert_str_eq(r->warnings, "");
+    EQ(fx_env(fx_container(r, "containers", "app")),
+       "OTEL_NODE_IP<status.hostIP\nOTEL_POD_IP<status.podIP\n"
+       "OTEL_RESOURCE_ATTRIBUTES=y=2\n" /* the first one is written to and moved to the end */
+       "OTEL_SERVICE_NAME=mine\n"
+       "OTEL_PROPAGATORSX=p\nOTEL_PROPAGATOR=p\n"
+       "OTEL_TRACES_SAMPLER_ARG=0.5\n"
+       "OTEL_RESOURCE_ATTRIBUTES_POD_UID=u\n"
+       "OTEL_RESOURCE_ATTRIBUTES_NODE_NAMF=n\n"
+       "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE=first\n"
+       "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE=second\n"
+       "OTEL_EXPORTER_OTLP_CLIENT_KEY=from-inst\n"
+       "OTEL_EXPORTER_OTLP_ENDPOINT=inst\n"
+       "OTEL_EXPORTER_OTLP_CERTIFICATE=/ca.crt\n"
+       "OTEL_RESOURCE_ATTRIBUTES_POD_NAME<metadata.name\n"
+       "OTEL_RESOURCE_ATTRIBUTES_NODE_NAME<spec.nodeName\n"
+       "OTEL_PROPAGATORS=b3\n"
+       "OTEL_RESOURCE_ATTRIBUTES=x=1,k8s.container.name=app,k8s.namespace.name=ns1,"
+       "k8s.node.name=$(OTEL_RESOURCE_ATTRIBUTES_NODE_NAME),k8s.pod.name=$(OTEL_RESOURCE_ATTRIBUTES_POD_NAME),"
+       "k8s.pod.uid=$(OTEL_RESOURCE_ATTRIBUTES_POD_UID),service.instance.id=ns1.$(OTEL_RESOURCE_ATTRIBUTES_POD_NAME).app,"
+       "service.namespace=ns1,service.version=1\n");
+    fx_free(r);
+}
+END_TEST
+
+/* The attribute map owns what came from reused buffers (non-string
+ * scalars of spec.resource.resourceAttributes, the image's version) and
+ * borrows the rest; a dozen keys are sorted in place, more by qsort: both
+ * give the same bytewise order. */
+START_TEST(resource_map_values_and_order) {
+    fx_resources("apiVersion: opentelemetry.io/v1alpha1\nkind: Instrumentation\n"
+                 "metadata: {name: inst, namespace: ns1}\n"
+                 "spec:\n  resource: {resourceAttributes: {n: 1, f: 2.5, b: true, s: str, B: 'no'}}\n");
+    for (int many = 0; many < 2; many++) {
+        sbuf ann = SBUF_INIT;
+        sbuf_puts(&ann, "{instrumentation.opentelemetry.io/inject-sdk: 'true'");
+        for (int i = 0; i < (many ? 40 : 3); i++)
+            sbuf_printf(&ann, ", resource.opentelemetry.io/%c%d: v%d", "zaMk"[i % 4], 39 - i, i);
+        sbuf_puts(&ann, "}");
+        char *pod = xasprintf("apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\n  annotations: %s\nspec:\n  containers:\n"
+                              "  - {name: app, image: 'reg:5000/app:v1.2'}\n", ann.s);
+        fx_run *r = fx_mutate(many ? "map-many" : "map-few", pod, "ns1");
+        ck_assert_str_eq(r->warnings, "");
+        char *env = fx_env(fx_container(r, "containers", "app"));
+        const char *ora = strstr(env, "OTEL_RESOURCE_ATTRIBUTES=");
+        ck_assert_ptr_nonnull(ora);
+        EQ(xstrdup(ora), (many ? "OTEL_RESOURCE_ATTRIBUTES=B=no,M1=v38,M13=v26,M17=v22,M21=v18,M25=v14,M29=v10,M33=v6,M37=v2,M5=v34,M9=v30,"
+                          "a10=v29,a14=v25,a18=v21,a2=v37,a22=v17,a26=v13,a30=v9,a34=v5,a38=v1,a6=v33,b=true,f=2.5,k0=v39,"
+                          "k12=v27,k16=v23,k20=v19,k24=v15,k28=v11,k32=v7,k36=v3,k4=v35,k8=v31,k8s.container.name=app,"
+                          "k8s.namespace.name=ns1,k8s.node.name=$(OTEL_RESOURCE_ATTRIBUTES_NODE_NAME),"
+                          "k8s.pod.name=$(OTEL_RESOURCE_ATTRIBUTES_POD_NAME),n=1,s=str,"
+                          "service.instance.id=ns1.$(OTEL_RESOURCE_ATTRIBUTES_POD_NAME).app,service.namespace=ns1,"
+                          "service.version=v1.2,z11=v28,z15=v24,z19=v20,z23=v16,z27=v12,z3=v36,z31=v8,z35=v4,z39=v0,z7=v32\n" : "OTEL_RESOURCE_ATTRIBUTES=B=no,M37=v2,a38=v1,b=true,f=2.5,k8s.container.name=app,k8s.namespace.name=ns1,"
+                          "k8s.node.name=$(OTEL_RESOURCE_ATTRIBUTES_NODE_NAME),k8s.pod.name=$(OTEL_RESOURCE_ATTRIBUTES_POD_NAME),"
+                          "n=1,s=str,service.instance.id=ns1.$(OTEL_RESOURCE_ATTRIBUTES_POD_NAME).app,service.namespace=ns1,"
+                          "service.version=v1.2,z39=v0\n"));
+        free(env);
+        free(pod);
+        sbuf_free(&ann);
+        fx_free(r);
+    }
+}
+END_TEST
+
 START_TEST(java_extensions_and_existing_options) {
     fx_resources("apiVersion: opentelemetry.io/v1alpha1\nkind: Instrumentation\nmetadata: {name: inst, namespace: ns1}\n"
                  "spec:\n  imagePullPolicy: IfNotPresent\n  java:\n    image: 'java:1'\n"
@@ -949,6 +1045,8 @@ int main(void) {
     tcase_add_test(tc, owner_walk_job_cronjob_and_annotations);
     tcase_add_test(tc, unknown_fields_survive);
     tcase_add_test(tc, not_a_pod);
+    tcase_add_test(tc, sdk_env_checks_one_pass);
+    tcase_add_test(tc, resource_map_values_and_order);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }
