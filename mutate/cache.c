@@ -54,30 +54,42 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct centry {
+/* What the entries of both tables begin with: when last used, what they
+ * hold, and the object's identity (its key's by-value part, ckey). */
+typedef struct slot {
     uint64_t used; /* the tick of the last request served; 0: free slot */
-    char hash[17];
-    char *ns, *name, *uid, *rv, *image; /* owned; NULL when absent */
-    bool has_gen, native;
-    int64_t gen;
-    char **proxy; /* owned copies of the proxy env entries */
-    size_t nproxy;
-    collector_pod part;
-    json_object *use; /* record_use's entry; NULL: the collector has no namespace */
     size_t bytes;
-} centry;
-
-/* One Instrumentation's part for one language (cache_inst_part). */
-typedef struct ientry {
-    uint64_t used; /* as centry's */
     char hash[17];
     char *ns, *name, *uid, *rv; /* owned; NULL when absent */
     bool has_gen;
     int64_t gen;
+} slot;
+
+typedef struct centry {
+    slot s;
+    char *image; /* owned; NULL when absent */
+    bool native;
+    char **proxy; /* owned copies of the proxy env entries */
+    size_t nproxy;
+    collector_pod part;
+    json_object *use; /* record_use's entry; NULL: the collector has no namespace */
+} centry;
+
+/* One Instrumentation's part for one language (cache_inst_part). */
+typedef struct ientry {
+    slot s;
     mutate_lang_id lang;
     inst_part part; /* part.command is in the key too */
-    size_t bytes;
 } ientry;
+
+/* One table's entries and counts: the collectors' or the Instrumentations'. */
+typedef struct table {
+    void *v; /* cap entries of elem bytes, each beginning with a slot */
+    size_t elem;
+    size_t *entries, *bytes;
+    unsigned long *evictions;
+    void (*clear)(mutate_cache *c, slot *s);
+} table;
 
 struct mutate_cache {
     json_object *consts[CACHE_NCONST]; /* cache_const's, made at first use */
@@ -97,28 +109,51 @@ mutate_cache *mutate_cache_new(size_t entries, size_t max_bytes) {
     return c;
 }
 
-static void ientry_clear(mutate_cache *c, ientry *e);
+static void slot_free(slot *s) {
+    free(s->ns);
+    free(s->name);
+    free(s->uid);
+    free(s->rv);
+}
 
-static void entry_clear(mutate_cache *c, centry *e) {
-    if (!e->used) return;
+static void entry_clear(mutate_cache *c, slot *s) {
+    centry *e = (centry *)s;
+    if (!s->used) return;
     collector_pod_free(&e->part);
     json_object_put(e->use);
-    free(e->ns);
-    free(e->name);
-    free(e->uid);
-    free(e->rv);
+    slot_free(s);
     free(e->image);
     for (size_t i = 0; i < e->nproxy; i++) free(e->proxy[i]);
     free(e->proxy);
     c->st.entries--;
-    c->st.bytes -= e->bytes;
+    c->st.bytes -= s->bytes;
     memset(e, 0, sizeof *e);
 }
 
+static void ientry_clear(mutate_cache *c, slot *s) {
+    ientry *e = (ientry *)s;
+    if (!s->used) return;
+    inst_part_release(&e->part);
+    slot_free(s);
+    c->st.inst_entries--;
+    c->st.inst_bytes -= s->bytes;
+    memset(e, 0, sizeof *e);
+}
+
+static table collectors(mutate_cache *c) {
+    return (table){c->v, sizeof(centry), &c->st.entries, &c->st.bytes, &c->st.evictions, entry_clear};
+}
+
+static table insts(mutate_cache *c) {
+    return (table){c->iv, sizeof(ientry), &c->st.inst_entries, &c->st.inst_bytes, &c->st.inst_evictions, ientry_clear};
+}
+
+static slot *slot_at(const table *t, size_t i) { return (slot *)((char *)t->v + i * t->elem); }
+
 void mutate_cache_free(mutate_cache *c) {
     if (!c) return;
-    for (size_t i = 0; i < c->cap; i++) entry_clear(c, &c->v[i]);
-    for (size_t i = 0; i < c->cap; i++) ientry_clear(c, &c->iv[i]);
+    for (size_t i = 0; i < c->cap; i++) entry_clear(c, &c->v[i].s);
+    for (size_t i = 0; i < c->cap; i++) ientry_clear(c, &c->iv[i].s);
     free(c->iv);
     for (unsigned i = 0; i < CACHE_NCONST; i++) json_object_put(c->consts[i]);
     free(c->v);
@@ -187,10 +222,30 @@ static void key_of(json_object *col, ckey *k) {
 static bool same(const char *a, const char *b) { return a == b || (a && b && strcmp(a, b) == 0); }
 static char *dup_or_null(const char *s) { return s ? xstrdup(s) : NULL; }
 
+/* The object's identity, the same by value. */
+static bool slot_is(const slot *s, const ckey *k) {
+    if (memcmp(s->hash, k->hash, 17) != 0) return false;
+    if (!same(s->ns, k->ns) || !same(s->name, k->name) || !same(s->uid, k->uid) || !same(s->rv, k->rv)) return false;
+    return s->has_gen == k->has_gen && (!k->has_gen || s->gen == k->gen);
+}
+
+/* A newly taken slot: k's identity copied, bytes held, used now. */
+static void slot_take(mutate_cache *c, const table *t, slot *s, const ckey *k, size_t bytes) {
+    memcpy(s->hash, k->hash, 17);
+    s->ns = dup_or_null(k->ns);
+    s->name = dup_or_null(k->name);
+    s->uid = dup_or_null(k->uid);
+    s->rv = dup_or_null(k->rv);
+    s->has_gen = k->has_gen;
+    s->gen = k->gen;
+    s->bytes = bytes;
+    s->used = c->tick;
+    ++*t->entries;
+    *t->bytes += bytes;
+}
+
 static bool matches(const centry *e, const ckey *k, const collector_build_opts *o) {
-    if (memcmp(e->hash, k->hash, 17) != 0) return false;
-    if (!same(e->ns, k->ns) || !same(e->name, k->name) || !same(e->uid, k->uid) || !same(e->rv, k->rv)) return false;
-    if (e->has_gen != k->has_gen || (k->has_gen && e->gen != k->gen)) return false;
+    if (!slot_is(&e->s, k)) return false;
     if (e->native != o->native || !same(e->image, o->default_image) || e->nproxy != o->nproxy_env) return false;
     for (size_t i = 0; i < e->nproxy; i++)
         if (!same(e->proxy[i], o->proxy_env[i])) return false;
@@ -214,26 +269,24 @@ static size_t tree_bytes(json_object *v) {
     return n;
 }
 
-/* The least recently used entries go until one slot is free and bytes more
- * fit (NULL for one larger than the whole budget: served, never kept). */
-static centry *make_room(mutate_cache *c, size_t bytes) {
-    centry *free_slot = NULL;
+/* The least recently used entries of t go until one slot is free and bytes
+ * more fit (NULL for one larger than the whole budget: served, never kept). */
+static slot *make_room(mutate_cache *c, const table *t, size_t bytes) {
     if (bytes > c->max_bytes) return NULL;
     for (;;) {
-        centry *lru = NULL;
-        free_slot = NULL;
+        slot *lru = NULL, *free_slot = NULL;
         for (size_t i = 0; i < c->cap; i++) {
-            centry *e = &c->v[i];
+            slot *e = slot_at(t, i);
             if (!e->used) {
                 if (!free_slot) free_slot = e;
             } else if (!lru || e->used < lru->used) {
                 lru = e;
             }
         }
-        if (free_slot && c->st.bytes + bytes <= c->max_bytes) return free_slot;
+        if (free_slot && *t->bytes + bytes <= c->max_bytes) return free_slot;
         if (!lru) return NULL;
-        entry_clear(c, lru);
-        c->st.evictions++;
+        t->clear(c, lru);
+        ++*t->evictions;
     }
 }
 
@@ -286,8 +339,8 @@ int cache_collector_part(mutate_cache *c, json_object *col, const collector_buil
     c->tick++;
     for (size_t i = 0; i < c->cap; i++) {
         centry *e = &c->v[i];
-        if (e->used && matches(e, &k, o)) {
-            e->used = c->tick;
+        if (e->s.used && matches(e, &k, o)) {
+            e->s.used = c->tick;
             c->st.hits++;
             lend(&e->part, out);
             *use = json_object_get(e->use);
@@ -306,30 +359,21 @@ int cache_collector_part(mutate_cache *c, json_object *col, const collector_buil
     size_t bytes = tree_bytes(part.container) + tree_bytes(part.volumes) +
                    (part.init_containers ? tree_bytes(part.init_containers) : 0) + (u ? tree_bytes(u) : 0);
     bytes += keep_part(&part) + jtext_keep(u);
-    centry *e = make_room(c, bytes);
+    table t = collectors(c);
+    centry *e = (centry *)make_room(c, &t, bytes);
     if (!e) { /* larger than the budget: this request's alone */
         *out = part;
         *use = u;
         return 0;
     }
-    memcpy(e->hash, k.hash, 17);
+    slot_take(c, &t, &e->s, &k, bytes);
     e->use = u;
-    e->ns = dup_or_null(k.ns);
-    e->name = dup_or_null(k.name);
-    e->uid = dup_or_null(k.uid);
-    e->rv = dup_or_null(k.rv);
-    e->has_gen = k.has_gen;
-    e->gen = k.gen;
     e->native = o->native;
     e->image = dup_or_null(o->default_image);
     e->nproxy = o->nproxy_env;
     e->proxy = xcalloc(e->nproxy ? e->nproxy : 1, sizeof *e->proxy);
     for (size_t i = 0; i < e->nproxy; i++) e->proxy[i] = dup_or_null(o->proxy_env[i]);
     e->part = part;
-    e->bytes = bytes;
-    e->used = c->tick;
-    c->st.entries++;
-    c->st.bytes += bytes;
     lend(&e->part, out);
     *use = json_object_get(u);
     return 0;
@@ -349,18 +393,6 @@ int cache_collector_part(mutate_cache *c, json_object *col, const collector_buil
  * of lang_run, so an eviction by a later language of the same request
  * frees nothing it uses. Kept in their own table, up to the same count and
  * max_bytes as the collectors' (st.inst_*), least recently used first. */
-static void ientry_clear(mutate_cache *c, ientry *e) {
-    if (!e->used) return;
-    inst_part_release(&e->part);
-    free(e->ns);
-    free(e->name);
-    free(e->uid);
-    free(e->rv);
-    c->st.inst_entries--;
-    c->st.inst_bytes -= e->bytes;
-    memset(e, 0, sizeof *e);
-}
-
 static bool same_words(json_object *a, json_object *b) {
     size_t n = jlen(a);
     if (n != jlen(b) || json_object_is_type(a, json_type_array) != json_object_is_type(b, json_type_array)) return false;
@@ -370,10 +402,7 @@ static bool same_words(json_object *a, json_object *b) {
 }
 
 static bool imatches(const ientry *e, const ckey *k, mutate_lang_id lang, json_object *cmd) {
-    if (e->lang != lang || memcmp(e->hash, k->hash, 17) != 0) return false;
-    if (!same(e->ns, k->ns) || !same(e->name, k->name) || !same(e->uid, k->uid) || !same(e->rv, k->rv)) return false;
-    if (e->has_gen != k->has_gen || (k->has_gen && e->gen != k->gen)) return false;
-    return same_words(e->part.command, cmd);
+    return e->lang == lang && slot_is(&e->s, k) && same_words(e->part.command, cmd);
 }
 
 static void ilend(const inst_part *from, inst_part *out) {
@@ -406,25 +435,6 @@ static size_t keep_inst_part(const inst_part *p) {
     return n;
 }
 
-static ientry *imake_room(mutate_cache *c, size_t bytes) {
-    if (bytes > c->max_bytes) return NULL;
-    for (;;) {
-        ientry *lru = NULL, *free_slot = NULL;
-        for (size_t i = 0; i < c->cap; i++) {
-            ientry *e = &c->iv[i];
-            if (!e->used) {
-                if (!free_slot) free_slot = e;
-            } else if (!lru || e->used < lru->used) {
-                lru = e;
-            }
-        }
-        if (free_slot && c->st.inst_bytes + bytes <= c->max_bytes) return free_slot;
-        if (!lru) return NULL;
-        ientry_clear(c, lru);
-        c->st.inst_evictions++;
-    }
-}
-
 void cache_inst_part(mutate_cache *c, lctx *l, json_object *cmd, inst_part *out) {
     if (!c) {
         inst_part_build(l, cmd, out);
@@ -435,8 +445,8 @@ void cache_inst_part(mutate_cache *c, lctx *l, json_object *cmd, inst_part *out)
     c->tick++;
     for (size_t i = 0; i < c->cap; i++) {
         ientry *e = &c->iv[i];
-        if (e->used && imatches(e, &k, l->lang->id, cmd)) {
-            e->used = c->tick;
+        if (e->s.used && imatches(e, &k, l->lang->id, cmd)) {
+            e->s.used = c->tick;
             c->st.inst_hits++;
             json_object_put(cmd);
             ilend(&e->part, out);
@@ -447,23 +457,14 @@ void cache_inst_part(mutate_cache *c, lctx *l, json_object *cmd, inst_part *out)
     inst_part part;
     inst_part_build(l, cmd, &part);
     size_t bytes = part_bytes(&part) + keep_inst_part(&part);
-    ientry *e = imake_room(c, bytes);
+    table t = insts(c);
+    ientry *e = (ientry *)make_room(c, &t, bytes);
     if (!e) { /* larger than the budget: this request's alone */
         *out = part;
         return;
     }
-    memcpy(e->hash, k.hash, 17);
-    e->ns = dup_or_null(k.ns);
-    e->name = dup_or_null(k.name);
-    e->uid = dup_or_null(k.uid);
-    e->rv = dup_or_null(k.rv);
-    e->has_gen = k.has_gen;
-    e->gen = k.gen;
+    slot_take(c, &t, &e->s, &k, bytes);
     e->lang = l->lang->id;
     e->part = part;
-    e->bytes = bytes;
-    e->used = c->tick;
-    c->st.inst_entries++;
-    c->st.inst_bytes += bytes;
     ilend(&e->part, out);
 }
