@@ -52,6 +52,11 @@ static atomic_ulong injections[MUTATE_NLANGS], sidecars[2], limits[MUTATE_NLIMIT
 static atomic_ulong buckets[NBUCKETS + 1], count;
 static atomic_ullong sum_ns;
 static atomic_ulong accept_pauses;
+/* The mutation caches, by part (0 collectors, 1 Instrumentations): held
+ * now (a sum of differences, so signed) and since start. */
+static const char *const cache_parts[2] = {"collector", "instrumentation"};
+static atomic_long cache_entries[2], cache_bytes[2];
+static atomic_ulong cache_hits[2], cache_misses[2], cache_evictions[2];
 static atomic_ulong cr_admissions[METRICS_CR_NKINDS][METRICS_CR_NOPS][METRICS_CR_NRESULTS];
 static atomic_ulong cr_denials[METRICS_CR_NKINDS][CR_MAX_RULES];
 /* CR admissions may wait for the authorizer: their own histogram, so they
@@ -103,6 +108,27 @@ void metrics_mutation(const mutate_result *res, int native_sidecar) {
 void metrics_conversion_review(metrics_conversion dir, int failed, size_t objects) {
     atomic_fetch_add_explicit(&conversions[dir][failed ? 1 : 0], 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&converted_objects[dir], objects, memory_order_relaxed);
+}
+
+static void add_long(atomic_long *a, size_t before, size_t after) {
+    if (after != before) atomic_fetch_add_explicit(a, (long)after - (long)before, memory_order_relaxed);
+}
+
+static void add_ulong(atomic_ulong *a, unsigned long before, unsigned long after) {
+    if (after != before) atomic_fetch_add_explicit(a, after - before, memory_order_relaxed);
+}
+
+void metrics_cache(const mutate_cache_stats *b, const mutate_cache_stats *a) {
+    add_long(&cache_entries[0], b->entries, a->entries);
+    add_long(&cache_bytes[0], b->bytes, a->bytes);
+    add_ulong(&cache_hits[0], b->hits, a->hits);
+    add_ulong(&cache_misses[0], b->misses, a->misses);
+    add_ulong(&cache_evictions[0], b->evictions, a->evictions);
+    add_long(&cache_entries[1], b->inst_entries, a->inst_entries);
+    add_long(&cache_bytes[1], b->inst_bytes, a->inst_bytes);
+    add_ulong(&cache_hits[1], b->inst_hits, a->inst_hits);
+    add_ulong(&cache_misses[1], b->inst_misses, a->inst_misses);
+    add_ulong(&cache_evictions[1], b->inst_evictions, a->inst_evictions);
 }
 
 void metrics_error(metrics_err e) { atomic_fetch_add_explicit(&errors[e], 1, memory_order_relaxed); }
@@ -246,6 +272,27 @@ char *metrics_render(const metrics_gauges *g, size_t *len) {
     for (int e = 0; e < METRICS_NERRORS; e++)
         sbuf_printf(f, "otel_webhook_errors_total{kind=\"%s\"} %lu\n", error_names[e],
                     atomic_load(&errors[e]) + g->h2o_errors[e]);
+    family(f, "otel_webhook_mutation_cache_lookups_total", "counter",
+           "Lookups in the event loops' mutation caches, by part and result (hit: built before, miss: built now).");
+    for (int p = 0; p < 2; p++) {
+        sbuf_printf(f, "otel_webhook_mutation_cache_lookups_total{part=\"%s\",result=\"hit\"} %lu\n", cache_parts[p],
+                    atomic_load(&cache_hits[p]));
+        sbuf_printf(f, "otel_webhook_mutation_cache_lookups_total{part=\"%s\",result=\"miss\"} %lu\n", cache_parts[p],
+                    atomic_load(&cache_misses[p]));
+    }
+    family(f, "otel_webhook_mutation_cache_evictions_total", "counter",
+           "Entries the mutation caches let go to stay within their bounds, by part.");
+    for (int p = 0; p < 2; p++)
+        sbuf_printf(f, "otel_webhook_mutation_cache_evictions_total{part=\"%s\"} %lu\n", cache_parts[p],
+                    atomic_load(&cache_evictions[p]));
+    family(f, "otel_webhook_mutation_cache_entries", "gauge", "Entries the mutation caches hold, every loop's, by part.");
+    for (int p = 0; p < 2; p++)
+        sbuf_printf(f, "otel_webhook_mutation_cache_entries{part=\"%s\"} %ld\n", cache_parts[p],
+                    atomic_load(&cache_entries[p]));
+    family(f, "otel_webhook_mutation_cache_bytes", "gauge",
+           "What the mutation caches hold, estimated in bytes (objects and their kept text), by part.");
+    for (int p = 0; p < 2; p++)
+        sbuf_printf(f, "otel_webhook_mutation_cache_bytes{part=\"%s\"} %ld\n", cache_parts[p], atomic_load(&cache_bytes[p]));
     family(f, "otel_webhook_accept_paused_total", "counter",
            "Times accepting stopped for 100 ms because the process had no file descriptor left.");
     sbuf_printf(f, "otel_webhook_accept_paused_total %lu\n", atomic_load(&accept_pauses));

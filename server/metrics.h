@@ -71,6 +71,9 @@ extern const char *const metrics_cr_results[METRICS_CR_NRESULTS];
  * converted. */
 void metrics_conversion_review(metrics_conversion dir, int failed, size_t objects);
 void metrics_mutation(const mutate_result *res, int native_sidecar);
+/* A loop's mutation cache before and after one request (mutate.h): the
+ * differences are added to the process's counts, every loop's summed. */
+void metrics_cache(const mutate_cache_stats *before, const mutate_cache_stats *after);
 void metrics_error(metrics_err e);
 /* Accepting paused for a moment: the process was out of file descriptors. */
 void metrics_accept_paused(void);

@@ -65,9 +65,14 @@ static void on_mutate(serve_server *srv, h2o_req_t *req) {
     }
     double t0 = serve_now_mono();
     review_out out;
-    review_handle_into(&srv->env, serve_loop_tokener(req->conn->ctx), serve_loop_cache(req->conn->ctx),
-                       req->entity.base, req->entity.len, &out, pool_alloc, &req->pool);
+    mutate_cache *cache = serve_loop_cache(req->conn->ctx);
+    mutate_cache_stats before, after;
+    mutate_cache_get_stats(cache, &before);
+    review_handle_into(&srv->env, serve_loop_tokener(req->conn->ctx), cache, req->entity.base, req->entity.len, &out,
+                       pool_alloc, &req->pool);
     double dt = serve_now_mono() - t0;
+    mutate_cache_get_stats(cache, &after);
+    metrics_cache(&before, &after);
     metrics_request(out.result, dt);
     if (out.status == 400) {
         metrics_error(ERR_BAD_REQUEST);

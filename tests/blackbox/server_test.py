@@ -1413,6 +1413,19 @@ def test_collector_replaced(srv, res_dir):
             check(what + ": the pod's own resource attributes",
                   len(sc) == 1 and "k8s.pod.name=$(OTEL_RESOURCE_ATTRIBUTES_POD_NAME)" in
                   env_of(sc[0]).get("OTEL_RESOURCE_ATTRIBUTES", ""), sc)
+    # The loops' caches in /metrics: one collector lookup per pod, a miss
+    # per version and loop (two loops), nothing evicted, nothing else asked.
+    _, m = srv.metrics()
+    get = lambda k: m.get("otel_webhook_mutation_cache_%s" % k)
+    hit, miss = get('lookups_total{part="collector",result="hit"}'), get('lookups_total{part="collector",result="miss"}')
+    check(name + ": cache lookups, one per pod", hit is not None and miss is not None and hit + miss == 18, (hit, miss))
+    check(name + ": cache misses, one per version and loop", miss is not None and 3 <= miss <= 6, miss)
+    check(name + ": cache entries and bytes", get('entries{part="collector"}') == miss and
+          (get('bytes{part="collector"}') or 0) > 0 and get('evictions_total{part="collector"}') == 0,
+          (get('entries{part="collector"}'), get('bytes{part="collector"}'), get('evictions_total{part="collector"}')))
+    check(name + ": no Instrumentation looked up", get('lookups_total{part="instrumentation",result="hit"}') == 0 and
+          get('lookups_total{part="instrumentation",result="miss"}') == 0 and get('entries{part="instrumentation"}') == 0,
+          [(k, v) for k, v in m.items() if "mutation_cache" in k])
 
 
 def test_resources_unreadable_at_start(tmp, crt, key):
