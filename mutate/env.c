@@ -75,15 +75,19 @@ void env_prepend_field(json_object *c, const char *name, const char *field_path)
     jinsert(env_list(c), 0, env_new_field(name, field_path));
 }
 
-void env_append_if_not_set(json_object *c, json_object *list) {
+/* list's entries whose names c's env lacks, appended: copies, or the
+ * entries themselves when they are the cache's (never edited in place). */
+static void add_if_not_set(json_object *c, json_object *list, bool share) {
     size_t n = jlen(list);
     for (size_t i = 0; i < n; i++) {
         json_object *e = json_object_array_get_idx(list, i);
         const char *name = jw_str(e, "name");
         if (!name || env_find(c, name, NULL)) continue;
-        jpush(env_list(c), jw_copy(e));
+        jpush(env_list(c), share ? json_object_get(e) : jw_copy(e));
     }
 }
+
+void env_append_if_not_set(json_object *c, json_object *list) { add_if_not_set(c, list, false); }
 
 void env_move_to_end(json_object *c, const char *name) {
     size_t idx;
@@ -114,15 +118,7 @@ void mount_add(json_object *c, const char *name, const char *path, bool readonly
     jpush(json_object_is_type(mounts, json_type_array) ? mounts : jarr_at(c, "volumeMounts"), m);
 }
 
-void env_share_if_not_set(json_object *c, json_object *list) {
-    size_t n = jlen(list);
-    for (size_t i = 0; i < n; i++) {
-        json_object *e = json_object_array_get_idx(list, i);
-        const char *name = jw_str(e, "name");
-        if (!name || env_find(c, name, NULL)) continue;
-        jpush(env_list(c), json_object_get(e));
-    }
-}
+void env_share_if_not_set(json_object *c, json_object *list) { add_if_not_set(c, list, true); }
 
 void env_push(json_object *c, json_object *e) { jpush(env_list(c), json_object_get(e)); }
 
