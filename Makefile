@@ -275,9 +275,9 @@ $(B)/fuzz/fuzz_cr: tests/fuzz/fuzz_cr.c $(FUZZ_CR_SRC) $(FUZZ_LIB) $(FUZZ_HDRS)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(shell pkg-config --cflags $(PKGS_WEBHOOK)) -o $@ tests/fuzz/fuzz_cr.c \
 	  $(FUZZ_CR_SRC) $(FUZZ_LIB) $(LIBS_WEBHOOK)
 
-$(B)/fuzz/fuzz_jfast: tests/fuzz/fuzz_jfast.c base/jfast.c base/jhash.c base/alloc.c base/jfast.h base/jhash.h
+$(B)/fuzz/fuzz_jfast: tests/fuzz/fuzz_jfast.c base/jfast.c base/jhash.c base/jkeys.c base/alloc.c base/jfast.h base/jhash.h base/jkeys.h
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_FLAGS) $(shell pkg-config --cflags json-c) -o $@ tests/fuzz/fuzz_jfast.c base/jfast.c base/jhash.c base/alloc.c \
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(shell pkg-config --cflags json-c) -o $@ tests/fuzz/fuzz_jfast.c base/jfast.c base/jhash.c base/jkeys.c base/alloc.c \
 	  $(call libs,json-c)
 
 fuzz: $(B)/fuzz/fuzz_engine $(B)/fuzz/fuzz_review $(B)/fuzz/fuzz_conversion $(B)/fuzz/fuzz_cr $(B)/fuzz/fuzz_jfast

@@ -7,9 +7,12 @@
  * and this parser reads that shape in tight loops (strings eight bytes at
  * a time) and builds the tree the tokener would have built, through the
  * same json-c calls: json_object_new_object, _array, _string_len, _int64
- * and _boolean, NULL for null, json_object_object_add and _array_add in
- * document order. The values, the members' order and each object's
- * table are therefore json-c's own; only the reading is ours.
+ * and _boolean, NULL for null, and _array_add in document order; members
+ * go in through the table calls json_object_object_add makes (a lookup,
+ * then an insert, with the key hashed once), a key that is a field name
+ * of the API (base/jkeys.h) as json-c's constant key instead of a copy.
+ * The values, the members' order and each object's table are therefore
+ * json-c's own; only the reading is ours.
  *
  * It is a subset, not a second grammar. Whatever is not plainly inside it
  * is declined, nothing is built, and the caller parses with json-c, which
@@ -45,6 +48,7 @@
 
 #include "base/alloc.h"
 #include "base/jhash.h"
+#include "base/jkeys.h"
 
 #include <json-c/linkhash.h>
 
@@ -332,7 +336,7 @@ static bool object(parser *ps, int depth, const jfast_path *paths, json_object *
     json_object *o = json_object_new_object();
     if (!o) base_oom();
     jhash_adopt(o);
-    struct lh_table *t = json_object_get_object(o); /* its count tells a duplicate key */
+    struct lh_table *t = json_object_get_object(o);
     if (p < end && *p == '}') {
         ps->p = p + 1;
         *out = o;
@@ -369,13 +373,23 @@ static bool object(parser *ps, int depth, const jfast_path *paths, json_object *
             ps->p = p;
             if (!value(ps, depth + 1, e ? e->below : NULL, &v)) goto decline;
         }
-        char kbuf[128], *key = kl < sizeof kbuf ? kbuf : xmalloc(kl + 1);
-        memcpy(key, k, kl);
-        key[kl] = 0;
-        int before = t->count;
-        if (json_object_object_add(o, key, v) != 0) base_oom();
-        if (key != kbuf) free(key);
-        if (t->count == before) goto decline; /* a duplicate key */
+        /* What json_object_object_add does, with the key hashed once (for
+         * the vocabulary and the table) and, for a field name of the API,
+         * no copy of it at all. */
+        unsigned long h = jhash_key(k, kl);
+        const char *lit = jkeys_known(k, kl, h);
+        char *own = NULL;
+        if (!lit) {
+            own = xmalloc(kl + 1);
+            memcpy(own, k, kl);
+            own[kl] = 0;
+        }
+        if (lh_table_lookup_entry_w_hash(t, lit ? lit : own, h)) { /* a duplicate key */
+            free(own);
+            json_object_put(v);
+            goto decline;
+        }
+        if (lh_table_insert_w_hash(t, lit ? lit : own, v, h, lit ? JSON_C_OBJECT_KEY_IS_CONSTANT : 0) != 0) base_oom();
     next:
         sep = after_item(ps, '}');
         if (sep < 0) goto decline;

@@ -16,7 +16,7 @@
 static uint64_t secret[2] = {0xa0761d6478bd642full, 0xe7037ed1a0b428dbull};
 
 /* Before main and before any thread: the secrets are only read after. */
-__attribute__((constructor)) static void jhash_seed(void) {
+__attribute__((constructor(101))) static void jhash_seed(void) {
     uint64_t s[2];
     if (getrandom(s, sizeof s, GRND_NONBLOCK) != (ssize_t)sizeof s) {
         /* Early boot without entropy yet: weaker, still not guessable from

@@ -102,12 +102,16 @@ const char *lang_annotation(mctx *m, mutate_lang_id id) {
     return m->lang_value[id];
 }
 
-/* Shallow object copy: same children (new references), new container. */
+/* Shallow object copy: same children (new references), new container.
+ * The keys of o are distinct: no lookup before each insert; and a key o
+ * holds as constant is a literal (cow_container says which), not copied. */
 static json_object *shallow(json_object *o) {
     json_object *c = jnew_obj();
-    /* The keys of o are distinct: no lookup before each insert. */
-    json_object_object_foreach(o, k, v)
-        if (json_object_object_add_ex(c, k, json_object_get(v), JSON_C_OBJECT_ADD_KEY_IS_NEW) != 0) base_oom();
+    for (struct lh_entry *en = lh_table_head(json_object_get_object(o)); en; en = lh_entry_next(en)) {
+        unsigned opts = JSON_C_OBJECT_ADD_KEY_IS_NEW | (lh_entry_k_is_constant(en) ? JSON_C_OBJECT_ADD_CONSTANT_KEY : 0);
+        if (json_object_object_add_ex(c, lh_entry_k(en), json_object_get((json_object *)lh_entry_v(en)), opts) != 0)
+            base_oom();
+    }
     return c;
 }
 
@@ -145,8 +149,9 @@ static bool edited_list(const char *k) {
 /* One pass over e's entries, in order: a shallow copy with the three lists
  * replaced as cow_list would, without looking each up and replacing it. A
  * key json-c holds as constant is a string literal (container.c's put,
- * jw_add, patch.c's op_member are the only ones adding such keys) and
- * stays constant in the copy; the others are copied as shallow() does. */
+ * jw_add, patch.c's op_member and jfast's API field names, base/jkeys.c,
+ * are the only ones adding such keys) and stays constant in the copy; the
+ * others are copied. */
 json_object *cow_container(json_object *e) {
     json_object *c = jnew_obj();
     for (struct lh_entry *en = lh_table_head(json_object_get_object(e)); en; en = lh_entry_next(en)) {

@@ -5,9 +5,13 @@
  * managedFields skip gives the tree json-c builds from the skimmed copy,
  * and members left out are left out of json-c's tree by the prune. */
 #include "base/jfast.h"
+#include "base/jhash.h"
+#include "base/jkeys.h"
 #include "tests/unit/util.h"
 
 #include <check.h>
+#include <json-c/linkhash.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +77,76 @@ START_TEST(takes_what_the_api_server_sends) {
     char body[600];
     snprintf(body, sizeof body, "{\"%0300d\":1}", 7);
     same(body, strlen(body), NULL, NULL);
+}
+END_TEST
+
+/* Members whose key is a field name of the API hold the vocabulary's
+ * literal as json-c's constant key; any other key is the member's own
+ * copy. The tree is json-c's either way, a table that grows keeps which
+ * is which, and a key twice is declined whether or not it is known. */
+static void key_kind(json_object *o, const char *key, bool literal) {
+    struct lh_entry *e = NULL;
+    for (struct lh_entry *x = lh_table_head(json_object_get_object(o)); x; x = lh_entry_next(x))
+        if (strcmp(lh_entry_k(x), key) == 0) e = x;
+    ck_assert_msg(e != NULL, "no member %s", key);
+    const char *lit = jkeys_known(key, strlen(key), jhash_key(key, strlen(key)));
+    if (literal) {
+        ck_assert_msg(lh_entry_k_is_constant(e) && lh_entry_k(e) == lit, "%s is not the literal", key);
+    } else {
+        ck_assert_ptr_null(lit);
+        ck_assert_msg(!lh_entry_k_is_constant(e), "%s is held as constant", key);
+    }
+}
+
+START_TEST(api_field_names_are_literals) {
+    static const char body[] = "{\"name\":\"a\",\"nam\":1,\"names\":2,\"Name\":3,\"app.kubernetes.io/name\":4,"
+                               "\"spec\":{\"containers\":[{\"env\":[{\"name\":\"X\",\"valueFrom\":{\"fieldRef\":"
+                               "{\"fieldPath\":\"status.podIP\"}}}]}]},\"ephemeral-storage\":\"1Gi\",\"\":0}";
+    same(body, sizeof body - 1, NULL, NULL);
+    json_object *o;
+    ck_assert_int_eq(jfast_parse(body, sizeof body - 1, NULL, &o), 1);
+    key_kind(o, "name", true);
+    key_kind(o, "spec", true);
+    key_kind(o, "ephemeral-storage", true);
+    key_kind(o, "nam", false);
+    key_kind(o, "names", false);
+    key_kind(o, "Name", false);
+    key_kind(o, "app.kubernetes.io/name", false);
+    key_kind(o, "", false);
+    json_object *e = json_object_array_get_idx(
+        json_object_object_get(json_object_array_get_idx(json_object_object_get(json_object_object_get(o, "spec"),
+                                                                                "containers"), 0), "env"), 0);
+    key_kind(e, "valueFrom", true);
+    key_kind(json_object_object_get(e, "valueFrom"), "fieldRef", true);
+    json_object_put(o);
+
+    /* Forty members: the table grows twice, its keys stay what they were. */
+    static const char *const known[] = {"kind", "apiVersion", "metadata", "spec", "status", "name", "namespace",
+                                        "labels", "annotations", "image", "command", "args", "env", "value",
+                                        "valueFrom", "volumeMounts", "mountPath", "ports", "protocol", "resources",
+                                        "limits", "requests", "cpu", "memory", "volumes", "emptyDir", "sizeLimit",
+                                        "configMap", "secret", "items", "key", "path", "uid", "operation", "object",
+                                        "containers", "initContainers", "restartPolicy", "readOnly", "subPath"};
+    char big[2048];
+    size_t n = 0;
+    big[n++] = '{';
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        n += (size_t)snprintf(big + n, sizeof big - n, "%s\"%s\":%zu,\"x-%s\":%zu", i ? "," : "", known[i], i, known[i], i);
+    big[n++] = '}';
+    same(big, n, NULL, NULL);
+    ck_assert_int_eq(jfast_parse(big, n, NULL, &o), 1);
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+        char x[64];
+        snprintf(x, sizeof x, "x-%s", known[i]);
+        key_kind(o, known[i], true);
+        key_kind(o, x, false);
+    }
+    json_object_put(o);
+
+    DECLINED("{\"name\":1,\"name\":2}");
+    DECLINED("{\"name\":1,\"x\":2,\"name\":3}");
+    DECLINED("{\"nam\":1,\"nam\":2}");
+    DECLINED("{\"a\":{\"env\":[],\"b\":1,\"env\":[]}}");
 }
 END_TEST
 
@@ -305,6 +379,7 @@ int main(void) {
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, takes_what_the_api_server_sends);
     tcase_add_test(tc, declines_the_rest);
+    tcase_add_test(tc, api_field_names_are_literals);
     tcase_add_test(tc, special_byte_at_every_offset);
     tcase_add_test(tc, every_byte_in_a_string);
     tcase_add_test(tc, skips_managed_fields_as_the_skimmer_does);
