@@ -62,7 +62,15 @@ unsigned long jhash_key(const char *k, size_t n) {
 
 static unsigned long table_hash(const void *k) { return jhash_key(k, strlen(k)); }
 
+/* Most lookups are of a literal ("name", "env") in an object whose key is
+ * the same literal (jfast's API field names, jw_add's keys), and the
+ * linker merges equal literals: the pointers answer before strcmp does. */
+static int table_equal(const void *a, const void *b) { return a == b || strcmp(a, b) == 0; }
+
 void jhash_adopt(json_object *o) {
     struct lh_table *t = json_object_get_object(o);
-    if (t && t->count == 0) t->hash_fn = table_hash;
+    if (t && t->count == 0) {
+        t->hash_fn = table_hash;
+        t->equal_fn = table_equal;
+    }
 }

@@ -59,7 +59,7 @@ static json_object *walk(json_object *o, const char *key, bool *found) {
     int k = 0;
     for (struct lh_entry *e = lh_table_head(t); e && k < JW_WALK; e = lh_entry_next(e), k++) {
         const char *ek = lh_entry_k(e);
-        if (ek[0] == key[0] && strcmp(ek, key) == 0) {
+        if (ek == key || (ek[0] == key[0] && strcmp(ek, key) == 0)) { /* a merged literal, or the same text */
             *found = true;
             return (json_object *)lh_entry_v(e);
         }
