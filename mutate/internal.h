@@ -57,9 +57,12 @@ typedef struct mctx {
     owner_info owners;
     char *owner_fallback_rs; /* deployment name derived from pod-template-hash (owned) */
     /* The pod's and the namespace's annotations, read at the first
-     * question (engine.c), and the inject-<lang> values resolved. */
+     * question (engine.c), their inject-<lang> values found in one pass
+     * over each (any JSON type: the pod's wrong types are podcheck's), and
+     * those values resolved. */
     bool ann_read;
     json_object *pod_ann, *ns_ann;
+    json_object *pod_inject[MUTATE_NLANGS], *ns_inject[MUTATE_NLANGS];
     unsigned lang_resolved; /* MUTATE_BIT(id) when lang_value[id] is set */
     const char *lang_value[MUTATE_NLANGS];
 } mctx;
