@@ -160,14 +160,6 @@ static void nameset_free(nameset *ns) {
     if (ns->heap) free(ns->slot);
 }
 
-static bool all_named_unique(pool *m, json_object *arr, const char *key) {
-    nameset ns;
-    size_t used = m->used;
-    bool ok = nameset_build(m, &ns, arr, key);
-    nameset_free(&ns);
-    m->used = used; /* given back: nothing else took room since */
-    return ok;
-}
 
 /* One existing container the injection changed (an `into` entry). */
 typedef struct group {
@@ -181,8 +173,21 @@ typedef struct group {
     json_object *last_was; /* the env entry already kept */
 } group;
 
+/* The original env's name sets names_unique built, kept for env_change
+ * (the first few; the others are built again if an entry is added). */
+#define KEPT_ENVS 8
+
 typedef struct rlog {
     pool *m;
+    struct {
+        json_object *env;
+        nameset ns;
+    } envs[KEPT_ENVS];
+    size_t nenvs;
+    /* The member names last found to be spec, LISTS, env, volumeMounts:
+     * the operations stand on the same members one after the other (the
+     * spec, one container's env), named by the same pointer. */
+    const char *k_spec, *k_list[3], *k_env, *k_mounts;
     plist names[3];
     plist img[2]; /* per container list: name, image, name, image, ... */
     group *g;
@@ -198,14 +203,12 @@ static const char *const LISTS[3] = {"containers", "initContainers", "volumes"};
  * without a call. */
 static inline bool is(const char *k, const char *lit) { return k[0] == lit[0] && strcmp(k, lit) == 0; }
 
-/* Which of LISTS k is, or -1. */
-static int list_of(const char *k) {
-    switch (k[0]) {
-    case 'c': return is(k, "containers") ? 0 : -1;
-    case 'i': return is(k, "initContainers") ? 1 : -1;
-    case 'v': return is(k, "volumes") ? 2 : -1;
-    default: return -1;
-    }
+/* is(), first against the pointer last found to be lit (in *hit). */
+static inline bool is_memo(const char **hit, const char *k, const char *lit) {
+    if (k == *hit) return true;
+    if (!is(k, lit)) return false;
+    *hit = k;
+    return true;
 }
 
 
@@ -271,7 +274,17 @@ static void member_change(const patch_change *c, unsigned d, const char *prefix,
     else pends_push(removed, key, c->a[d], false);
 }
 
-static bool env_change(pool *m, group *g, const patch_change *c) {
+/* The names of oenv, the original env of g's container: NULL when one is
+ * missing or comes twice. */
+static const nameset *env_names(rlog *r, group *g, json_object *oenv) {
+    for (size_t i = 0; i < r->nenvs; i++)
+        if (r->envs[i].env == oenv) return &r->envs[i].ns;
+    if (!g->env_names.slot && !nameset_build(r->m, &g->env_names, oenv, "name")) return NULL;
+    return &g->env_names;
+}
+
+static bool env_change(rlog *r, group *g, const patch_change *c) {
+    pool *m = r->m;
     if (c->depth == 4) {
         if (c->op != 'a') return false;
         json_object *env = c->b[4];
@@ -286,10 +299,11 @@ static bool env_change(pool *m, group *g, const patch_change *c) {
     }
     json_object *oenv = c->a[4];
     if (!json_object_is_type(oenv, json_type_array)) return false;
-    if (!g->env_names.slot && !nameset_build(m, &g->env_names, oenv, "name")) return false;
+    const nameset *names = env_names(r, g, oenv);
+    if (!names) return false;
     if (c->depth == 5) {
         const char *s = name_of(c->b[5], "name");
-        if (c->op != 'a' || !s || nameset_has(&g->env_names, s)) return false;
+        if (c->op != 'a' || !s || nameset_has(names, s)) return false;
         plist_push(m, &g->env, s);
         return true;
     }
@@ -343,8 +357,18 @@ static group *group_for(rlog *r, const patch_change *c, bool init) {
     return g;
 }
 
+/* Which of LISTS k is, or -1. */
+static int list_of(rlog *r, const char *k) {
+    switch (k[0]) {
+    case 'c': return is_memo(&r->k_list[0], k, LISTS[0]) ? 0 : -1;
+    case 'i': return is_memo(&r->k_list[1], k, LISTS[1]) ? 1 : -1;
+    case 'v': return is_memo(&r->k_list[2], k, LISTS[2]) ? 2 : -1;
+    default: return -1;
+    }
+}
+
 static bool spec_change(rlog *r, const patch_change *c) {
-    int l = list_of(c->key[2]);
+    int l = list_of(r, c->key[2]);
     if (l < 0) {
         member_change(c, 2, "/spec", &r->spec_changed, &r->spec_removed, &r->spec_last);
         return true;
@@ -364,15 +388,15 @@ static bool spec_change(rlog *r, const patch_change *c) {
     if (!g) return false;
     const char *k = c->key[4];
     if (!k || is(k, "name")) return false;
-    if (is(k, "env")) return env_change(r->m, g, c);
-    if (is(k, "volumeMounts")) return mounts_change(r->m, g, c);
+    if (is_memo(&r->k_env, k, "env")) return env_change(r, g, c);
+    if (is_memo(&r->k_mounts, k, "volumeMounts")) return mounts_change(r->m, g, c);
     member_change(c, 4, NULL, &g->changed, &g->removed, &g->last_key);
     return true;
 }
 
 static bool take(rlog *r, const patch_change *c) {
     if (c->depth < 2 || !c->key[1] || !c->key[2]) return false;
-    if (is(c->key[1], "spec")) return spec_change(r, c);
+    if (is_memo(&r->k_spec, c->key[1], "spec")) return spec_change(r, c);
     if (!is(c->key[1], "metadata") || !is(c->key[2], "labels")) return false;
     if (c->depth == 2) {
         if (c->op != 'a') return false;
@@ -505,6 +529,7 @@ static void rlog_free(rlog *r) {
         pends_free(&g->removed);
     }
     free(r->g);
+    for (size_t i = 0; i < r->nenvs; i++) nameset_free(&r->envs[i].ns);
     pends_free(&r->lab_changed);
     pends_free(&r->lab_removed);
     pends_free(&r->spec_changed);
@@ -513,10 +538,9 @@ static void rlog_free(rlog *r) {
 
 /* Names unique within each container list: the comparison pairs a
  * container with the first original of its name. */
-static bool names_unique(pool *m, json_object *orig) {
-    json_object *spec = jmap(orig, "spec");
+static bool names_unique(rlog *r, json_object *const lists[2]) {
     for (int l = 0; l < 2; l++) {
-        json_object *arr = jarr(spec, LISTS[l]);
+        json_object *arr = lists[l];
         for (size_t i = 0; i < jlen(arr); i++) {
             json_object *e = json_object_array_get_idx(arr, i), *env, *mounts;
             const char *name = name_of(e, "name");
@@ -527,8 +551,19 @@ static bool names_unique(pool *m, json_object *orig) {
             /* An untouched container is compared too: duplicate env names
              * there give the comparison's pairing of first occurrences. */
             if (json_object_is_type(e, json_type_object) && json_object_object_get_ex(e, "env", &env) &&
-                json_object_is_type(env, json_type_array) && !all_named_unique(m, env, "name"))
-                return false;
+                json_object_is_type(env, json_type_array)) {
+                nameset ns;
+                size_t used = r->m->used;
+                bool unique = nameset_build(r->m, &ns, env, "name");
+                if (unique && r->nenvs < KEPT_ENVS) {
+                    r->envs[r->nenvs].env = env;
+                    r->envs[r->nenvs++].ns = ns;
+                } else {
+                    nameset_free(&ns);
+                    r->m->used = used; /* given back: nothing else took room since */
+                }
+                if (!unique) return false;
+            }
             /* And a mount without a path makes it keep the whole list. */
             if (json_object_is_type(e, json_type_object) && json_object_object_get_ex(e, "volumeMounts", &mounts) &&
                 json_object_is_type(mounts, json_type_array))
@@ -541,14 +576,15 @@ static bool names_unique(pool *m, json_object *orig) {
 
 bool record_text_from_log(json_object *orig, const mutate_result *res, const patch_log *log, sbuf *o) {
     json_object *spec = jmap(orig, "spec");
+    if (!spec) return false;
+    json_object *cl[2] = {jarr(spec, "containers"), jarr(spec, "initContainers")};
+    if (jlen(cl[0]) > 64 || jlen(cl[1]) > 64) return false;
     pool m;
     m.used = 0;
-    if (!spec || jlen(jarr(spec, "containers")) > 64 || jlen(jarr(spec, "initContainers")) > 64 || !names_unique(&m, orig))
-        return false;
     rlog r;
     memset(&r, 0, sizeof r);
     r.m = &m;
-    bool ok = true;
+    bool ok = names_unique(&r, cl);
     for (size_t i = 0; i < log->n && ok; i++) ok = take(&r, &log->v[i]);
     if (!ok) {
         rlog_free(&r);
