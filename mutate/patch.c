@@ -63,6 +63,13 @@ static inline bool token_plain(const char *tok, size_t n) {
     return !word_has_escape(w);
 }
 
+static inline char *escape_byte(char *d, char c) {
+    if (c == '~') *d++ = '~', *d++ = '0';
+    else if (c == '/') *d++ = '~', *d++ = '1';
+    else *d++ = c;
+    return d;
+}
+
 static void pointer_push_n(sbuf *p, const char *tok, size_t n) {
     sbuf_reserve(p, 2 * n + 1);
     char *d = p->s + p->len;
@@ -70,12 +77,19 @@ static void pointer_push_n(sbuf *p, const char *tok, size_t n) {
     if (token_plain(tok, n)) {
         memcpy(d, tok, n);
         d += n;
-    } else {
-        for (size_t i = 0; i < n; i++) {
-            if (tok[i] == '~') *d++ = '~', *d++ = '0';
-            else if (tok[i] == '/') *d++ = '~', *d++ = '1';
-            else *d++ = tok[i];
+    } else { /* a label or annotation key: a '/' in one word of it */
+        size_t i = 0;
+        for (; i + 8 <= n; i += 8) {
+            uint64_t w;
+            memcpy(&w, tok + i, 8);
+            if (!word_has_escape(w)) {
+                memcpy(d, &w, 8);
+                d += 8;
+                continue;
+            }
+            for (size_t k = i; k < i + 8; k++) d = escape_byte(d, tok[k]);
         }
+        for (; i < n; i++) d = escape_byte(d, tok[i]);
     }
     *d = 0;
     p->len = (size_t)(d - p->s);
@@ -211,10 +225,17 @@ static bool elem_match(const side *x, size_t i, const side *y, size_t j) {
     return json_object_equal(a, b);
 }
 
-static void side_init(side *s, json_object *arr, size_t n) {
+/* room: SIDE_ROOM names on the caller's stack, enough for nearly every
+ * list of a pod; longer ones are allocated. */
+#define SIDE_ROOM 32
+static void side_init(side *s, json_object *arr, size_t n, const char **room) {
     s->arr = arr;
-    s->name = xmalloc(sizeof *s->name * (n ? n : 1));
+    s->name = n <= SIDE_ROOM ? room : xmalloc(sizeof *s->name * n);
     for (size_t i = 0; i < n; i++) s->name[i] = unresolved;
+}
+
+static void side_free(side *s, const char **room) {
+    if (s->name != room) free(s->name);
 }
 
 static void diff_at(walk *w, const char *key, json_object *a, json_object *b);
@@ -308,8 +329,9 @@ static void diff_array(walk *w, json_object *a, json_object *b) {
     size_t n = json_object_array_length(a), m = json_object_array_length(b);
     size_t base = path->len;
     side A, B;
-    side_init(&A, a, n);
-    side_init(&B, b, m);
+    const char *room_a[SIDE_ROOM], *room_b[SIDE_ROOM];
+    side_init(&A, a, n, room_a);
+    side_init(&B, b, m, room_b);
     /* Trim the common prefix and suffix first: the usual case (an append, a
      * prepend) never needs the table. */
     size_t pre = 0;
@@ -320,9 +342,11 @@ static void diff_array(walk *w, json_object *a, json_object *b) {
 
     /* Matched pairs inside the middle run, from an LCS table when small. */
     size_t *pi = NULL, *pj = NULL, npairs = 0;
+    size_t room_i[SIDE_ROOM], room_j[SIDE_ROOM];
     if (an && bm && (size_t)(an + 1) * (bm + 1) <= LCS_MAX_CELLS) {
-        pi = xmalloc(sizeof *pi * (an < bm ? an : bm));
-        pj = xmalloc(sizeof *pj * (an < bm ? an : bm));
+        size_t most = an < bm ? an : bm;
+        pi = most <= SIDE_ROOM ? room_i : xmalloc(sizeof *pi * most);
+        pj = most <= SIDE_ROOM ? room_j : xmalloc(sizeof *pj * most);
         /* Only insertions (the engine's usual edit: env prepended and
          * appended)? Then every old element matches, in order, its first
          * match among the new ones, and that is exactly the pairing the
@@ -380,10 +404,10 @@ paired:;
         i = ni + 1;
         j = nj + 1;
     }
-    free(pi);
-    free(pj);
-    free(A.name);
-    free(B.name);
+    if (pi != room_i) free(pi);
+    if (pj != room_j) free(pj);
+    side_free(&A, room_a);
+    side_free(&B, room_b);
 }
 
 /* The caller has pushed key's token (or the index) onto the path. */
