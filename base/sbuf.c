@@ -21,20 +21,7 @@ void sbuf_grow(sbuf *b, size_t extra) {
     b->cap = cap;
 }
 
-void sbuf_add(sbuf *b, const void *p, size_t n) {
-    sbuf_reserve(b, n);
-    if (n) memcpy(b->s + b->len, p, n);
-    b->len += n;
-    b->s[b->len] = 0;
-}
-
 void sbuf_puts(sbuf *b, const char *s) { sbuf_add(b, s, strlen(s)); }
-
-void sbuf_putc(sbuf *b, char c) {
-    sbuf_reserve(b, 1);
-    b->s[b->len++] = c;
-    b->s[b->len] = 0;
-}
 
 void sbuf_vprintf(sbuf *b, const char *fmt, va_list ap) {
     va_list copy;

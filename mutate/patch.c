@@ -29,6 +29,7 @@
 #include <inttypes.h>
 #include <json-c/linkhash.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,29 +38,73 @@
  * common prefix and suffix, still correct, just less targeted. */
 #define LCS_MAX_CELLS (1u << 20)
 
-void mutate_pointer_push(sbuf *p, const char *tok) {
-    size_t n = strlen(tok);
-    sbuf_reserve(p, 2 * n + 1);
-    p->s[p->len++] = '/';
-    if (tok[strcspn(tok, "~/")] == 0) { /* nearly every key: nothing to escape */
-        memcpy(p->s + p->len, tok, n + 1);
-        p->len += n;
-        return;
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (tok[i] == '~') { p->s[p->len++] = '~'; p->s[p->len++] = '0'; }
-        else if (tok[i] == '/') { p->s[p->len++] = '~'; p->s[p->len++] = '1'; }
-        else p->s[p->len++] = tok[i];
-    }
-    p->s[p->len] = 0;
+/* Whether tok (n bytes) holds a '~' or a '/', eight bytes at a time: keys
+ * nearly never do, and then the token is copied as it is. */
+#define ONES 0x0101010101010101ull
+#define HIGHS 0x8080808080808080ull
+static inline bool word_has_escape(uint64_t x) {
+    uint64_t t = x ^ (ONES * '~'), s = x ^ (ONES * '/');
+    return (((t - ONES) & ~t) | ((s - ONES) & ~s)) & HIGHS;
 }
 
+static inline bool token_plain(const char *tok, size_t n) {
+    uint64_t w;
+    if (n >= 8) {
+        size_t i = 0;
+        for (; i + 8 < n; i += 8) {
+            memcpy(&w, tok + i, 8);
+            if (word_has_escape(w)) return false;
+        }
+        memcpy(&w, tok + n - 8, 8); /* the last eight, overlapping */
+        return !word_has_escape(w);
+    }
+    w = ONES * 'a';
+    memcpy(&w, tok, n);
+    return !word_has_escape(w);
+}
+
+static inline char *escape_byte(char *d, char c) {
+    if (c == '~') *d++ = '~', *d++ = '0';
+    else if (c == '/') *d++ = '~', *d++ = '1';
+    else *d++ = c;
+    return d;
+}
+
+static void pointer_push_n(sbuf *p, const char *tok, size_t n) {
+    sbuf_reserve(p, 2 * n + 1);
+    char *d = p->s + p->len;
+    *d++ = '/';
+    if (token_plain(tok, n)) {
+        memcpy(d, tok, n);
+        d += n;
+    } else { /* a label or annotation key: a '/' in one word of it */
+        size_t i = 0;
+        for (; i + 8 <= n; i += 8) {
+            uint64_t w;
+            memcpy(&w, tok + i, 8);
+            if (!word_has_escape(w)) {
+                memcpy(d, &w, 8);
+                d += 8;
+                continue;
+            }
+            for (size_t k = i; k < i + 8; k++) d = escape_byte(d, tok[k]);
+        }
+        for (; i < n; i++) d = escape_byte(d, tok[i]);
+    }
+    *d = 0;
+    p->len = (size_t)(d - p->s);
+}
+
+void mutate_pointer_push(sbuf *p, const char *tok) { pointer_push_n(p, tok, strlen(tok)); }
+
+/* Digits need no escaping. */
 static void push_index(sbuf *p, size_t idx) {
-    char num[24], *d = num + sizeof num;
+    char num[24], *e = num + sizeof num, *d = e;
     *--d = 0;
     do *--d = (char)('0' + idx % 10);
     while (idx /= 10);
-    mutate_pointer_push(p, d); /* digits: nothing to escape */
+    *--d = '/';
+    sbuf_add(p, d, (size_t)(e - 1 - d));
 }
 
 /* The members of an operation: literal keys, each added once, so json-c
@@ -95,12 +140,12 @@ static void log_op(walk *w, char op, int d, const char *key, json_object *old, j
     patch_change *c = &l->v[l->n++];
     c->op = op;
     c->depth = (unsigned)d;
-    int top = d < PATCH_DEPTH ? d : PATCH_DEPTH - 1;
-    for (int i = 0; i <= top && i <= w->depth; i++) {
-        c->a[i] = w->a[i];
-        c->b[i] = w->b[i];
-        c->key[i] = w->key[i];
-    }
+    /* All of the walk's levels, whatever the depth: a few fixed-size
+     * moves, cheaper than a loop to the depth; those past it are stale
+     * and never read. */
+    memcpy(c->a, w->a, sizeof c->a);
+    memcpy(c->b, w->b, sizeof c->b);
+    memcpy(c->key, w->key, sizeof c->key);
     if (d > w->depth && d < PATCH_DEPTH) {
         c->a[d] = old;
         c->b[d] = new;
@@ -108,19 +153,33 @@ static void log_op(walk *w, char op, int d, const char *key, json_object *old, j
     }
 }
 
-static void emit(walk *w, const char *op, const char *key, json_object *old, json_object *value) {
-    if (w->log) log_op(w, op[0] == 'a' ? 'a' : op[2] == 'p' ? 'r' : 'd', op[0] == 'r' && op[2] == 'p' ? w->depth : w->depth + 1,
-                       key, old, value);
+/* The three operations, each with the text that opens it ("," and the
+ * members before the path's value), written in one append. */
+typedef enum { OP_ADD, OP_REPLACE, OP_REMOVE } op_kind;
+#define OP_HEAD(name) ",{\"op\":\"" name "\",\"path\":"
+static const struct {
+    const char *name, *head;
+    size_t len; /* head's, with the comma */
+    char log;
+} OPS[] = {
+    [OP_ADD] = {"add", OP_HEAD("add"), sizeof OP_HEAD("add") - 1, 'a'},
+    [OP_REPLACE] = {"replace", OP_HEAD("replace"), sizeof OP_HEAD("replace") - 1, 'r'},
+    [OP_REMOVE] = {"remove", OP_HEAD("remove"), sizeof OP_HEAD("remove") - 1, 'd'},
+};
+
+/* A replace's target is the current node; an add's or a remove's is the
+ * member or element one below it. value is NULL for a remove (and for a
+ * JSON null). */
+static void emit(walk *w, op_kind op, const char *key, json_object *old, json_object *value) {
+    if (w->log) log_op(w, OPS[op].log, op == OP_REPLACE ? w->depth : w->depth + 1, key, old, value);
     if (w->text) {
         /* What jtext writes for the op object below, without building it. */
         sbuf *t = w->text;
-        if (w->nops) sbuf_putc(t, ',');
-        sbuf_puts(t, "{\"op\":\"");
-        sbuf_puts(t, op);
-        sbuf_puts(t, "\",\"path\":");
+        size_t skip = w->nops ? 0 : 1; /* the comma */
+        sbuf_add(t, OPS[op].head + skip, OPS[op].len - skip);
         jtext_string(t, w->path.s, w->path.len);
-        if (value || strcmp(op, "remove") != 0) {
-            sbuf_puts(t, ",\"value\":");
+        if (op != OP_REMOVE) {
+            sbuf_lit(t, ",\"value\":");
             jtext_append(t, value);
         }
         sbuf_putc(t, '}');
@@ -129,16 +188,14 @@ static void emit(walk *w, const char *op, const char *key, json_object *old, jso
     json_object *ops = w->ops;
     if (!ops) return;
     json_object *o = jnew_obj();
-    op_member(o, "op", jnew_str(op));
+    op_member(o, "op", jnew_str(OPS[op].name));
     op_member(o, "path", jnew_str(w->path.s));
     /* The value is shared with the mutated pod, not copied: both belong to
      * one request on one thread, and reference counting frees them in any
      * order. Copying was a third of the engine's time. */
-    if (value) op_member(o, "value", json_object_get(value));
-    else if (strcmp(op, "remove") != 0) op_member(o, "value", NULL);
+    if (op != OP_REMOVE) op_member(o, "value", json_object_get(value));
     jpush(ops, o);
 }
-
 
 static const char *elem_name(json_object *v) {
     json_object *n = jw_member(v, "name");
@@ -168,10 +225,17 @@ static bool elem_match(const side *x, size_t i, const side *y, size_t j) {
     return json_object_equal(a, b);
 }
 
-static void side_init(side *s, json_object *arr, size_t n) {
+/* room: SIDE_ROOM names on the caller's stack, enough for nearly every
+ * list of a pod; longer ones are allocated. */
+#define SIDE_ROOM 32
+static void side_init(side *s, json_object *arr, size_t n, const char **room) {
     s->arr = arr;
-    s->name = xmalloc(sizeof *s->name * (n ? n : 1));
+    s->name = n <= SIDE_ROOM ? room : xmalloc(sizeof *s->name * n);
     for (size_t i = 0; i < n; i++) s->name[i] = unresolved;
+}
+
+static void side_free(side *s, const char **room) {
+    if (s->name != room) free(s->name);
 }
 
 static void diff_at(walk *w, const char *key, json_object *a, json_object *b);
@@ -210,11 +274,11 @@ static void diff_object(walk *w, json_object *a, json_object *b) {
      * the key and the hash lookup is for the added ones. */
     struct lh_entry *cur = lh_table_head(tb);
     json_object_object_foreach(a, ka, va) {
-        bool there = cur && strcmp(lh_entry_k(cur), ka) == 0;
+        bool there = cur && (lh_entry_k(cur) == ka || strcmp(lh_entry_k(cur), ka) == 0);
         if (there) cur = lh_entry_next(cur);
         else if (!json_object_object_get_ex(b, ka, NULL)) {
             mutate_pointer_push(path, ka);
-            emit(w, "remove", ka, va, NULL);
+            emit(w, OP_REMOVE, ka, va, NULL);
             sbuf_truncate(path, base);
         }
     }
@@ -222,15 +286,16 @@ static void diff_object(walk *w, json_object *a, json_object *b) {
     json_object_object_foreach(b, kb, vb) {
         json_object *old;
         bool there;
-        if (cur && strcmp(lh_entry_k(cur), kb) == 0) {
+        if (cur && (lh_entry_k(cur) == kb || strcmp(lh_entry_k(cur), kb) == 0)) {
             old = (json_object *)lh_entry_v(cur);
             there = true;
             cur = lh_entry_next(cur);
         } else {
             there = json_object_object_get_ex(a, kb, &old);
         }
+        if (there && old == vb) continue; /* shared: nothing below differs */
         mutate_pointer_push(path, kb);
-        if (!there) emit(w, "add", kb, NULL, vb);
+        if (!there) emit(w, OP_ADD, kb, NULL, vb);
         else diff_at(w, kb, old, vb);
         sbuf_truncate(path, base);
     }
@@ -244,15 +309,15 @@ static void replace_run(walk *w, json_object *a, json_object *b, size_t i0, size
     size_t base = path->len;
     for (size_t i = i0; i < i1; i++) {
         push_index(path, *cur);
-        emit(w, "remove", NULL, json_object_array_get_idx(a, i), NULL);
+        emit(w, OP_REMOVE, NULL, json_object_array_get_idx(a, i), NULL);
         sbuf_truncate(path, base);
     }
     for (size_t j = j0; j < j1; j++) {
         /* After the run, the array holds cur + (remaining old) elements; an
          * add at the very end is written "-" as people expect to read it. */
-        if (*cur == curlen_after) mutate_pointer_push(path, "-");
+        if (*cur == curlen_after) sbuf_lit(path, "/-");
         else push_index(path, *cur);
-        emit(w, "add", NULL, NULL, json_object_array_get_idx(b, j));
+        emit(w, OP_ADD, NULL, NULL, json_object_array_get_idx(b, j));
         sbuf_truncate(path, base);
         (*cur)++;
         curlen_after++;
@@ -264,8 +329,9 @@ static void diff_array(walk *w, json_object *a, json_object *b) {
     size_t n = json_object_array_length(a), m = json_object_array_length(b);
     size_t base = path->len;
     side A, B;
-    side_init(&A, a, n);
-    side_init(&B, b, m);
+    const char *room_a[SIDE_ROOM], *room_b[SIDE_ROOM];
+    side_init(&A, a, n, room_a);
+    side_init(&B, b, m, room_b);
     /* Trim the common prefix and suffix first: the usual case (an append, a
      * prepend) never needs the table. */
     size_t pre = 0;
@@ -276,9 +342,11 @@ static void diff_array(walk *w, json_object *a, json_object *b) {
 
     /* Matched pairs inside the middle run, from an LCS table when small. */
     size_t *pi = NULL, *pj = NULL, npairs = 0;
+    size_t room_i[SIDE_ROOM], room_j[SIDE_ROOM];
     if (an && bm && (size_t)(an + 1) * (bm + 1) <= LCS_MAX_CELLS) {
-        pi = xmalloc(sizeof *pi * (an < bm ? an : bm));
-        pj = xmalloc(sizeof *pj * (an < bm ? an : bm));
+        size_t most = an < bm ? an : bm;
+        pi = most <= SIDE_ROOM ? room_i : xmalloc(sizeof *pi * most);
+        pj = most <= SIDE_ROOM ? room_j : xmalloc(sizeof *pj * most);
         /* Only insertions (the engine's usual edit: env prepended and
          * appended)? Then every old element matches, in order, its first
          * match among the new ones, and that is exactly the pairing the
@@ -336,10 +404,10 @@ paired:;
         i = ni + 1;
         j = nj + 1;
     }
-    free(pi);
-    free(pj);
-    free(A.name);
-    free(B.name);
+    if (pi != room_i) free(pi);
+    if (pj != room_j) free(pj);
+    side_free(&A, room_a);
+    side_free(&B, room_b);
 }
 
 /* The caller has pushed key's token (or the index) onto the path. */
@@ -354,7 +422,7 @@ static void diff_at(walk *w, const char *key, json_object *a, json_object *b) {
     json_type ta = json_object_get_type(a), tb = json_object_get_type(b);
     if (ta == json_type_object && tb == json_type_object) diff_object(w, a, b);
     else if (ta == json_type_array && tb == json_type_array) diff_array(w, a, b);
-    else if (!json_object_equal(a, b)) emit(w, "replace", key, a, b);
+    else if (!json_object_equal(a, b)) emit(w, OP_REPLACE, key, a, b);
     w->depth--;
 }
 

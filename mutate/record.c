@@ -526,8 +526,9 @@ void record_apply(json_object *orig, mutate_result *res, const patch_log *log, s
     sbuf b = SBUF_INIT;
     sbuf_reserve(&b, 2048); /* a typical record: about 1.4 KB */
     char *text;
+    size_t n;
     if (log && record_text_from_log(orig, res, log, &b)) {
-        text = sbuf_take(&b, NULL);
+        text = sbuf_take(&b, &n);
 #ifdef MUTATE_SELF_CHECK
         /* The sanitizer and valgrind builds: every suite holds the two
          * ways of writing the record to the same bytes. */
@@ -541,6 +542,7 @@ void record_apply(json_object *orig, mutate_result *res, const patch_log *log, s
     } else {
         sbuf_free(&b);
         text = record_compared(orig, res);
+        n = strlen(text);
         res->record_compared = true;
     }
 
@@ -548,18 +550,17 @@ void record_apply(json_object *orig, mutate_result *res, const patch_log *log, s
     member(pod, "metadata", &pm);
     member(pm, "annotations", &pa);
     if (ptext) { /* the operation below, as jtext writes it */
-        size_t n = strlen(text);
-        sbuf_puts(ptext, ",{\"op\":\"add\",\"path\":");
+        sbuf_lit(ptext, ",{\"op\":\"add\",\"path\":");
         if (!json_object_is_type(pm, json_type_object)) {
-            sbuf_puts(ptext, "\"/metadata\",\"value\":{\"annotations\":{\"" MUTATE_RECORD_KEY "\":");
+            sbuf_lit(ptext, "\"/metadata\",\"value\":{\"annotations\":{\"" MUTATE_RECORD_KEY "\":");
             record_string(ptext, text, n);
-            sbuf_puts(ptext, "}}}");
+            sbuf_lit(ptext, "}}}");
         } else if (!json_object_is_type(pa, json_type_object)) {
-            sbuf_puts(ptext, "\"/metadata/annotations\",\"value\":{\"" MUTATE_RECORD_KEY "\":");
+            sbuf_lit(ptext, "\"/metadata/annotations\",\"value\":{\"" MUTATE_RECORD_KEY "\":");
             record_string(ptext, text, n);
-            sbuf_puts(ptext, "}}");
+            sbuf_lit(ptext, "}}");
         } else {
-            sbuf_puts(ptext, "\"/metadata/annotations/otel-webhook~1status\",\"value\":");
+            sbuf_lit(ptext, "\"/metadata/annotations/otel-webhook~1status\",\"value\":");
             record_string(ptext, text, n);
             sbuf_putc(ptext, '}');
         }

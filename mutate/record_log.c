@@ -31,17 +31,49 @@
 #define TEXT_OF_VALUE(x) TEXT_OF(x)
 #define RECORD_VERSION_TEXT TEXT_OF_VALUE(MUTATE_RECORD_VERSION) /* "1", as printf writes it */
 
+/* The room of a request's lists and name sets: they nearly always fit in
+ * one array on the stack, taken a piece at a time (a list that grows
+ * takes a piece twice its size and leaves the old one), so that a record
+ * costs no allocation for them; what does not fit goes to the heap. */
+#define POOL_SLOTS 512
+typedef struct pool {
+    size_t used;
+    const void *v[POOL_SLOTS];
+} pool;
+
+static const void **pool_take(pool *m, size_t n, bool *heap) {
+    if (n <= POOL_SLOTS - m->used) {
+        *heap = false;
+        m->used += n;
+        return &m->v[m->used - n];
+    }
+    *heap = true;
+    return xmalloc(sizeof(void *) * n);
+}
+
 typedef struct plist {
     const void **v;
     size_t n, cap;
+    bool heap;
 } plist;
 
-static void plist_push(plist *l, const void *p) {
+static void plist_push(pool *m, plist *l, const void *p) {
     if (l->n == l->cap) {
-        l->cap = l->cap ? 2 * l->cap : 8;
-        l->v = xrealloc(l->v, sizeof *l->v * l->cap);
+        size_t cap = l->cap ? 2 * l->cap : 8;
+        if (l->heap) {
+            l->v = xrealloc(l->v, sizeof *l->v * cap);
+        } else {
+            const void **v = pool_take(m, cap, &l->heap);
+            if (l->n) memcpy(v, l->v, sizeof *v * l->n);
+            l->v = v;
+        }
+        l->cap = cap;
     }
     l->v[l->n++] = p;
+}
+
+static void plist_free(plist *l) {
+    if (l->heap) free(l->v);
 }
 
 /* One pending unset or was of an object, in the order the comparison's
@@ -80,19 +112,32 @@ static const char *name_of(json_object *e, const char *key) {
 typedef struct nameset {
     const char **slot;
     size_t mask;
+    bool heap;
 } nameset;
 
+/* Eight bytes a step (FNV-1a's step on words), then mixed so that the low
+ * bits the mask keeps depend on every byte. */
 static uint64_t name_hash(const char *s) {
-    uint64_t h = 14695981039346656037ull;
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) h = (h ^ *p) * 1099511628211ull;
-    return h;
+    size_t n = strlen(s);
+    uint64_t h = 14695981039346656037ull ^ n, w;
+    for (; n >= 8; s += 8, n -= 8) {
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 1099511628211ull;
+    }
+    w = 0;
+    memcpy(&w, s, n);
+    h = (h ^ w) * 1099511628211ull;
+    h ^= h >> 32;
+    h *= 0x9e3779b97f4a7c15ull;
+    return h ^ (h >> 29);
 }
 
 /* False when an element is unnamed or a name comes twice. */
-static bool nameset_build(nameset *ns, json_object *arr, const char *key) {
+static bool nameset_build(pool *m, nameset *ns, json_object *arr, const char *key) {
     size_t n = jlen(arr), cap = 16;
     while (cap < 2 * n) cap *= 2;
-    ns->slot = xcalloc(cap, sizeof *ns->slot);
+    ns->slot = (const char **)pool_take(m, cap, &ns->heap);
+    memset(ns->slot, 0, sizeof *ns->slot * cap);
     ns->mask = cap - 1;
     for (size_t i = 0; i < n; i++) {
         const char *s = name_of(json_object_array_get_idx(arr, i), key);
@@ -111,12 +156,10 @@ static bool nameset_has(const nameset *ns, const char *s) {
     return false;
 }
 
-static bool all_named_unique(json_object *arr, const char *key) {
-    nameset ns;
-    bool ok = nameset_build(&ns, arr, key);
-    free(ns.slot);
-    return ok;
+static void nameset_free(nameset *ns) {
+    if (ns->heap) free(ns->slot);
 }
+
 
 /* One existing container the injection changed (an `into` entry). */
 typedef struct group {
@@ -130,7 +173,21 @@ typedef struct group {
     json_object *last_was; /* the env entry already kept */
 } group;
 
+/* The original env's name sets names_unique built, kept for env_change
+ * (the first few; the others are built again if an entry is added). */
+#define KEPT_ENVS 8
+
 typedef struct rlog {
+    pool *m;
+    struct {
+        json_object *env;
+        nameset ns;
+    } envs[KEPT_ENVS];
+    size_t nenvs;
+    /* The member names last found to be spec, LISTS, env, volumeMounts:
+     * the operations stand on the same members one after the other (the
+     * spec, one container's env), named by the same pointer. */
+    const char *k_spec, *k_list[3], *k_env, *k_mounts;
     plist names[3];
     plist img[2]; /* per container list: name, image, name, image, ... */
     group *g;
@@ -141,6 +198,18 @@ typedef struct rlog {
 } rlog;
 
 static const char *const LISTS[3] = {"containers", "initContainers", "volumes"};
+
+/* Whether k is the literal lit: the first byte tells most keys apart
+ * without a call. */
+static inline bool is(const char *k, const char *lit) { return k[0] == lit[0] && strcmp(k, lit) == 0; }
+
+/* is(), first against the pointer last found to be lit (in *hit). */
+static inline bool is_memo(const char **hit, const char *k, const char *lit) {
+    if (k == *hit) return true;
+    if (!is(k, lit)) return false;
+    *hit = k;
+    return true;
+}
 
 
 /* prefix + "/" + key, escaped per RFC 6901. */
@@ -164,25 +233,25 @@ static int count_named(json_object *arr, const char *key, const char *name) {
 
 /* The images object: the containers' then the init containers', a name
  * set twice keeping its first place with the last image (json-c's add). */
-static void image_set(plist *names, plist *vals, const char *name, const char *img) {
+static void image_set(pool *m, plist *names, plist *vals, const char *name, const char *img) {
     for (size_t i = 0; i < names->n; i++)
         if (!strcmp(names->v[i], name)) {
             vals->v[i] = img;
             return;
         }
-    plist_push(names, name);
-    plist_push(vals, img);
+    plist_push(m, names, name);
+    plist_push(m, vals, img);
 }
 
 static bool list_add(rlog *r, int l, json_object *e, json_object *orig_arr) {
     const char *name = name_of(e, "name");
     if (!name) return true; /* the comparison passes over unnamed elements */
     if (orig_arr && count_named(orig_arr, "name", name)) return false;
-    plist_push(&r->names[l], name);
+    plist_push(r->m, &r->names[l], name);
     const char *img = l < 2 ? name_of(e, "image") : NULL;
     if (img) {
-        plist_push(&r->img[l], name);
-        plist_push(&r->img[l], img);
+        plist_push(r->m, &r->img[l], name);
+        plist_push(r->m, &r->img[l], img);
     }
     return true;
 }
@@ -205,7 +274,17 @@ static void member_change(const patch_change *c, unsigned d, const char *prefix,
     else pends_push(removed, key, c->a[d], false);
 }
 
-static bool env_change(group *g, const patch_change *c) {
+/* The names of oenv, the original env of g's container: NULL when one is
+ * missing or comes twice. */
+static const nameset *env_names(rlog *r, group *g, json_object *oenv) {
+    for (size_t i = 0; i < r->nenvs; i++)
+        if (r->envs[i].env == oenv) return &r->envs[i].ns;
+    if (!g->env_names.slot && !nameset_build(r->m, &g->env_names, oenv, "name")) return NULL;
+    return &g->env_names;
+}
+
+static bool env_change(rlog *r, group *g, const patch_change *c) {
+    pool *m = r->m;
     if (c->depth == 4) {
         if (c->op != 'a') return false;
         json_object *env = c->b[4];
@@ -213,35 +292,36 @@ static bool env_change(group *g, const patch_change *c) {
             for (size_t i = 0; i < jlen(env); i++) {
                 const char *s = name_of(json_object_array_get_idx(env, i), "name");
                 if (!s) return false;
-                plist_push(&g->env, s);
+                plist_push(m, &g->env, s);
             }
         g->env_unset = true;
         return true;
     }
     json_object *oenv = c->a[4];
     if (!json_object_is_type(oenv, json_type_array)) return false;
-    if (!g->env_names.slot && !nameset_build(&g->env_names, oenv, "name")) return false;
+    const nameset *names = env_names(r, g, oenv);
+    if (!names) return false;
     if (c->depth == 5) {
         const char *s = name_of(c->b[5], "name");
-        if (c->op != 'a' || !s || nameset_has(&g->env_names, s)) return false;
-        plist_push(&g->env, s);
+        if (c->op != 'a' || !s || nameset_has(names, s)) return false;
+        plist_push(m, &g->env, s);
         return true;
     }
-    if (c->key[6] && !strcmp(c->key[6], "name")) return false;
-    if (c->a[5] != g->last_was) plist_push(&g->env_was, c->a[5]);
+    if (c->key[6] && is(c->key[6], "name")) return false;
+    if (c->a[5] != g->last_was) plist_push(m, &g->env_was, c->a[5]);
     g->last_was = c->a[5];
     return true;
 }
 
-static bool mounts_change(group *g, const patch_change *c) {
+static bool mounts_change(pool *m, group *g, const patch_change *c) {
     if (c->depth == 4) {
         if (c->op != 'a') return false;
-        json_object *m = c->b[4];
-        if (json_object_is_type(m, json_type_array))
-            for (size_t i = 0; i < jlen(m); i++) {
-                const char *s = name_of(json_object_array_get_idx(m, i), "mountPath");
+        json_object *ms = c->b[4];
+        if (json_object_is_type(ms, json_type_array))
+            for (size_t i = 0; i < jlen(ms); i++) {
+                const char *s = name_of(json_object_array_get_idx(ms, i), "mountPath");
                 if (!s) return false;
-                plist_push(&g->mounts, s);
+                plist_push(m, &g->mounts, s);
             }
         g->mounts_unset = true;
         return true;
@@ -256,7 +336,7 @@ static bool mounts_change(group *g, const patch_change *c) {
     }
     const char *s = name_of(c->b[5], "mountPath");
     if (!s || count_named(om, "mountPath", s)) return false;
-    plist_push(&g->mounts, s);
+    plist_push(m, &g->mounts, s);
     return true;
 }
 
@@ -277,10 +357,18 @@ static group *group_for(rlog *r, const patch_change *c, bool init) {
     return g;
 }
 
+/* Which of LISTS k is, or -1. */
+static int list_of(rlog *r, const char *k) {
+    switch (k[0]) {
+    case 'c': return is_memo(&r->k_list[0], k, LISTS[0]) ? 0 : -1;
+    case 'i': return is_memo(&r->k_list[1], k, LISTS[1]) ? 1 : -1;
+    case 'v': return is_memo(&r->k_list[2], k, LISTS[2]) ? 2 : -1;
+    default: return -1;
+    }
+}
+
 static bool spec_change(rlog *r, const patch_change *c) {
-    int l = -1;
-    for (int i = 0; i < 3; i++)
-        if (!strcmp(c->key[2], LISTS[i])) l = i;
+    int l = list_of(r, c->key[2]);
     if (l < 0) {
         member_change(c, 2, "/spec", &r->spec_changed, &r->spec_removed, &r->spec_last);
         return true;
@@ -299,17 +387,17 @@ static bool spec_change(rlog *r, const patch_change *c) {
     group *g = group_for(r, c, l == 1);
     if (!g) return false;
     const char *k = c->key[4];
-    if (!k || !strcmp(k, "name")) return false;
-    if (!strcmp(k, "env")) return env_change(g, c);
-    if (!strcmp(k, "volumeMounts")) return mounts_change(g, c);
+    if (!k || is(k, "name")) return false;
+    if (is_memo(&r->k_env, k, "env")) return env_change(r, g, c);
+    if (is_memo(&r->k_mounts, k, "volumeMounts")) return mounts_change(r->m, g, c);
     member_change(c, 4, NULL, &g->changed, &g->removed, &g->last_key);
     return true;
 }
 
 static bool take(rlog *r, const patch_change *c) {
     if (c->depth < 2 || !c->key[1] || !c->key[2]) return false;
-    if (!strcmp(c->key[1], "spec")) return spec_change(r, c);
-    if (strcmp(c->key[1], "metadata") != 0 || strcmp(c->key[2], "labels") != 0) return false;
+    if (is_memo(&r->k_spec, c->key[1], "spec")) return spec_change(r, c);
+    if (!is(c->key[1], "metadata") || !is(c->key[2], "labels")) return false;
     if (c->depth == 2) {
         if (c->op != 'a') return false;
         r->lab_whole = true;
@@ -325,16 +413,23 @@ static bool take(rlog *r, const patch_change *c) {
 
 /* ---- the text ------------------------------------------------------------- */
 
-static void key(sbuf *o, bool *first, const char *k) {
-    if (!*first) sbuf_putc(o, ',');
+/* The record's keys are literals, written as they are: QK("env") is the
+ * text ,"env": (the comma left out before a first member) and its length. */
+#define QK(k) ",\"" k "\":", sizeof(",\"" k "\":") - 1
+static const struct {
+    const char *q;
+    size_t n;
+} LIST_KEYS[3] = {{QK("containers")}, {QK("initContainers")}, {QK("volumes")}};
+
+static void key(sbuf *o, bool *first, const char *qk, size_t n) {
+    size_t skip = *first;
     *first = false;
-    jtext_string(o, k, strlen(k));
-    sbuf_putc(o, ':');
+    sbuf_add(o, qk + skip, n - skip);
 }
 
-static void strings(sbuf *o, bool *first, const char *k, const plist *l) {
+static void strings(sbuf *o, bool *first, const char *qk, size_t n, const plist *l) {
     if (!l->n) return;
-    key(o, first, k);
+    key(o, first, qk, n);
     sbuf_putc(o, '[');
     for (size_t i = 0; i < l->n; i++) {
         if (i) sbuf_putc(o, ',');
@@ -346,16 +441,17 @@ static void strings(sbuf *o, bool *first, const char *k, const plist *l) {
 /* The unset list and the was object of pending entries, in the order
  * their first entry created them. */
 typedef struct uw {
+    pool *m;
     plist unset, wkey, wval;
     char first; /* 0, 'u' or 'w' */
 } uw;
 
 static void uw_add(uw *u, const pend *p) {
     if (!u->first) u->first = p->unset ? 'u' : 'w';
-    if (p->unset) plist_push(&u->unset, p->key);
+    if (p->unset) plist_push(u->m, &u->unset, p->key);
     else {
-        plist_push(&u->wkey, p->key);
-        plist_push(&u->wval, p->val);
+        plist_push(u->m, &u->wkey, p->key);
+        plist_push(u->m, &u->wval, p->val);
     }
 }
 
@@ -365,7 +461,7 @@ static void uw_adds(uw *u, const pends *l) {
 
 static void uw_was(sbuf *o, bool *first, const uw *u) {
     if (!u->wkey.n) return;
-    key(o, first, "was");
+    key(o, first, QK("was"));
     sbuf_putc(o, '{');
     for (size_t i = 0; i < u->wkey.n; i++) {
         if (i) sbuf_putc(o, ',');
@@ -378,32 +474,28 @@ static void uw_was(sbuf *o, bool *first, const uw *u) {
 
 static void uw_write(sbuf *o, bool *first, const uw *u) {
     if (u->first == 'u') {
-        strings(o, first, "unset", &u->unset);
+        strings(o, first, QK("unset"), &u->unset);
         uw_was(o, first, u);
     } else if (u->first == 'w') {
         uw_was(o, first, u);
-        strings(o, first, "unset", &u->unset);
+        strings(o, first, QK("unset"), &u->unset);
     }
 }
 
 static void uw_free(uw *u) {
-    free(u->unset.v);
-    free(u->wkey.v);
-    free(u->wval.v);
+    plist_free(&u->unset);
+    plist_free(&u->wkey);
+    plist_free(&u->wval);
 }
 
-static void group_write(sbuf *o, const group *g) {
-    bool first = true;
-    sbuf_putc(o, '{');
-    key(o, &first, "name");
+static void group_write(sbuf *o, pool *m, const group *g) {
+    sbuf_lit(o, "{\"name\":");
     jtext_string(o, g->name, strlen(g->name));
-    if (g->init) {
-        key(o, &first, "init");
-        sbuf_puts(o, "true");
-    }
-    strings(o, &first, "env", &g->env);
+    bool first = false;
+    if (g->init) sbuf_lit(o, ",\"init\":true");
+    strings(o, &first, QK("env"), &g->env);
     if (g->env_was.n) {
-        key(o, &first, "envWas");
+        key(o, &first, QK("envWas"));
         sbuf_putc(o, '[');
         for (size_t i = 0; i < g->env_was.n; i++) {
             if (i) sbuf_putc(o, ',');
@@ -411,8 +503,8 @@ static void group_write(sbuf *o, const group *g) {
         }
         sbuf_putc(o, ']');
     }
-    strings(o, &first, "volumeMounts", &g->mounts);
-    uw u = {0};
+    strings(o, &first, QK("volumeMounts"), &g->mounts);
+    uw u = {.m = m};
     pend env = {"env", NULL, true}, mounts = {"volumeMounts", NULL, true};
     if (g->env_unset) uw_add(&u, &env);
     if (g->mounts_unset) uw_add(&u, &mounts);
@@ -424,19 +516,20 @@ static void group_write(sbuf *o, const group *g) {
 }
 
 static void rlog_free(rlog *r) {
-    for (int i = 0; i < 3; i++) free(r->names[i].v);
-    free(r->img[0].v);
-    free(r->img[1].v);
+    for (int i = 0; i < 3; i++) plist_free(&r->names[i]);
+    plist_free(&r->img[0]);
+    plist_free(&r->img[1]);
     for (size_t i = 0; i < r->ng; i++) {
         group *g = &r->g[i];
-        free(g->env.v);
-        free(g->env_was.v);
-        free(g->mounts.v);
-        free(g->env_names.slot);
+        plist_free(&g->env);
+        plist_free(&g->env_was);
+        plist_free(&g->mounts);
+        nameset_free(&g->env_names);
         pends_free(&g->changed);
         pends_free(&g->removed);
     }
     free(r->g);
+    for (size_t i = 0; i < r->nenvs; i++) nameset_free(&r->envs[i].ns);
     pends_free(&r->lab_changed);
     pends_free(&r->lab_removed);
     pends_free(&r->spec_changed);
@@ -445,10 +538,9 @@ static void rlog_free(rlog *r) {
 
 /* Names unique within each container list: the comparison pairs a
  * container with the first original of its name. */
-static bool names_unique(json_object *orig) {
-    json_object *spec = jmap(orig, "spec");
+static bool names_unique(rlog *r, json_object *const lists[2]) {
     for (int l = 0; l < 2; l++) {
-        json_object *arr = jarr(spec, LISTS[l]);
+        json_object *arr = lists[l];
         for (size_t i = 0; i < jlen(arr); i++) {
             json_object *e = json_object_array_get_idx(arr, i), *env, *mounts;
             const char *name = name_of(e, "name");
@@ -459,8 +551,19 @@ static bool names_unique(json_object *orig) {
             /* An untouched container is compared too: duplicate env names
              * there give the comparison's pairing of first occurrences. */
             if (json_object_is_type(e, json_type_object) && json_object_object_get_ex(e, "env", &env) &&
-                json_object_is_type(env, json_type_array) && !all_named_unique(env, "name"))
-                return false;
+                json_object_is_type(env, json_type_array)) {
+                nameset ns;
+                size_t used = r->m->used;
+                bool unique = nameset_build(r->m, &ns, env, "name");
+                if (unique && r->nenvs < KEPT_ENVS) {
+                    r->envs[r->nenvs].env = env;
+                    r->envs[r->nenvs++].ns = ns;
+                } else {
+                    nameset_free(&ns);
+                    r->m->used = used; /* given back: nothing else took room since */
+                }
+                if (!unique) return false;
+            }
             /* And a mount without a path makes it keep the whole list. */
             if (json_object_is_type(e, json_type_object) && json_object_object_get_ex(e, "volumeMounts", &mounts) &&
                 json_object_is_type(mounts, json_type_array))
@@ -473,11 +576,15 @@ static bool names_unique(json_object *orig) {
 
 bool record_text_from_log(json_object *orig, const mutate_result *res, const patch_log *log, sbuf *o) {
     json_object *spec = jmap(orig, "spec");
-    if (!spec || jlen(jarr(spec, "containers")) > 64 || jlen(jarr(spec, "initContainers")) > 64 || !names_unique(orig))
-        return false;
+    if (!spec) return false;
+    json_object *cl[2] = {jarr(spec, "containers"), jarr(spec, "initContainers")};
+    if (jlen(cl[0]) > 64 || jlen(cl[1]) > 64) return false;
+    pool m;
+    m.used = 0;
     rlog r;
     memset(&r, 0, sizeof r);
-    bool ok = true;
+    r.m = &m;
+    bool ok = names_unique(&r, cl);
     for (size_t i = 0; i < log->n && ok; i++) ok = take(&r, &log->v[i]);
     if (!ok) {
         rlog_free(&r);
@@ -487,7 +594,7 @@ bool record_text_from_log(json_object *orig, const mutate_result *res, const pat
     /* What the annotation itself adds (mutate_record_apply does the same
      * on the compared record): into the record's unset or was, or new
      * keys after the rest. */
-    uw rest = {0};
+    uw rest = {.m = &m};
     uw_adds(&rest, &r.lab_changed);
     uw_adds(&rest, &r.lab_removed);
     pend whole = {"/metadata/labels", NULL, true};
@@ -512,41 +619,38 @@ bool record_text_from_log(json_object *orig, const mutate_result *res, const pat
          * new key at the end (lazy creation on the record). */
         extra_new = extra.unset ? !had_unset : !had_was;
         if (!extra_new) {
-            if (extra.unset) plist_push(&rest.unset, extra.key);
+            if (extra.unset) plist_push(&m, &rest.unset, extra.key);
             else {
-                plist_push(&rest.wkey, extra.key);
-                plist_push(&rest.wval, extra.val);
+                plist_push(&m, &rest.wkey, extra.key);
+                plist_push(&m, &rest.wval, extra.val);
             }
         }
     }
 
-    bool first = true;
-    sbuf_putc(o, '{');
-    key(o, &first, "v");
-    sbuf_puts(o, RECORD_VERSION_TEXT);
-    key(o, &first, "engine");
-    jtext_string(o, OTEL_WEBHOOK_VERSION, strlen(OTEL_WEBHOOK_VERSION));
-    for (int l = 0; l < 3; l++) strings(o, &first, LISTS[l], &r.names[l]);
+    bool first = false;
+    sbuf_lit(o, "{\"v\":" RECORD_VERSION_TEXT ",\"engine\":");
+    jtext_string(o, OTEL_WEBHOOK_VERSION, sizeof OTEL_WEBHOOK_VERSION - 1);
+    for (int l = 0; l < 3; l++) strings(o, &first, LIST_KEYS[l].q, LIST_KEYS[l].n, &r.names[l]);
     bool any = false;
     for (int pass = 0; pass < 2; pass++)
         for (size_t i = 0; i < r.ng; i++) {
             if (r.g[i].init != (pass == 0)) continue;
-            if (!any) key(o, &first, "into"), sbuf_putc(o, '[');
+            if (!any) sbuf_lit(o, ",\"into\":[");
             else sbuf_putc(o, ',');
             any = true;
-            group_write(o, &r.g[i]);
+            group_write(o, &m, &r.g[i]);
         }
     if (any) sbuf_putc(o, ']');
     uw_write(o, &first, &rest);
     if (res->uses) {
-        key(o, &first, "uses");
+        key(o, &first, QK("uses"));
         jtext_append(o, res->uses);
     }
     plist iname = {0}, ival = {0};
     for (int l = 0; l < 2; l++)
-        for (size_t i = 0; i + 1 < r.img[l].n; i += 2) image_set(&iname, &ival, r.img[l].v[i], r.img[l].v[i + 1]);
+        for (size_t i = 0; i + 1 < r.img[l].n; i += 2) image_set(&m, &iname, &ival, r.img[l].v[i], r.img[l].v[i + 1]);
     if (iname.n) {
-        key(o, &first, "images");
+        key(o, &first, QK("images"));
         sbuf_putc(o, '{');
         for (size_t i = 0; i < iname.n; i++) {
             if (i) sbuf_putc(o, ',');
@@ -556,10 +660,10 @@ bool record_text_from_log(json_object *orig, const mutate_result *res, const pat
         }
         sbuf_putc(o, '}');
     }
-    free(iname.v);
-    free(ival.v);
+    plist_free(&iname);
+    plist_free(&ival);
     if (extra_new) {
-        uw e = {0};
+        uw e = {.m = &m};
         uw_add(&e, &extra);
         uw_write(o, &first, &e);
         uw_free(&e);

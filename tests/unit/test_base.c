@@ -152,17 +152,18 @@ START_TEST(jtext_strings) {
 END_TEST
 
 /* Each byte that needs care, alone in plain text, at every offset and
- * length up to three words: the word-at-a-time scan must find it wherever
- * it falls, and the padded tail must not hide one. */
+ * length up to five words: the word-at-a-time scan and the two vectors of
+ * 16 to 32 bytes must find it wherever it falls, and the padded tail must
+ * not hide one. */
 START_TEST(jtext_special_byte_at_every_offset) {
     static const struct {
         char c;
         const char *esc;
     } sp[] = {{'"', "\\\""}, {'\\', "\\\\"}, {'\n', "\\n"}, {'\x01', "\\u0001"}, {'\x1f', "\\u001f"},
               {'\0', "\\u0000"}, {'\x80', "\\ufffd"}, {'\xff', "\\ufffd"}};
-    char in[32], want[64];
+    char in[48], want[96];
     for (size_t k = 0; k < sizeof sp / sizeof sp[0]; k++)
-        for (size_t n = 1; n <= 24; n++)
+        for (size_t n = 1; n <= 40; n++)
             for (size_t at = 0; at < n; at++) {
                 memset(in, 'x', n);
                 in[at] = sp[k].c;
@@ -173,7 +174,7 @@ START_TEST(jtext_special_byte_at_every_offset) {
                 free(got);
             }
     /* Bytes of the word's edge values that need nothing: ' ' (0x20), '~', '#', ']'. */
-    for (size_t n = 1; n <= 24; n++) {
+    for (size_t n = 1; n <= 40; n++) {
         memset(in, ' ', n);
         in[n / 2] = '~';
         in[0] = '#';

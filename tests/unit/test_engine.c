@@ -7,6 +7,7 @@
 #include "tests/unit/util.h"
 
 #include "base/alloc.h"
+#include "base/json.h"
 #include "base/sbuf.h"
 
 #include <check.h>
@@ -1012,6 +1013,41 @@ START_TEST(not_a_pod) {
 }
 END_TEST
 
+/* JSON pointer tokens (RFC 6901) with a '~' or a '/' at every offset of
+ * keys up to five words long, and with one of each: the diff's
+ * word-at-a-time test must find them wherever they fall, and its path is
+ * the one a byte-at-a-time escape gives. */
+START_TEST(pointer_tokens_escaped_at_every_offset) {
+    char key[48];
+    for (int kind = 0; kind < 3; kind++)
+        for (size_t n = 1; n <= 40; n++)
+            for (size_t at = 0; at < n; at++) {
+                memset(key, 'x', n);
+                key[n] = 0;
+                if (kind < 2) key[at] = kind ? '/' : '~';
+                else key[n - 1 - at] = '/', key[at] = '~';
+                sbuf want = SBUF_INIT;
+                sbuf_puts(&want, "/metadata/labels/");
+                for (size_t i = 0; i < n; i++)
+                    if (key[i] == '~') sbuf_puts(&want, "~0");
+                    else if (key[i] == '/') sbuf_puts(&want, "~1");
+                    else sbuf_putc(&want, key[i]);
+                json_object *a = jnew_obj(), *b = jnew_obj(), *ops = jnew_arr();
+                jset_obj(jset_obj(a, "metadata"), "labels");
+                jset(jset_obj(jset_obj(b, "metadata"), "labels"), key, jnew_str("v"));
+                mutate_patch_diff(a, b, ops);
+                ck_assert_uint_eq(json_object_array_length(ops), 1);
+                json_object *path = json_object_object_get(json_object_array_get_idx(ops, 0), "path");
+                ck_assert_msg(strcmp(json_object_get_string(path), want.s) == 0, "key %s: path %s, want %s", key,
+                              json_object_get_string(path), want.s);
+                sbuf_free(&want);
+                json_object_put(a);
+                json_object_put(b);
+                json_object_put(ops);
+            }
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("engine");
     TCase *tc = tcase_create("engine");
@@ -1047,6 +1083,7 @@ int main(void) {
     tcase_add_test(tc, not_a_pod);
     tcase_add_test(tc, sdk_env_checks_one_pass);
     tcase_add_test(tc, resource_map_values_and_order);
+    tcase_add_test(tc, pointer_tokens_escaped_at_every_offset);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }
