@@ -321,7 +321,7 @@ static int setup_store(const serve_opts *o) {
     /* The access reviews of one collector admission (cr-admission.md 3.7),
      * within the registration's 5 s timeout by default, with room for the
      * rest. */
-    S.srv.cr = (cr_env){&S.cfg, NULL, o->review_ms / 1000.0};
+    S.srv.cr = (cr_env){.settings = &S.cfg, .review_budget = o->review_ms / 1000.0};
     S.srv.files_grace = o->res_grace;
     if (o->ndirs) {
         kube_logger lg = log_kube_sink("files");
