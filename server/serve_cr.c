@@ -77,8 +77,11 @@
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
-#define QUEUE_FULL "too many collector admissions are waiting for the API server"
-#define SHUTTING_DOWN "the webhook is shutting down"
+/* Why an admission is answered without its access reviews (compared as
+ * pointers). */
+static const char queue_full[] = "too many collector admissions are waiting for the API server";
+static const char shutting_down[] = "the webhook is shutting down";
+static const char no_workers[] = "no thread could be started for the access reviews";
 
 typedef struct serve_cr_pool {
     pthread_mutex_t mu;
@@ -319,7 +322,7 @@ size_t serve_cr_loop_close(struct serve_cr_loop *l) {
     /* What is left is waiting or with a worker: answered now, without
      * the reviews. A worker that finishes one later frees it. */
     cr_env env = l->srv->cr;
-    env.no_reviews = SHUTTING_DOWN;
+    env.no_reviews = shutting_down;
     while (!h2o_linklist_is_empty(&l->inflight)) {
         cr_job *j = H2O_STRUCT_FROM_MEMBER(cr_job, inflight, l->inflight.next);
         h2o_linklist_unlink(&j->inflight);
@@ -339,19 +342,21 @@ size_t serve_cr_loop_close(struct serve_cr_loop *l) {
     return answered;
 }
 
-/* Into the queue, or false (full, stopping, the loop closing, no
- * workers): then the caller answers. */
-static bool submit(serve_cr_pool *p, cr_job *j) {
+/* Into the queue: NULL, or why not (then the caller answers). */
+static const char *submit(serve_cr_pool *p, cr_job *j) {
     pthread_mutex_lock(&p->mu);
-    bool ok = p->nworkers > 0 && !p->stopping && !j->loop->closed && p->nqueued < SERVE_CR_QUEUE;
-    if (ok) {
+    const char *why = p->nworkers == 0                   ? no_workers
+                      : p->stopping || j->loop->closed   ? shutting_down
+                      : p->nqueued >= SERVE_CR_QUEUE     ? queue_full
+                                                         : NULL;
+    if (!why) {
         j->refs = 2;
         h2o_linklist_insert(&p->queue, &j->queued);
         p->nqueued++;
         pthread_cond_signal(&p->cv);
     }
     pthread_mutex_unlock(&p->mu);
-    return ok;
+    return why;
 }
 
 void serve_cr_admission(serve_server *srv, h2o_req_t *req, int route) {
@@ -369,7 +374,7 @@ void serve_cr_admission(serve_server *srv, h2o_req_t *req, int route) {
     if (!l) {
         /* A request that arrives after the loop closed its end. */
         cr_env env = srv->cr;
-        env.no_reviews = SHUTTING_DOWN;
+        env.no_reviews = shutting_down;
         answer_inline(req, &env, route, req->entity.base, req->entity.len, t0);
         return;
     }
@@ -382,17 +387,18 @@ void serve_cr_admission(serve_server *srv, h2o_req_t *req, int route) {
     j->body[j->len] = 0;
     j->t0 = t0;
     j->deadline = t0 + srv->cr.review_budget;
-    if (!submit(srv->cr_pool, j)) {
+    const char *why = submit(srv->cr_pool, j);
+    if (why) {
         job_free(j);
         unsigned long quiet;
-        if (!l->closed && serve_ratelimit_ok(&queue_full_log, 10, &quiet)) {
-            char q[32];
+        if (why != shutting_down && serve_ratelimit_ok(&queue_full_log, 10, &quiet)) {
+            char msg[160], q[32];
+            snprintf(msg, sizeof msg, "collector admission answered without access reviews: %s", why);
             snprintf(q, sizeof q, "%lu", quiet);
-            log_kv(LOG_WARN, "collector admission answered without access reviews: " QUEUE_FULL,
-                   LOG_NUM("queue"), STR(SERVE_CR_QUEUE), LOG_NUM("unlogged_since"), q, NULL);
+            log_kv(LOG_WARN, msg, LOG_NUM("queue"), STR(SERVE_CR_QUEUE), LOG_NUM("unlogged_since"), q, NULL);
         }
         cr_env env = srv->cr;
-        env.no_reviews = l->closed ? SHUTTING_DOWN : QUEUE_FULL;
+        env.no_reviews = why;
         answer_inline(req, &env, route, req->entity.base, req->entity.len, t0);
         return;
     }
