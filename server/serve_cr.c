@@ -11,10 +11,13 @@
  * loop that would stall every pod admission queued behind it, so a slow
  * API server would slow pod creation cluster-wide. Those admissions, and
  * only those, go to a worker: the route and the live source decide it,
- * before the body is read (the worker's parse would cost as much on the
- * loop as the whole hop). Every other route, and every route without a
- * cluster, cannot wait on anything and is answered inline as before;
- * pods never come here.
+ * before the body is read: the hop costs the loop about 4K instructions
+ * (the copy and the queue; callgrind, a collector's validation with three
+ * reviews: 757K instructions on the loop inline, 103K handed off, HTTP
+ * and TLS included), less than parsing the review to look at its
+ * operation would, and a DELETE handed off for nothing is rare. Every
+ * other route, and every route without a cluster, cannot wait on
+ * anything and is answered inline as before; pods never come here.
  *
  * The workers: SERVE_CR_WORKERS threads shared by all loops, with one
  * queue of at most SERVE_CR_QUEUE admissions waiting. A thread per loop
