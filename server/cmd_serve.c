@@ -24,7 +24,8 @@
  * With --kubeconfig or --in-cluster, the live source (kube/livesource.h)
  * adds its informer, publisher and version threads; the loops only read its
  * snapshots and, for owners, Secrets and ConfigMaps it does not watch, make
- * GETs bounded by --lookup-budget. Files and the live source are two layers
+ * GETs bounded by --lookup-budget. The collector admissions' access reviews
+ * are sent by serve_cr.c's two workers, started with the loops. Files and the live source are two layers
  * of one store; a live object wins over a file's for the same
  * kind/namespace/name. Both writers hold store_mu around their updates,
  * because the live objects are also in the informers' maps and json-c
@@ -77,8 +78,8 @@ static const char usage[] =
     "  --service-account-dir DIR token and ca.crt for --in-cluster\n"
     "                            (default /var/run/secrets/kubernetes.io/serviceaccount)\n"
     "  --lookup-budget MS        time an admission may spend on owner/Secret/ConfigMap GETs (default 200)\n"
-    "  --access-review-budget MS time a collector admission may spend on its SubjectAccessReviews\n"
-    "                            (default 3000; they run on the loop that also serves pods)\n"
+    "  --access-review-budget MS time a collector admission may spend on its SubjectAccessReviews, from its\n"
+    "                            arrival (default 3000; sent by two worker threads, never by the loops)\n"
     "  --watch-timeout SEC       server-side timeout of each watch request (default 300)\n"
     "  --watch-idle-timeout SEC  reopen a watch that sent nothing, not even a bookmark, this long (default 120)\n"
     "  --threads N               event loops (default: the number of cores)\n"
@@ -321,7 +322,7 @@ static int setup_store(const serve_opts *o) {
     /* The access reviews of one collector admission (cr-admission.md 3.7),
      * within the registration's 5 s timeout by default, with room for the
      * rest. */
-    S.srv.cr = (cr_env){&S.cfg, NULL, o->review_ms / 1000.0};
+    S.srv.cr = (cr_env){.settings = &S.cfg, .review_budget = o->review_ms / 1000.0};
     S.srv.files_grace = o->res_grace;
     if (o->ndirs) {
         kube_logger lg = log_kube_sink("files");

@@ -22,9 +22,10 @@
  *
  * Warnings carry no prefix: they are the reference's texts, which users
  * and scripts may match. The privilege-escalation check asks the API
- * server through the live source's connection of this thread (blocking,
- * within env->review_budget): collector writes are rare next to pod
- * creations, and a loop answers them inline like every other request. */
+ * server through the live source's connection of the calling thread
+ * (blocking, within env->review_budget): the server calls this for a
+ * collector's validation on a worker thread, never on an event loop
+ * (server/serve_cr.c). */
 #include "server/cr_admission.h"
 
 #include "base/alloc.h"
@@ -173,6 +174,10 @@ typedef struct authz {
 static int sar_allowed(void *ud, const collector_subject *who, const char *verb, const char *group, const char *resource,
                        const char *path, char *err, size_t errlen) {
     authz *a = ud;
+    if (a->env->no_reviews) {
+        snprintf(err, errlen, "%s", a->env->no_reviews);
+        return -1;
+    }
     json_object *spec = jnew_obj();
     jset_str(spec, "user", who->user);
     if (who->uid && *who->uid) jset_str(spec, "uid", who->uid);

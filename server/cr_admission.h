@@ -45,6 +45,11 @@ typedef struct cr_env {
     const mutate_settings *settings;  /* default images, fips-disabled-components */
     struct kube_livesource *live;     /* the authorizer; NULL: the RBAC checks are not made */
     double review_budget;             /* seconds the access reviews of one admission may take */
+    /* Set (with live): the RBAC checks are made but no review is sent;
+     * each fails with this reason, which refuses the write as an API
+     * server that does not answer would (serve_cr.c: the workers' queue is
+     * full, or the server is shutting down). */
+    const char *no_reviews;
 } cr_env;
 
 /* One admission's answer, and what the log and metrics say about it. */

@@ -3,6 +3,8 @@
  *   cmd_serve.c     the command: flags, set-up in order, one release chain
  *   serve_http.c    the routes and their handlers
  *   serve_cr.c      the custom resources' admission routes (cr_admission.h)
+ *                   and the workers that answer those that may wait on the
+ *                   API server
  *   serve_convert.c POST /convert, the collector conversion webhook
  *   serve_framing.c HTTP/1 requests whose length is ambiguous (smuggling)
  *   serve_loop.c    the event loops, the watcher and the signal thread:
@@ -65,6 +67,9 @@ typedef struct serve_server {
     struct serve_acceptor **acceptors; /* every loop's, for the hand-offs of serve_accept.c */
     pthread_mutex_t accept_mu;  /* the acceptors' ready and closed, and every hand-off */
     pthread_t watcher, sigthr;
+
+    /* serve_cr.c's workers, from serve_cr_start() to serve_cr_stop(). */
+    struct serve_cr_pool *cr_pool;
 } serve_server;
 
 /* CLOCK_MONOTONIC, in seconds. */
@@ -97,8 +102,26 @@ static inline bool serve_ratelimit_ok(serve_ratelimit *r, double interval_s, uns
 void serve_http_routes(serve_server *srv);
 
 /* serve_cr.c: answers the request of a custom resource admission route
- * (a cr_route). */
+ * (a cr_route): on the loop, or, for a collector's validation while a
+ * live source is set (it may wait on SubjectAccessReviews), on one of the
+ * workers, whose answer the loop sends when it comes back. */
 void serve_cr_admission(serve_server *srv, h2o_req_t *req, int route);
+/* The workers: serve_cr_start() before the first loop starts (none
+ * without a live source), serve_cr_stop() once every loop has ended and
+ * the live source is stopped (which ends the reviews still in flight). */
+void serve_cr_start(serve_server *srv);
+void serve_cr_stop(serve_server *srv);
+/* Each loop's end of them, on the loop's thread: serve_cr_loop_new()
+ * after h2o_context_init (it registers a receiver on ctx->queue);
+ * serve_cr_loop_inflight() counts the admissions handed off and not
+ * answered yet; serve_cr_loop_close(), at the end of the shutdown and
+ * before h2o_context_dispose, sends the answers already back, answers the
+ * others at once without their access reviews (refused as "the webhook is
+ * shutting down" when they need one), frees l and returns how many of
+ * those it answered (their bytes may still need a turn of the loop). */
+struct serve_cr_loop *serve_cr_loop_new(serve_server *srv, h2o_context_t *ctx);
+size_t serve_cr_loop_inflight(const struct serve_cr_loop *l);
+size_t serve_cr_loop_close(struct serve_cr_loop *l);
 /* serve_convert.c: answers req and returns true when it is for /convert;
  * false (nothing sent) for any other path. */
 bool serve_convert_route(serve_server *srv, h2o_req_t *req);
@@ -174,6 +197,8 @@ int serve_loop_poll_files(serve_server *srv, bool first);
  * its handlers; the loop's own, never shared with another thread). */
 json_tokener *serve_loop_tokener(h2o_context_t *ctx);
 mutate_cache *serve_loop_cache(h2o_context_t *ctx);
+/* That loop's end of serve_cr.c's workers; NULL once it has closed it. */
+struct serve_cr_loop *serve_loop_cr(h2o_context_t *ctx);
 /* Errors h2o answered itself on every loop, read without the loops'
  * cooperation: a count may lag by a request, never tear. */
 void serve_loops_h2o_errors(const serve_server *srv, unsigned long *too_large, unsigned long *bad_request);

@@ -17,11 +17,18 @@
  * logs that it did); it never stops the process, so a stray SIGHUP (a
  * closed terminal, a process manager's reload) costs no requests.
  *
+ * Nothing a loop runs waits on the API server for longer than an owner
+ * lookup's budget: the collector admissions that may send
+ * SubjectAccessReviews are answered by serve_cr.c's workers, whose answers
+ * come back through a receiver on each loop's queue.
+ *
  * Shutdown (SIGTERM, SIGINT): keep serving for --shutdown-delay (endpoints
  * are removed asynchronously), stop accepting, let in-flight requests finish
- * (responses then carry Connection: close), close idle keep-alive
- * connections after at most a second, and exit 0 once no connection is
- * left or at the grace deadline. */
+ * (responses then carry Connection: close; a collector admission with a
+ * worker is in flight too), close idle keep-alive connections after at
+ * most a second, and exit 0 once no connection is left or at the grace
+ * deadline, where what the workers still hold is answered from the loop
+ * (serve_cr_loop_close). The workers are joined after the loops. */
 #include "server/serve.h"
 
 #include "base/alloc.h"
@@ -43,6 +50,7 @@ typedef struct serve_loop {
     h2o_multithread_receiver_t wakeup;
     json_tokener *tok;
     mutate_cache *cache; /* the collector sidecars this loop built (mutate.h) */
+    struct serve_cr_loop *cr; /* this loop's end of serve_cr.c's workers */
     pthread_t tid;
     int fd;
     serve_server *srv;
@@ -50,6 +58,7 @@ typedef struct serve_loop {
 
 json_tokener *serve_loop_tokener(h2o_context_t *ctx) { return ((serve_loop *)ctx)->tok; }
 mutate_cache *serve_loop_cache(h2o_context_t *ctx) { return ((serve_loop *)ctx)->cache; }
+struct serve_cr_loop *serve_loop_cr(h2o_context_t *ctx) { return ((serve_loop *)ctx)->cr; }
 
 void serve_loops_h2o_errors(const serve_server *srv, unsigned long *too_large, unsigned long *bad_request) {
     /* Aligned 64-bit loads. */
@@ -84,6 +93,7 @@ static void *loop_main(void *arg) {
     h2o_multithread_register_receiver(w->ctx.queue, &w->wakeup, on_wakeup);
     w->tok = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH);
     w->cache = mutate_cache_new(0, 0);
+    w->cr = serve_cr_loop_new(srv, &w->ctx);
     serve_accept_start(&w->acc, srv, &w->ctx, w->fd);
     pthread_barrier_wait(&srv->started);
     while (!atomic_load(&srv->stopping)) h2o_evloop_run(w->ctx.loop, INT32_MAX);
@@ -99,8 +109,20 @@ static void *loop_main(void *arg) {
      * second; one already being answered finishes with Connection: close. */
     if (w->ctx.http1.req_timeout.timeout > 1000) w->ctx.http1.req_timeout.timeout = 1000;
     double deadline = serve_now_mono() + srv->grace;
-    while ((w->acc.open_conns > 0 || atomic_load(&w->acc.pending) > 0) && serve_now_mono() < deadline)
+    /* A collector admission with a worker keeps its connection open; one
+     * whose client left is waited for too, so that its log line and
+     * metrics are not lost. */
+    while ((w->acc.open_conns > 0 || atomic_load(&w->acc.pending) > 0 || serve_cr_loop_inflight(w->cr) > 0) &&
+           serve_now_mono() < deadline)
         h2o_evloop_run(w->ctx.loop, 50);
+    /* At the deadline, the admissions still with a worker are answered
+     * from here (refused when they need the API server); a tenth of a
+     * second more lets those answers out (HTTP/2 writes on the loop's
+     * next turn) and their connections close. */
+    size_t answered = serve_cr_loop_close(w->cr);
+    w->cr = NULL;
+    for (double end = serve_now_mono() + 0.1; answered > 0 && w->acc.open_conns > 0 && serve_now_mono() < end;)
+        h2o_evloop_run(w->ctx.loop, 10);
     /* request_shutdown links a timer that dispose asserts on (h2o 2.2.5). */
     if (h2o_timeout_is_linked(&w->ctx.http2._graceful_shutdown_timeout))
         h2o_timeout_unlink(&w->ctx.http2._graceful_shutdown_timeout);
@@ -219,6 +241,7 @@ void serve_loops_start(serve_server *srv, int fd, int n) {
     srv->nloops = n;
     srv->loops = xcalloc((size_t)n, sizeof *srv->loops);
     pthread_barrier_init(&srv->started, NULL, (unsigned)n + 1);
+    serve_cr_start(srv);
     pthread_mutex_init(&srv->accept_mu, NULL);
     srv->acceptors = xcalloc((size_t)n, sizeof *srv->acceptors);
     for (int i = 0; i < n; i++) srv->acceptors[i] = &srv->loops[i].acc;
@@ -235,6 +258,12 @@ void serve_loops_start(serve_server *srv, int fd, int n) {
 
 void serve_loops_join(serve_server *srv) {
     for (int i = 0; i < srv->nloops; i++) pthread_join(srv->loops[i].tid, NULL);
+    /* No loop takes answers any more. A worker may still wait on the API
+     * server for an admission its loop answered at the grace deadline:
+     * stopping the live source ends that request (the loops, which read
+     * its snapshots, are gone), and the workers can be joined. */
+    kube_livesource_stop(srv->live);
+    serve_cr_stop(srv);
     pthread_join(srv->watcher, NULL);
     pthread_join(srv->sigthr, NULL);
     pthread_barrier_destroy(&srv->started);

@@ -205,7 +205,7 @@ static double bench_review(const char *label, const char *body, size_t len, kube
 static void bench_cr(const char *label, cr_route route, const char *body, size_t len, const mutate_settings *cfg,
                      double pod_us) {
     if (only && !strstr(label, only)) return;
-    cr_env env = {cfg, NULL, 1.0};
+    cr_env env = {.settings = cfg, .review_budget = 1.0};
     json_tokener *tok = json_tokener_new();
     cr_out out;
     cr_admission_handle(&env, route, tok, body, len, &out);

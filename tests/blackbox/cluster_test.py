@@ -20,7 +20,9 @@ import json
 import os
 import shutil
 import signal
+import socket
 import ssl
+import struct
 import subprocess
 import sys
 import tempfile
@@ -31,6 +33,7 @@ import jsonpatch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fakeapi  # noqa: E402
+import h2frames as h2  # noqa: E402
 import metricslib  # noqa: E402
 from testlib import LSAN_SUPP, SANITIZER_MARKERS, Checks, free_port  # noqa: E402
 
@@ -406,28 +409,45 @@ def test_lookups(wh, fake):
           any("/secrets/nope" in x["path"] for x in fake.requests))
 
 
+CR_PATH = "/validate-opentelemetry-io-v1beta1-opentelemetrycollector"
+
+
+def cr_collector(receivers, name="esc", ta=None):
+    spec = {"mode": "statefulset" if ta else "deployment",
+            "config": {"receivers": receivers, "exporters": {"debug": {}},
+                       "service": {"pipelines": {"p": {"receivers": sorted(receivers), "exporters": ["debug"]}}}}}
+    if ta:
+        spec["targetAllocator"] = ta
+    return {"apiVersion": "opentelemetry.io/v1beta1", "kind": "OpenTelemetryCollector",
+            "metadata": {"name": name, "namespace": "team"}, "spec": spec}
+
+
+def cr_review(obj, user="jane", groups=("dev",), op="CREATE", uid="cr-1"):
+    """The AdmissionReview of a collector's validation, as bytes."""
+    rv = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+        "uid": uid, "operation": op, "namespace": "team",
+        "kind": {"group": "opentelemetry.io", "version": "v1beta1", "kind": "OpenTelemetryCollector"},
+        "userInfo": {"username": user, "uid": "uid-" + user, "groups": list(groups),
+                     "extra": {"scopes": ["a"]}}, "object" if op != "DELETE" else "oldObject": obj}}
+    return json.dumps(rv).encode()
+
+
+def cr_response(st, body):
+    """The response of an AdmissionReview answer, or what came instead."""
+    try:
+        return json.loads(body)["response"] if st == 200 else (st, body)
+    except (ValueError, KeyError, TypeError):
+        return (st, body)
+
+
 def test_cr_rbac(wh, fake):
     """The collector admission's privilege-escalation check (cr-admission.md
     3.7) and the target allocator's account check (3.3 step 9), asked of
     the API server as SubjectAccessReviews."""
-    path = "/validate-opentelemetry-io-v1beta1-opentelemetrycollector"
-
-    def col(receivers, name="esc", ta=None):
-        spec = {"mode": "statefulset" if ta else "deployment",
-                "config": {"receivers": receivers, "exporters": {"debug": {}},
-                           "service": {"pipelines": {"p": {"receivers": sorted(receivers), "exporters": ["debug"]}}}}}
-        if ta:
-            spec["targetAllocator"] = ta
-        return {"apiVersion": "opentelemetry.io/v1beta1", "kind": "OpenTelemetryCollector",
-                "metadata": {"name": name, "namespace": "team"}, "spec": spec}
+    col = cr_collector
 
     def ask(obj, user="jane", groups=("dev",), op="CREATE"):
-        rv = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
-            "uid": "cr-1", "operation": op, "namespace": "team",
-            "kind": {"group": "opentelemetry.io", "version": "v1beta1", "kind": "OpenTelemetryCollector"},
-            "userInfo": {"username": user, "uid": "uid-" + user, "groups": list(groups),
-                         "extra": {"scopes": ["a"]}}, "object" if op != "DELETE" else "oldObject": obj}}
-        st, body = wh.request("POST", path, json.dumps(rv).encode())
+        st, body = wh.request("POST", CR_PATH, cr_review(obj, user, groups, op))
         return st, (json.loads(body)["response"] if st == 200 else body)
 
     events = col({"k8s_events": {}})
@@ -482,6 +502,232 @@ def test_cr_rbac(wh, fake):
           sum(reviews.values()) == len(fake.reviews), (reviews, len(fake.reviews)))
     check("log: a failed access review says why", "SubjectAccessReview: POST /apis/authorization.k8s.io/v1/"
           "subjectaccessreviews: HTTP 503: injected failure" in wh.stderr(), wh.stderr()[-1500:])
+
+
+class Answers:
+    """Requests sent from threads of their own; got[uid] = (status, body)
+    or the exception, and a condition to wait on (no polling)."""
+
+    def __init__(self, wh):
+        self.wh, self.cond, self.got, self.threads = wh, threading.Condition(), {}, []
+
+    def send(self, uid, body, path=CR_PATH):
+        def run():
+            try:
+                res = self.wh.request("POST", path, body, timeout=120)
+            except (OSError, http.client.HTTPException) as e:
+                res = e
+            with self.cond:
+                self.got[uid] = res
+                self.cond.notify_all()
+        t = threading.Thread(target=run, daemon=True)
+        t.start()
+        self.threads.append(t)
+
+    def wait(self, n, timeout):
+        with self.cond:
+            return self.cond.wait_for(lambda: len(self.got) >= n, timeout)
+
+    def response(self, uid):
+        with self.cond:
+            res = self.got.get(uid)
+        return cr_response(*res) if isinstance(res, tuple) else res
+
+
+def escalation_refused(uid, user="jane"):
+    return {"uid": uid, "allowed": False, "status": {
+        "code": 403, "reason": "Forbidden", "message": "user \"%s\" is not allowed to create a collector whose "
+        "config would grant permissions they do not hold: missing the following rules for %s - events: "
+        "[get,list,watch]" % (user, user)}}
+
+
+def unable_to_check(uid, why, user="jane"):
+    return {"uid": uid, "allowed": False, "status": {
+        "code": 403, "reason": "Forbidden",
+        "message": "unable to check RBAC privilege escalation for user \"%s\": %s" % (user, why)}}
+
+
+def raw_tls(wh, alpn=None):
+    ctx = ssl.create_default_context(cafile=os.path.join(os.path.dirname(wh.crt), "ca.crt"))
+    if alpn:
+        ctx.set_alpn_protocols(alpn)
+    s = socket.create_connection(("127.0.0.1", wh.port), timeout=10)
+    return ctx.wrap_socket(s, server_hostname="localhost")
+
+
+def h2_cr(wh, sid_bodies):
+    """An HTTP/2 connection sending each (stream id, body) to CR_PATH."""
+    c = h2.H2(raw_tls(wh, ["h2"]))
+    c.send(h2.PREFACE + h2.frame(h2.SETTINGS, 0, 0))
+    for sid, body in sid_bodies:
+        c.send(h2.frame(h2.HEADERS, h2.END_HEADERS, sid, h2.request_headers("POST", CR_PATH)))
+        c.send(h2.frame(h2.DATA, h2.END_STREAM, sid, body))
+    c.drain(10)
+    return c
+
+
+def h2_ping(c, data):
+    """Sends a PING and pumps until its ACK: the server has read every
+    frame sent before it."""
+    c.send(h2.frame(h2.PING, 0, 0, data))
+    return c.wait_for(lambda h: any(t == h2.PING and f & h2.ACK and p == data for t, f, _, p in h.frames), 10)
+
+
+def test_cr_workers(tmp, certs, kc, fake):
+    """Collector validations that may wait on SubjectAccessReviews are
+    answered by a worker, not by the event loop: on one loop, a pod is
+    admitted while the API server holds a collector's review; the answer
+    is the one the loop gave before; clients that leave mid-review, and a
+    queue past its bound, are answered or dropped without harm. The fake
+    holds the reviews until the test releases them: every wait is on an
+    event, bounded."""
+    events = cr_collector({"k8s_events": {}}, name="held")
+    fake.allow("held-admins", "*", "", "*")
+    # --access-review-budget 60000: a review waited for on the loop would
+    # hold the pod below for a minute, past its request's 10 s.
+    wh = Webhook("cr-workers", tmp, certs, ["--kubeconfig", kc, "--threads", "1", "--http2",
+                                            "--access-review-budget", "60000"])
+    try:
+        if not (wh.start() and wh.wait_ready()):
+            return
+        java = {"instrumentation.opentelemetry.io/inject-java": "java-inst"}
+
+        # A collector admission waits on its review; a pod meanwhile.
+        fake.hold_reviews()
+        a = Answers(wh)
+        a.send("held-1", cr_review(events, uid="held-1"))
+        held = fake.wait_reviews_held(1, 30)
+        check("one loop: the collector admission's review is held by the API server", held, wh.stderr()[-1500:])
+        try:
+            st, r, patched, dt = wh.admit(pod("p-while-held", java), uid="pod-while-held")
+        except (OSError, http.client.HTTPException) as e:
+            st, r, patched, dt = 0, {"error": repr(e)}, None, 0
+        still_held, cr_answered = fake.held_reviews(), a.wait(1, 0)
+        check("one loop: a pod admitted while a collector admission waits on the API server",
+              st == 200 and "java" in injected_langs(r, patched) and still_held == 1 and not cr_answered,
+              (st, r, still_held, cr_answered))
+        fake.release_reviews()
+        check("worker: the collector admission answered once the reviews are", a.wait(1, 60))
+        check("worker: the answer is the loop's, exactly (refused, with the missing rules)",
+              a.response("held-1") == escalation_refused("held-1"), a.response("held-1"))
+        # Allowed, with every review held on the way.
+        fake.hold_reviews()
+        a.send("held-2", cr_review(events, user="held-ann", groups=("held-admins",), uid="held-2"))
+        check("worker: an allowed admission's review held", fake.wait_reviews_held(1, 30))
+        fake.release_reviews()
+        check("worker: allowed, exactly", a.wait(2, 60) and a.response("held-2") == {
+            "uid": "held-2", "allowed": True, "status": {"code": 200}}, a.response("held-2"))
+        # The routes that never ask the API server stay on the loop; a
+        # DELETE (no review) through the worker is answered as before.
+        st, body = wh.request("POST", CR_PATH, cr_review(events, op="DELETE", uid="held-del"))
+        check("worker: a DELETE allowed as before", cr_response(st, body) == {
+            "uid": "held-del", "allowed": True, "status": {"code": 200}}, body)
+        st, body = wh.request("POST", CR_PATH, b"{not json")
+        check("worker: a body that is not an AdmissionReview: HTTP 400 as before", st == 400, (st, body))
+        log = wh.stderr()
+        check("worker: one log line per admission, as before", all(
+            '"uid":"%s"' % u in log for u in ("held-1", "held-2", "held-del")) and
+            '"msg":"denied"' in log and '"rule":"rbac"' in log, log[-2000:])
+
+        # Clients that leave while the API server holds their review: over
+        # HTTP/1 (the loop finds out when it answers), over HTTP/2 by a
+        # stream reset (the request is disposed of before the answer) and
+        # by closing the connection while the admission waits in the queue.
+        fake.hold_reviews()
+        s = raw_tls(wh)
+        body = cr_review(events, uid="gone-h1")
+        s.sendall(b"POST %s HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                  b"Content-Length: %d\r\n\r\n" % (CR_PATH.encode(), len(body)) + body)
+        check("client gone: HTTP/1 admission's review held", fake.wait_reviews_held(1, 30))
+        s.close()
+        c = h2_cr(wh, [(1, cr_review(events, uid="gone-rst"))])
+        check("client gone: HTTP/2 admission's review held (both workers waiting)", fake.wait_reviews_held(2, 30))
+        c.send(h2.frame(h2.RST_STREAM, 0, 1, struct.pack(">I", 8)))  # CANCEL
+        reset_seen = h2_ping(c, b"rst-seen")
+        c2 = h2_cr(wh, [(1, cr_review(events, uid="gone-queued"))])
+        queued_seen = h2_ping(c2, b"queued!!")
+        c2.close()
+        check("client gone: the server read the reset and the queued request", reset_seen and queued_seen)
+        fake.release_reviews()
+        ok, _ = wait_for(lambda: all('"uid":"%s"' % u in wh.stderr() for u in ("gone-h1", "gone-rst", "gone-queued")),
+                         60)
+        check("client gone: each admission still decided and logged", ok, wh.stderr()[-2000:])
+        ok, _ = wait_for(lambda: '"msg":"admission answer dropped: the client went away","path":"%s","uid":"gone-rst"'
+                         % CR_PATH in wh.stderr(), 30)
+        check("client gone: the reset stream's answer dropped, said in the log", ok, wh.stderr()[-2000:])
+        c.close()
+        st, r, patched, _ = wh.admit(pod("p-after-gone", java), uid="pod-after-gone")
+        check("client gone: the server still admits pods", st == 200 and "java" in injected_langs(r, patched), r)
+        st, body = wh.request("POST", CR_PATH, cr_review(events, uid="after-gone"))
+        check("client gone: and collectors", cr_response(st, body) == escalation_refused("after-gone"), body)
+
+        # The queue's bound: with both workers held, 32 admissions wait and
+        # the next ones are answered at once, refused as an API server that
+        # does not answer would have them.
+        fake.hold_reviews()
+        q = Answers(wh)
+        for i in range(2):
+            q.send("q-%d" % i, cr_review(events, uid="q-%d" % i))
+        check("queue: both workers held", fake.wait_reviews_held(2, 30))
+        for i in range(2, 37):
+            q.send("q-%d" % i, cr_review(events, uid="q-%d" % i))
+        early = q.wait(3, 60)
+        with q.cond:
+            first = sorted(q.got)
+        full = [u for u in first if q.response(u) == unable_to_check(
+            u, "too many collector admissions are waiting for the API server")]
+        check("queue: past 32 waiting, answered at once without the API server", early and len(full) == len(first) >= 3
+              and fake.held_reviews() == 2, [(u, q.response(u)) for u in first])
+        fake.release_reviews()
+        done = q.wait(37, 120)
+        refused = [u for u in q.got if q.response(u) == escalation_refused(u)]
+        too_many = [u for u in q.got if q.response(u) == unable_to_check(
+            u, "too many collector admissions are waiting for the API server")]
+        check("queue: 2 + 32 answered once released, exactly 3 past the bound",
+              done and len(refused) == 34 and len(too_many) == 3,
+              (len(q.got), len(refused), sorted(too_many), [q.response(u) for u in q.got
+                                                             if u not in refused and u not in too_many][:3]))
+        check("queue: said in the log", "collector admission answered without access reviews: too many collector "
+              "admissions are waiting for the API server" in wh.stderr(), wh.stderr()[-1500:])
+    finally:
+        fake.release_reviews()
+        wh.final_checks()
+
+
+def test_cr_shutdown(tmp, certs, kc, fake):
+    """SIGTERM while a collector admission waits on the API server: it
+    finishes within --shutdown-grace; at the grace deadline it is answered
+    (refused: no review can be made any more) and the server exits 0 with
+    its workers joined and nothing leaked."""
+    events = cr_collector({"k8s_events": {}}, name="held")
+    for name, grace, release in (("cr-shutdown", "30", True), ("cr-deadline", "1", False)):
+        wh = Webhook(name, tmp, certs, ["--kubeconfig", kc, "--threads", "1", "--shutdown-grace", grace,
+                                        "--access-review-budget", "60000"])
+        try:
+            if not (wh.start() and wh.wait_ready()):
+                continue
+            fake.hold_reviews()
+            a = Answers(wh)
+            a.send("sd-1", cr_review(events, uid="sd-1"))
+            check("%s: review held" % name, fake.wait_reviews_held(1, 30))
+            wh.proc.send_signal(signal.SIGTERM)
+            ok, _ = wait_for(lambda: '"msg":"shutting down"' in wh.stderr(), 10)
+            check("%s: shutting down" % name, ok, wh.stderr()[-1000:])
+            if release:
+                fake.release_reviews()
+                want = escalation_refused("sd-1")
+            else:
+                want = unable_to_check("sd-1", "the webhook is shutting down")
+            check("%s: the in-flight admission answered" % name, a.wait(1, 30) and a.response("sd-1") == want,
+                  a.response("sd-1"))
+            try:
+                rc = wh.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                rc = "timeout"
+            check("%s: exits 0" % name, rc == 0, (rc, wh.stderr()[-1500:]))
+        finally:
+            fake.release_reviews()
+            wh.final_checks()
 
 
 def test_cli_errors(tmp, certs, server):
@@ -648,6 +894,9 @@ def main():
         within_a_second("native sidecar on 1.30", wh, sc_pod, lambda r, p: native(p))
         wh.final_checks()
         print("  (kubeconfig: %.1f s)" % (time.monotonic() - t_start))
+        test_cr_workers(tmp, certs, kc, fake)
+        test_cr_shutdown(tmp, certs, kc, fake)
+        print("  (collector admissions on workers: %.1f s)" % (time.monotonic() - t_start))
 
         # In-cluster, on a 1.28 server: plain sidecar container.
         fake.set_version(1, 28)

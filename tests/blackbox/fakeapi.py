@@ -68,7 +68,11 @@ Access reviews, for the collector admission's RBAC checks:
                                review's spec is kept in self.reviews
   allow(subject, verb, group="", resource=None, path=None)  ("*" verb or
                                resource: any), fail_reviews(code) (answer code
-                               until heal_reviews()), slow_reviews(seconds)
+                               until heal_reviews()), slow_reviews(seconds),
+                               hold_reviews(), release_reviews(): reviews wait
+                               (unanswered) until release; held_reviews() says
+                               how many wait now, wait_reviews_held(n, timeout)
+                               waits (on the condition, no polling) until n do
 
 Authentication: a bearer token, or a client certificate signed by
 client_ca. Every request (method, path, query, accept, status) is kept in
@@ -232,6 +236,8 @@ class FakeAPI:
         self.reviews = []
         self.review_status = 0
         self.review_delay = 0.0
+        self.review_hold = False
+        self.reviews_waiting = 0
         self.bookmark_interval = bookmark_interval
         self.requests = []
         self.log_path = log_path or os.environ.get("OTEL_FAKEAPI_LOG")
@@ -390,6 +396,24 @@ class FakeAPI:
     def slow_reviews(self, seconds):
         self.review_delay = float(seconds)
 
+    def hold_reviews(self):
+        with self.cond:
+            self.review_hold = True
+
+    def release_reviews(self):
+        with self.cond:
+            self.review_hold = False
+            self.cond.notify_all()
+
+    def held_reviews(self):
+        with self.cond:
+            return self.reviews_waiting
+
+    def wait_reviews_held(self, n, timeout):
+        """True once n reviews are held, False at the timeout."""
+        with self.cond:
+            return self.cond.wait_for(lambda: self.reviews_waiting >= n, timeout)
+
     def review(self, spec):
         """True when a grant lets spec's user or one of its groups do what it asks."""
         who = [spec.get("user")] + list(spec.get("groups") or [])
@@ -493,7 +517,7 @@ class _Handler(BaseHTTPRequestHandler):
         args = json.loads(self.rfile.read(n) or b"{}")
         op = args.pop("op", "")
         if op not in ("apply", "delete", "gone", "drop", "stall", "set_token", "hold", "release", "set_version", "hide",
-                      "unhide", "fail_apply", "fail_create", "heal"):
+                      "unhide", "fail_apply", "fail_create", "heal", "hold_reviews", "release_reviews"):
             return self._send(400, {"error": "unknown op %r" % op}, record=False)
         result = getattr(self.fake, op)(**args)
         self._send(200, {"ok": True, "result": result if isinstance(result, (bool, dict)) else None}, record=False)
@@ -509,6 +533,13 @@ class _Handler(BaseHTTPRequestHandler):
         if obj.get("kind") != "SubjectAccessReview" or obj.get("apiVersion") != "authorization.k8s.io/v1" or \
                 not isinstance(obj.get("spec"), dict):
             return self._send(400, status(400, "BadRequest", "not a SubjectAccessReview"))
+        with fake.cond:
+            if fake.review_hold:
+                fake.reviews_waiting += 1
+                fake.cond.notify_all()
+                while fake.review_hold and not fake.stopping:
+                    fake.cond.wait()
+                fake.reviews_waiting -= 1
         if fake.review_delay:
             time.sleep(fake.review_delay)  # an API server that answers late
         if fake.review_status:

@@ -48,7 +48,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     log_setup(1, LOG_ERROR);
     mutate_settings_init(&cfg);
     cfg.fips_disabled = strdup("receiver.zipkin,exporter.otlphttp");
-    env = (cr_env){&cfg, NULL, 1.0};
+    env = (cr_env){.settings = &cfg, .review_budget = 1.0};
     tok = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH);
     check_tok = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH);
     if (!tok || !check_tok) abort();
