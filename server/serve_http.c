@@ -5,7 +5,10 @@
  * a JSON 404 or 405.
  *
  * Requests are answered inline in the loop: a mutation costs tens of
- * microseconds, far less than handing it to another thread. */
+ * microseconds, far less than handing it to another thread. The one
+ * exception is a collector's validation while a live source is configured,
+ * which may wait on the API server's access reviews: serve_cr.c hands it
+ * to a worker so that no pod queues behind it. */
 #include "server/serve.h"
 
 #include "base/alloc.h"
