@@ -7,6 +7,9 @@
  * them all in one scan (env_find_many) and answers for what it adds. */
 #include "mutate/internal.h"
 
+#include <json-c/arraylist.h>
+
+#include <stdint.h>
 #include <string.h>
 
 json_object *env_find(json_object *c, const char *name, size_t *idx) {
@@ -76,13 +79,41 @@ void env_prepend_field(json_object *c, const char *name, const char *field_path)
 }
 
 /* list's entries whose names c's env lacks, appended: copies, or the
- * entries themselves when they are the cache's (never edited in place). */
+ * entries themselves when they are the cache's (never edited in place).
+ * The env is scanned once for all of list's names (env_find_many wants
+ * them distinct); an entry appended here counts as found for the entries
+ * after it, which is what scanning the grown list again would answer.
+ * A list longer than any Instrumentation's is checked name by name. */
+#define SHARE_MAX 32
 static void add_if_not_set(json_object *c, json_object *list, bool share) {
     size_t n = jlen(list);
+    if (!n) return;
+    if (n > SHARE_MAX) {
+        for (size_t i = 0; i < n; i++) {
+            json_object *e = json_object_array_get_idx(list, i);
+            const char *name = jw_str(e, "name");
+            if (!name || env_find(c, name, NULL)) continue;
+            jpush(env_list(c), share ? json_object_get(e) : jw_copy(e));
+        }
+        return;
+    }
+    const char *names[SHARE_MAX];
+    size_t of[SHARE_MAX], k = 0; /* of[i]: the index of entry i's name in names; k: none */
+    json_object *found[SHARE_MAX];
     for (size_t i = 0; i < n; i++) {
+        const char *name = jw_str(json_object_array_get_idx(list, i), "name");
+        of[i] = SIZE_MAX;
+        if (!name) continue;
+        size_t j = 0;
+        while (j < k && strcmp(names[j], name) != 0) j++;
+        if (j == k) names[k++] = name;
+        of[i] = j;
+    }
+    env_find_many(c, names, k, found);
+    for (size_t i = 0; i < n; i++) {
+        if (of[i] == SIZE_MAX || found[of[i]]) continue;
         json_object *e = json_object_array_get_idx(list, i);
-        const char *name = jw_str(e, "name");
-        if (!name || env_find(c, name, NULL)) continue;
+        found[of[i]] = e;
         jpush(env_list(c), share ? json_object_get(e) : jw_copy(e));
     }
 }
@@ -122,7 +153,16 @@ void env_share_if_not_set(json_object *c, json_object *list) { add_if_not_set(c,
 
 void env_push(json_object *c, json_object *e) { jpush(env_list(c), json_object_get(e)); }
 
-void env_push_front(json_object *c, json_object *e) { jinsert(env_list(c), 0, json_object_get(e)); }
+/* Appended, then moved to the front in place: jinsert takes the whole
+ * list off and puts it back (json-c 0.16 has no insert), about 800
+ * instructions for a dozen entries where a memmove is a few. */
+void env_push_front(json_object *c, json_object *e) {
+    json_object *env = env_list(c);
+    jpush(env, json_object_get(e));
+    struct array_list *al = json_object_get_array(env);
+    memmove(al->array + 1, al->array, (al->length - 1) * sizeof *al->array);
+    al->array[0] = e;
+}
 
 /* The downward-API entries the engine adds the same to every pod. */
 json_object *env_const_field(unsigned slot) {
