@@ -295,7 +295,7 @@ json_object *cache_const(mutate_cache *c, unsigned slot, json_object *(*make)(un
  * volume and the init containers without the securityContext taken from
  * the pod (inits; sc_from_pod: the Instrumentation names none), the
  * entry of res->uses (record_use), and the flags and exporter TLS names
- * sdk.c reads (sdk_inst_flags). Every json-c member is a reference of the
+ * sdk.c reads (sdk_inst_env). Every json-c member is a reference of the
  * holder's: inst_part_release drops them; the tls_* strings point into
  * tls, a copy of spec.exporter.tls. */
 typedef struct inst_part {
@@ -304,6 +304,10 @@ typedef struct inst_part {
     json_object *volume, *inits, *command;
     json_object *use; /* record_use's entry; NULL: the Instrumentation has no namespace */
     json_object *tls; /* NULL: spec.exporter.tls is not an object */
+    /* spec.resource.resourceAttributes as sdk.c reads them, every value a
+     * string (scalars as sdk.c writes them, the rest left out); NULL when
+     * it is not an object. */
+    json_object *attrs;
     const char *tls_secret, *tls_configmap, *tls_ca, *tls_cert, *tls_key;
     bool sc_from_pod;
     bool uids, use_labels; /* addK8sUIDAttributes, useLabelsForResourceAttributes */

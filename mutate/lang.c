@@ -134,6 +134,7 @@ void inst_part_release(inst_part *p) {
     json_object_put(p->command);
     json_object_put(p->use);
     json_object_put(p->tls);
+    json_object_put(p->attrs);
     memset(p, 0, sizeof *p);
 }
 

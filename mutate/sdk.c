@@ -15,6 +15,7 @@
 #include "mutate/internal.h"
 
 #include <ctype.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,10 +54,25 @@ typedef struct amap {
     atable existing; /* values unused, keys owned */
 } amap;
 
+/* Eight bytes a step, then murmur3's finaliser so that the low bits the
+ * mask keeps depend on every byte: a dozen keys of twenty bytes are
+ * hashed per container, which FNV-1a's byte loop made a thousand
+ * instructions. Not collision-resistant, as FNV-1a was not: the annotations
+ * a pod may have are bounded (MUTATE_MAX_ANNOTATIONS). */
 static size_t ahash(const char *k) {
-    size_t h = 14695981039346656037u; /* FNV-1a */
-    for (const unsigned char *p = (const unsigned char *)k; *p; p++) h = (h ^ *p) * 1099511628211u;
-    return h;
+    size_t n = strlen(k);
+    uint64_t h = n * 0x9e3779b97f4a7c15u, w;
+    for (; n >= 8; n -= 8, k += 8) {
+        memcpy(&w, k, 8);
+        h = (h ^ w) * 0x100000001b3u + (h >> 41);
+    }
+    w = 0;
+    memcpy(&w, k, n);
+    h ^= w;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdu;
+    h ^= h >> 33;
+    return (size_t)h;
 }
 
 /* The slot of k, or the free slot where it would go. */
@@ -102,8 +118,8 @@ static aslot *at_put(atable *t, const char *k) {
 
 static void at_free(atable *t) {
     for (size_t i = 0; t->mask && i <= t->mask; i++) {
-        if (t->own_keys) free((char *)t->slot[i].key);
-        free(t->slot[i].own);
+        if (t->own_keys && t->slot[i].key) free((char *)t->slot[i].key);
+        if (t->slot[i].own) free(t->slot[i].own);
     }
     free(t->slot);
 }
@@ -184,6 +200,11 @@ static void parse_existing(amap *a, const char *value) {
     }
 }
 
+/* jstr's answer for a member already found: strings only. */
+static const char *str_of(json_object *v) {
+    return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
 static const char *const owner_kinds[] = {"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "CronJob", "Job"};
 static const char *const owner_name_keys[] = {"k8s.deployment.name", "k8s.replicaset.name", "k8s.statefulset.name",
                                               "k8s.daemonset.name", "k8s.cronjob.name", "k8s.job.name"};
@@ -201,11 +222,19 @@ static int owner_index(const char *kind) {
 static void walk_refs(mctx *m, json_object *refs, int depth) {
     for (size_t i = 0; i < jlen(refs); i++) {
         json_object *ref = json_object_array_get_idx(refs, i);
-        int k = owner_index(jstr(ref, "kind"));
-        const char *name = jw_str(ref, "name");
+        /* One pass over the reference's few members: jstr's answers. */
+        const char *kind = NULL, *name = NULL, *uid = NULL;
+        if (json_object_is_type(ref, json_type_object)) {
+            json_object_object_foreach(ref, rk, rv) {
+                if (!strcmp(rk, "kind")) kind = str_of(rv);
+                else if (!strcmp(rk, "name")) name = str_of(rv);
+                else if (!strcmp(rk, "uid")) uid = str_of(rv);
+            }
+        }
+        int k = owner_index(kind);
         if (k < 0 || !name) continue;
         m->owners.name[k] = name;
-        m->owners.uid[k] = jstr(ref, "uid");
+        m->owners.uid[k] = uid;
         if (depth > 0 || (k != OWNER_REPLICASET && k != OWNER_JOB)) continue;
         const kube_reader *src = m->req->src;
         json_object *obj = NULL;
@@ -239,6 +268,13 @@ const owner_info *owners_walk(mctx *m) {
     return &m->owners;
 }
 
+/* s (n bytes) at out + w, as much as fits before the last byte; the new w. */
+static size_t put_cut(char *out, size_t outlen, size_t w, const char *s, size_t n) {
+    if (n > outlen - 1 - w) n = outlen - 1 - w;
+    memcpy(out + w, s, n);
+    return w + n;
+}
+
 /* The version part of an image reference (spec 3.7 step 7): the tag, the
  * digest, or tag@digest; "" when there is neither or the reference does
  * not parse. */
@@ -268,11 +304,17 @@ static void image_version(const char *image, char *out, size_t outlen) {
         for (size_t i = 0; i < taglen; i++)
             if (!isalnum((unsigned char)tag[i]) && tag[i] != '_' && tag[i] != '.' && tag[i] != '-') return;
     }
-    for (const char *p = image; p < (tag ? tag - 1 : name_end); p++)
-        if (isupper((unsigned char)*p) && (!slash || p > slash)) return; /* repository names are lowercase */
-    if (tag && digest) snprintf(out, outlen, "%.*s@%s", (int)taglen, tag, digest);
-    else if (tag) snprintf(out, outlen, "%.*s", (int)taglen, tag);
-    else if (digest) snprintf(out, outlen, "%s", digest);
+    /* Repository names are lowercase. isupper is the C locale's, which the
+     * program never changes: 'A' to 'Z'. */
+    for (const char *p = slash ? slash + 1 : image; p < (tag ? tag - 1 : name_end); p++)
+        if (*p >= 'A' && *p <= 'Z') return;
+    /* snprintf's "%.*s@%s" (cut to outlen - 1 bytes), without its parsing
+     * of the format for each pod. */
+    size_t w = 0;
+    if (tag) w = put_cut(out, outlen, w, tag, taglen);
+    if (tag && digest) w = put_cut(out, outlen, w, "@", 1);
+    if (digest) w = put_cut(out, outlen, w, digest, strlen(digest));
+    out[w] = 0;
 }
 
 static const char *scalar_str(json_object *v, char *buf, size_t len) {
@@ -322,8 +364,8 @@ static void tls_names(json_object *tls, const char **secret, const char **config
 }
 
 /* The env entries of spec.exporter.endpoint, spec.propagators and
- * spec.sampler, the same for every pod (NULL: not set), and the flags and
- * exporter TLS names sdk_configure reads: lang.c's inst_part, or
+ * spec.sampler, the same for every pod (NULL: not set), and the flags,
+ * exporter TLS names and resource attributes sdk_configure reads: lang.c's inst_part, or
  * sdk_configure's own when it runs without one. */
 void sdk_inst_env(json_object *ispec, inst_part *p) {
     p->uids = inst_uids(ispec);
@@ -351,6 +393,16 @@ void sdk_inst_env(json_object *ispec, inst_part *p) {
     const char *stype = jstr(sampler, "type"), *sarg = jstr(sampler, "argument");
     p->sampler = stype && *stype ? env_new_value("OTEL_TRACES_SAMPLER", stype) : NULL;
     p->sampler_arg = p->sampler && sarg && *sarg ? env_new_value("OTEL_TRACES_SAMPLER_ARG", sarg) : NULL;
+    json_object *ra = jget(jget(ispec, "resource"), "resourceAttributes");
+    p->attrs = NULL;
+    if (json_object_is_type(ra, json_type_object)) {
+        char buf[64];
+        p->attrs = jnew_obj();
+        json_object_object_foreach(ra, k, v) {
+            const char *sv = scalar_str(v, buf, sizeof buf);
+            if (sv) jset(p->attrs, k, jnew_str(sv));
+        }
+    }
 }
 
 /* Volume names must be DNS labels; secret and configmap names may hold dots
@@ -489,19 +541,56 @@ static void tls_configure(lctx *l, json_object *c, json_object *const *seen) {
     }
 }
 
+/* What sdk_configure reads of the pod, in one pass over its metadata and
+ * one over its annotations (a handful of members each) instead of a hashed
+ * lookup per field: jw_str's, jstr's and jget's answers (strings only, but
+ * labels of any type). nres counts the resource.opentelemetry.io/ keys, so
+ * that step 3 walks the annotations again only when there are some. Read
+ * per call: the pod's metadata may be replaced between calls. */
+typedef struct podinfo {
+    const char *name, *uid;
+    json_object *labels, *ann;
+    const char *sid, *sns, *sname, *sver; /* resource.opentelemetry.io/service.* */
+    size_t nres;
+} podinfo;
+
+static void pod_info(mctx *m, podinfo *p) {
+    memset(p, 0, sizeof *p);
+    if (json_object_is_type(m->meta, json_type_object)) {
+        json_object_object_foreach(m->meta, k, v) {
+            if (!strcmp(k, "name")) p->name = str_of(v);
+            else if (!strcmp(k, "uid")) p->uid = str_of(v);
+            else if (!strcmp(k, "labels")) p->labels = v;
+        }
+    }
+    p->ann = pod_annotations(m);
+    if (!json_object_is_type(p->ann, json_type_object)) return;
+    json_object_object_foreach(p->ann, k, v) {
+        if (strncmp(k, ANN_RESOURCE, sizeof ANN_RESOURCE - 1) != 0) continue;
+        const char *key = k + sizeof ANN_RESOURCE - 1;
+        p->nres++;
+        if (strncmp(key, "service.", 8) != 0) continue;
+        if (!strcmp(key + 8, "instance.id")) p->sid = str_of(v);
+        else if (!strcmp(key + 8, "namespace")) p->sns = str_of(v);
+        else if (!strcmp(key + 8, "name")) p->sname = str_of(v);
+        else if (!strcmp(key + 8, "version")) p->sver = str_of(v);
+    }
+}
+
 /* Steps 1-4 of spec 3.7: the attributes before the $(...) references, never
- * writing keys the container's own OTEL_RESOURCE_ATTRIBUTES (ora) has. */
-static void build_map(lctx *l, json_object *ora, json_object *app, bool uids, amap *a_out) {
+ * writing keys the container's own OTEL_RESOURCE_ATTRIBUTES (ora) has. ip:
+ * the Instrumentation's part (its resource attributes as strings); NULL:
+ * they are read from the Instrumentation. */
+static void build_map(lctx *l, const podinfo *pi, const inst_part *ip, json_object *ora, const char *cname, bool uids,
+                      amap *a_out) {
     mctx *m = l->m;
-    json_object *ispec = l->ispec, *ann = pod_annotations(m);
-    json_object *res = jget(ispec, "resource");
-    const char *cname = jw_str(app, "name") ? jw_str(app, "name") : "";
+    json_object *ann = pi->ann;
     char buf[64];
     amap a = {{0}, {.own_keys = true}};
     if (ora && !jw_get(ora, "valueFrom")) parse_existing(&a, jw_str(ora, "value"));
 
     /* 1. Instrumentation-wide attributes, lowest precedence. */
-    json_object *ra = jget(res, "resourceAttributes");
+    json_object *ra = ip ? ip->attrs : jget(jget(l->ispec, "resource"), "resourceAttributes");
     if (json_object_is_type(ra, json_type_object)) {
         json_object_object_foreach(ra, k, v) {
             const char *sv = scalar_str(v, buf, sizeof buf);
@@ -512,13 +601,19 @@ static void build_map(lctx *l, json_object *ora, json_object *app, bool uids, am
     /* 2. What Kubernetes tells about the pod. */
     amap_set(&a, "k8s.namespace.name", m->ns);
     amap_set(&a, "k8s.container.name", cname);
-    amap_set(&a, "k8s.pod.name", jw_str(m->meta, "name"));
-    amap_set(&a, "k8s.pod.uid", jstr(m->meta, "uid"));
+    amap_set(&a, "k8s.pod.name", pi->name);
+    amap_set(&a, "k8s.pod.uid", pi->uid);
     amap_set(&a, "k8s.node.name", jstr(m->spec, "nodeName"));
-    const char *sid = jstr(ann, ANN_RESOURCE "service.instance.id");
-    if (sid) amap_set(&a, "service.instance.id", sid);
+    if (pi->sid) amap_set(&a, "service.instance.id", pi->sid);
     else if (*m->ns && *cname) {
-        amap_set_take(&a, "service.instance.id", xasprintf("%s.$(" POD_NAME_VAR ").%s", m->ns, cname));
+        /* ns.$(OTEL_RESOURCE_ATTRIBUTES_POD_NAME).cname */
+        static const char mid[] = ".$(" POD_NAME_VAR ").";
+        size_t nl = strlen(m->ns), cl = strlen(cname);
+        char *v = xmalloc(nl + sizeof mid - 1 + cl + 1);
+        memcpy(v, m->ns, nl);
+        memcpy(v + nl, mid, sizeof mid - 1);
+        memcpy(v + nl + sizeof mid - 1, cname, cl + 1);
+        amap_set_take(&a, "service.instance.id", v);
     }
     const owner_info *o = owners_walk(m);
     for (int k = 0; k < 6; k++) {
@@ -526,7 +621,7 @@ static void build_map(lctx *l, json_object *ora, json_object *app, bool uids, am
         if (uids) amap_set(&a, owner_uid_keys[k], o->uid[k]);
     }
     /* 3. resource.opentelemetry.io/<key> annotations. */
-    if (json_object_is_type(ann, json_type_object)) {
+    if (pi->nres) {
         json_object_object_foreach(ann, k, v) {
             if (strncmp(k, ANN_RESOURCE, strlen(ANN_RESOURCE)) != 0) continue;
             const char *key = k + strlen(ANN_RESOURCE);
@@ -535,37 +630,42 @@ static void build_map(lctx *l, json_object *ora, json_object *app, bool uids, am
         }
     }
     /* 4. */
-    const char *sns = jstr(ann, ANN_RESOURCE "service.namespace");
+    const char *sns = pi->sns;
     amap_set(&a, "service.namespace", sns && *sns ? sns : m->ns);
     *a_out = a;
 }
 
 /* Spec 3.4, read from the map before k8s.pod.name turns into a $(...)
  * reference. Points into the pod, the map or the container. */
-static const char *pick_service_name(lctx *l, json_object *app, bool use_labels, const amap *a) {
-    json_object *ann = pod_annotations(l->m), *labels = jget(l->m->meta, "labels");
-    const char *sn = jstr(ann, ANN_RESOURCE "service.name");
+static const char *pick_service_name(const podinfo *pi, const char *cname, bool use_labels, const amap *a) {
+    const char *sn = pi->sname;
     if ((!sn || !*sn) && use_labels) {
-        sn = jstr(labels, "app.kubernetes.io/instance");
-        if (!sn || !*sn) sn = jstr(labels, "app.kubernetes.io/name");
+        sn = jstr(pi->labels, "app.kubernetes.io/instance");
+        if (!sn || !*sn) sn = jstr(pi->labels, "app.kubernetes.io/name");
     }
     static const char *const from_map[] = {"k8s.deployment.name", "k8s.replicaset.name", "k8s.statefulset.name",
                                            "k8s.daemonset.name", "k8s.cronjob.name", "k8s.job.name", "k8s.pod.name"};
     for (size_t i = 0; i < sizeof from_map / sizeof *from_map && (!sn || !*sn); i++) sn = amap_get(a, from_map[i]);
-    return sn && *sn ? sn : jw_str(app, "name") ? jw_str(app, "name") : "";
+    return sn && *sn ? sn : cname;
 }
 
 char *sdk_service_name(lctx *l, json_object *app) {
     amap a;
-    build_map(l, env_find(app, ORA, NULL), app, inst_uids(l->ispec), &a);
-    char *sn = xstrdup(pick_service_name(l, app, inst_use_labels(l->ispec), &a));
+    podinfo pi;
+    pod_info(l->m, &pi);
+    const char *cname = jw_str(app, "name");
+    if (!cname) cname = "";
+    build_map(l, &pi, NULL, env_find(app, ORA, NULL), cname, inst_uids(l->ispec), &a);
+    char *sn = xstrdup(pick_service_name(&pi, cname, inst_use_labels(l->ispec), &a));
     amap_free(&a);
     return sn;
 }
 
 void sdk_configure(lctx *l, json_object *c, json_object *app) {
     mctx *m = l->m;
-    json_object *ispec = l->ispec, *ann = pod_annotations(m), *labels = jget(m->meta, "labels");
+    json_object *ispec = l->ispec;
+    podinfo pi;
+    pod_info(m, &pi);
     inst_part own = {0};
     const inst_part *ip = l->part;
     if (!ip) {
@@ -573,15 +673,16 @@ void sdk_configure(lctx *l, json_object *c, json_object *app) {
         ip = &own;
     }
     bool uids = ip->uids, use_labels = ip->use_labels;
-    const char *cname = jw_str(app, "name") ? jw_str(app, "name") : "";
+    const char *cname = jw_str(app, "name");
+    if (!cname) cname = "";
     json_object *seen[SV_N];
     env_find_many(c, sdk_vars, SV_N, seen);
     json_object *ora = seen[SV_ORA];
     bool ora_from = ora && jw_get(ora, "valueFrom");
     amap a;
-    build_map(l, ora, app, uids, &a);
+    build_map(l, &pi, ip, ora, cname, uids, &a);
 
-    if (!seen[SV_SERVICE_NAME]) env_append(c, "OTEL_SERVICE_NAME", pick_service_name(l, app, use_labels, &a));
+    if (!seen[SV_SERVICE_NAME]) env_append(c, "OTEL_SERVICE_NAME", pick_service_name(&pi, cname, use_labels, &a));
     if (ip->endpoint && !seen[SV_ENDPOINT]) env_push(c, ip->endpoint);
     tls_configure(l, c, seen);
 
@@ -600,8 +701,8 @@ void sdk_configure(lctx *l, json_object *c, json_object *app) {
      * reference (its TestSDKInjection "Resource attribute from CRD"); it is
      * kept only when none of them gives a version. */
     if (!amap_existing(&a, "service.version")) {
-        const char *ver = jstr(ann, ANN_RESOURCE "service.version");
-        if ((!ver || !*ver) && use_labels) ver = jstr(labels, "app.kubernetes.io/version");
+        const char *ver = pi.sver;
+        if ((!ver || !*ver) && use_labels) ver = jstr(pi.labels, "app.kubernetes.io/version");
         char iv[512];
         if (!ver || !*ver) {
             image_version(jw_str(app, "image"), iv, sizeof iv);
@@ -620,16 +721,20 @@ void sdk_configure(lctx *l, json_object *c, json_object *app) {
         env_push(c, ip->sampler);
         if (ip->sampler_arg) env_push(c, ip->sampler_arg);
     }
-    inst_part_release(&own);
 
     /* Write-out: sorted k=v list, appended to an existing value. */
     size_t nattrs;
     aslot *sorted = amap_sorted(&a, &nattrs);
-    size_t len = 1;
-    for (size_t i = 0; i < nattrs; i++) len += strlen(sorted[i].key) + strlen(sorted[i].val) + 2;
-    char *list = xcalloc(1, len), *w = list;
+    size_t len = 1, lens_here[2 * 32], *lens = nattrs <= 32 ? lens_here : xmalloc(2 * nattrs * sizeof *lens);
     for (size_t i = 0; i < nattrs; i++) {
-        size_t kl = strlen(sorted[i].key), vl = strlen(sorted[i].val);
+        lens[2 * i] = strlen(sorted[i].key);
+        lens[2 * i + 1] = strlen(sorted[i].val);
+        len += lens[2 * i] + lens[2 * i + 1] + 2;
+    }
+    char *list = xmalloc(len), *w = list;
+    *w = 0;
+    for (size_t i = 0; i < nattrs; i++) {
+        size_t kl = lens[2 * i], vl = lens[2 * i + 1];
         if (i) *w++ = ',';
         memcpy(w, sorted[i].key, kl);
         w += kl;
@@ -637,6 +742,8 @@ void sdk_configure(lctx *l, json_object *c, json_object *app) {
         memcpy(w, sorted[i].val, vl);
         w += vl;
     }
+    *w = 0;
+    if (lens != lens_here) free(lens);
     free(sorted);
     if (ora_from) {
         mctx_warn(m, "inject-%s: OTEL_RESOURCE_ATTRIBUTES of container %s comes from valueFrom; Kubernetes attributes "
@@ -655,4 +762,5 @@ void sdk_configure(lctx *l, json_object *c, json_object *app) {
     if (ora && !ora_from) env_move_to_end(c, ORA);
     free(list);
     amap_free(&a);
+    inst_part_release(&own); /* after the map, which borrows own.attrs */
 }
