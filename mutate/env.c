@@ -80,26 +80,31 @@ void env_prepend_field(json_object *c, const char *name, const char *field_path)
 
 /* list's entries whose names c's env lacks, appended: copies, or the
  * entries themselves when they are the cache's (never edited in place).
- * The env is scanned once for all of list's names (env_find_many wants
- * them distinct); an entry appended here counts as found for the entries
- * after it, which is what scanning the grown list again would answer.
- * A list longer than any Instrumentation's is checked name by name. */
+ * The env is scanned once for pre's names and all of list's (distinct, as
+ * env_find_many wants them); an entry appended here counts as found for
+ * the entries after it, which is what scanning the grown list again would
+ * answer. A list longer than any Instrumentation's is checked name by
+ * name. */
 #define SHARE_MAX 32
-static void add_if_not_set(json_object *c, json_object *list, bool share) {
+static void add_if_not_set(json_object *c, json_object *list, bool share, const char *const *pre, size_t np,
+                           json_object **pre_found) {
     size_t n = jlen(list);
-    if (!n) return;
-    if (n > SHARE_MAX) {
+    if (n > SHARE_MAX || np > SHARE_MAX) {
+        for (size_t j = 0; j < np; j++) pre_found[j] = env_find(c, pre[j], NULL);
         for (size_t i = 0; i < n; i++) {
             json_object *e = json_object_array_get_idx(list, i);
             const char *name = jw_str(e, "name");
-            if (!name || env_find(c, name, NULL)) continue;
+            bool set = false;
+            for (size_t j = 0; name && j < np && !set; j++) set = strcmp(name, pre[j]) == 0;
+            if (!name || set || env_find(c, name, NULL)) continue;
             jpush(env_list(c), share ? json_object_get(e) : jw_copy(e));
         }
         return;
     }
-    const char *names[SHARE_MAX];
-    size_t of[SHARE_MAX], k = 0; /* of[i]: the index of entry i's name in names; k: none */
-    json_object *found[SHARE_MAX];
+    const char *names[2 * SHARE_MAX];
+    size_t of[SHARE_MAX], k = np; /* of[i]: the index of entry i's name in names; SIZE_MAX: none */
+    json_object *found[2 * SHARE_MAX];
+    if (np) memcpy(names, pre, np * sizeof *pre); /* pre and pre_found are NULL when np is 0 */
     for (size_t i = 0; i < n; i++) {
         const char *name = jw_str(json_object_array_get_idx(list, i), "name");
         of[i] = SIZE_MAX;
@@ -110,6 +115,8 @@ static void add_if_not_set(json_object *c, json_object *list, bool share) {
         of[i] = j;
     }
     env_find_many(c, names, k, found);
+    if (np) memcpy(pre_found, found, np * sizeof *found);
+    for (size_t j = 0; j < np; j++) found[j] = c; /* set, by the caller */
     for (size_t i = 0; i < n; i++) {
         if (of[i] == SIZE_MAX || found[of[i]]) continue;
         json_object *e = json_object_array_get_idx(list, i);
@@ -118,7 +125,17 @@ static void add_if_not_set(json_object *c, json_object *list, bool share) {
     }
 }
 
-void env_append_if_not_set(json_object *c, json_object *list) { add_if_not_set(c, list, false); }
+void env_append_if_not_set(json_object *c, json_object *list) { add_if_not_set(c, list, false, NULL, 0, NULL); }
+
+void env_append_if_not_set_but(json_object *c, json_object *list, const char *const *pre, size_t np,
+                               json_object **found) {
+    add_if_not_set(c, list, false, pre, np, found);
+}
+
+void env_share_if_not_set_but(json_object *c, json_object *list, const char *const *pre, size_t np,
+                              json_object **found) {
+    add_if_not_set(c, list, true, pre, np, found);
+}
 
 void env_move_to_end(json_object *c, const char *name) {
     size_t idx;
@@ -149,7 +166,7 @@ void mount_add(json_object *c, const char *name, const char *path, bool readonly
     jpush(json_object_is_type(mounts, json_type_array) ? mounts : jarr_at(c, "volumeMounts"), m);
 }
 
-void env_share_if_not_set(json_object *c, json_object *list) { add_if_not_set(c, list, true); }
+void env_share_if_not_set(json_object *c, json_object *list) { add_if_not_set(c, list, true, NULL, 0, NULL); }
 
 void env_push(json_object *c, json_object *e) { jpush(env_list(c), json_object_get(e)); }
 

@@ -164,6 +164,12 @@ void env_append_if_not_set(json_object *c, json_object *list);
 /* The same, the entries of list shared instead of copied: list's entries
  * must not be edited in place (inst_part's). */
 void env_share_if_not_set(json_object *c, json_object *list);
+/* The same, as if the np names of pre (distinct) were set in c; found[j]:
+ * env_find(c, pre[j], NULL) before, for the caller to add those missing. */
+void env_append_if_not_set_but(json_object *c, json_object *list, const char *const *pre, size_t np,
+                               json_object **found);
+void env_share_if_not_set_but(json_object *c, json_object *list, const char *const *pre, size_t np,
+                              json_object **found);
 /* Appends (prepends) a reference to e, an entry the engine never edits. */
 void env_push(json_object *c, json_object *e);
 void env_push_front(json_object *c, json_object *e);

@@ -66,8 +66,15 @@ static size_t ahash(const char *k) {
         memcpy(&w, k, 8);
         h = (h ^ w) * 0x100000001b3u + (h >> 41);
     }
-    w = 0;
-    memcpy(&w, k, n);
+    w = 0; /* the last 0-7 bytes, in loads of a constant size */
+    if (n >= 4) {
+        uint32_t lo, hi;
+        memcpy(&lo, k, 4);
+        memcpy(&hi, k + n - 4, 4);
+        w = lo | (uint64_t)hi << 32;
+    } else if (n) {
+        w = (uint64_t)(unsigned char)k[0] | (uint64_t)(unsigned char)k[n / 2] << 8 | (uint64_t)(unsigned char)k[n - 1] << 16;
+    }
     h ^= w;
     h ^= h >> 33;
     h *= 0xff51afd7ed558ccdu;
@@ -332,14 +339,17 @@ static void const_field(lctx *l, json_object *c, unsigned slot, bool front) {
     json_object_put(e);
 }
 
+/* The two IP entries go first, then spec.env's entries the container
+ * lacks; the IPs are looked up in the same scan as spec.env's names, each
+ * counted as set (it is, or is about to be) for spec.env's entries. */
 void sdk_common_env(lctx *l, json_object *c) {
     static const char *const ips[2] = {"OTEL_POD_IP", "OTEL_NODE_IP"};
     json_object *seen[2];
-    env_find_many(c, ips, 2, seen); /* the one added first has the other name */
+    if (l->part) env_share_if_not_set_but(c, l->part->env, ips, 2, seen);
+    else env_append_if_not_set_but(c, jw_get(l->ispec, "env"), ips, 2, seen);
+    /* Prepended after the appends, the order the other way round gives. */
     if (!seen[0]) const_field(l, c, CACHE_CONST_POD_IP, true);
     if (!seen[1]) const_field(l, c, CACHE_CONST_NODE_IP, true);
-    if (l->part) env_share_if_not_set(c, l->part->env);
-    else env_append_if_not_set(c, jw_get(l->ispec, "env"));
 }
 
 static bool inst_uids(json_object *ispec) {
@@ -481,28 +491,62 @@ void sdk_tls_volumes(lctx *l) {
 }
 
 /* The variables sdk_configure may add, looked up in one pass over the
- * container's env when it starts (env_find_many). That gives each check the
- * answer its own scan would: each name is checked once, and what the
- * function adds before a check has another name, at the end of the list,
- * so it cannot be the first entry of the name checked. */
-enum {
-    SV_SERVICE_NAME, SV_ENDPOINT, SV_CERT, SV_CLIENT_CERT, SV_CLIENT_KEY, SV_POD_NAME, SV_POD_UID, SV_NODE_NAME,
-    SV_PROPAGATORS, SV_SAMPLER, SV_SAMPLER_ARG, SV_ORA, SV_N
-};
-static const char *const sdk_vars[SV_N] = {
-    [SV_SERVICE_NAME] = "OTEL_SERVICE_NAME",
-    [SV_ENDPOINT] = "OTEL_EXPORTER_OTLP_ENDPOINT",
-    [SV_CERT] = "OTEL_EXPORTER_OTLP_CERTIFICATE",
-    [SV_CLIENT_CERT] = "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE",
-    [SV_CLIENT_KEY] = "OTEL_EXPORTER_OTLP_CLIENT_KEY",
-    [SV_POD_NAME] = POD_NAME_VAR,
-    [SV_POD_UID] = POD_UID_VAR,
-    [SV_NODE_NAME] = NODE_NAME_VAR,
-    [SV_PROPAGATORS] = "OTEL_PROPAGATORS",
-    [SV_SAMPLER] = "OTEL_TRACES_SAMPLER",
-    [SV_SAMPLER_ARG] = "OTEL_TRACES_SAMPLER_ARG",
-    [SV_ORA] = ORA,
-};
+ * container's env when it starts. That gives each check the answer its own
+ * scan would: each name is checked once, and what the function adds before
+ * a check has another name, at the end of the list, so it cannot be the
+ * first entry of the name checked. */
+#define SDK_VARS(X)                                                                                                    \
+    X(SERVICE_NAME, "OTEL_SERVICE_NAME")                                                                               \
+    X(ENDPOINT, "OTEL_EXPORTER_OTLP_ENDPOINT")                                                                         \
+    X(CERT, "OTEL_EXPORTER_OTLP_CERTIFICATE")                                                                          \
+    X(CLIENT_CERT, "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE")                                                            \
+    X(CLIENT_KEY, "OTEL_EXPORTER_OTLP_CLIENT_KEY")                                                                     \
+    X(POD_NAME, POD_NAME_VAR)                                                                                          \
+    X(POD_UID, POD_UID_VAR)                                                                                            \
+    X(NODE_NAME, NODE_NAME_VAR)                                                                                        \
+    X(PROPAGATORS, "OTEL_PROPAGATORS")                                                                                 \
+    X(SAMPLER, "OTEL_TRACES_SAMPLER")                                                                                  \
+    X(SAMPLER_ARG, "OTEL_TRACES_SAMPLER_ARG")                                                                          \
+    X(ORA, ORA)
+#define SV_ENUM_(id, name) SV_##id,
+#define SV_NAME_(id, name) name,
+#define SV_LEN_(id, name) sizeof name - 1,
+enum { SDK_VARS(SV_ENUM_) SV_N };
+static const char *const sdk_vars[SV_N] = {SDK_VARS(SV_NAME_)};
+static const size_t sdk_var_len[SV_N] = {SDK_VARS(SV_LEN_)};
+#define SV_PREFIX "OTEL_" /* every one of them begins so */
+
+/* seen[j]: env_find(c, sdk_vars[j], NULL). Each entry's name is compared
+ * by length first and only when it begins with OTEL_: a dozen names
+ * against a dozen entries, which jw_find_named_many compares pairwise. */
+static void find_sdk_vars(json_object *c, json_object **seen) {
+    json_object *env = jw_get(c, "env");
+    if (!json_object_is_type(env, json_type_array)) {
+        env_find_many(c, sdk_vars, SV_N, seen);
+        return;
+    }
+    memset(seen, 0, SV_N * sizeof *seen);
+    size_t n = json_object_array_length(env);
+    for (size_t i = 0; i < n; i++) {
+        json_object *e = json_object_array_get_idx(env, i);
+        const char *name = jw_str(e, "name");
+        if (!name || strncmp(name, SV_PREFIX, sizeof SV_PREFIX - 1) != 0) continue;
+        size_t len = strlen(name);
+        for (int j = 0; j < SV_N; j++)
+            if (len == sdk_var_len[j] && !seen[j] && memcmp(name, sdk_vars[j], len) == 0) {
+                seen[j] = e;
+                break;
+            }
+    }
+#ifdef MUTATE_SELF_CHECK
+    json_object *slow[SV_N];
+    env_find_many(c, sdk_vars, SV_N, slow);
+    if (memcmp(seen, slow, sizeof slow) != 0) {
+        fprintf(stderr, "sdk: find_sdk_vars is not env_find_many\n");
+        abort();
+    }
+#endif
+}
 
 /* One exporter TLS variable; relative file names resolve under the mount. */
 static void tls_env(lctx *l, json_object *c, json_object *const *seen, int var_id, const char *file,
@@ -676,7 +720,7 @@ void sdk_configure(lctx *l, json_object *c, json_object *app) {
     const char *cname = jw_str(app, "name");
     if (!cname) cname = "";
     json_object *seen[SV_N];
-    env_find_many(c, sdk_vars, SV_N, seen);
+    find_sdk_vars(c, seen);
     json_object *ora = seen[SV_ORA];
     bool ora_from = ora && jw_get(ora, "valueFrom");
     amap a;
