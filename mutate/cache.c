@@ -382,7 +382,7 @@ int cache_collector_part(mutate_cache *c, json_object *col, const collector_buil
 /* Instrumentations (cache_inst_part): what lang.c derives from one for a
  * language whatever the pod (inst_part: the env copies of spec.env and
  * spec.<lang>.env, the endpoint, propagators and sampler entries, the
- * volume, the init containers), built once per Instrumentation version and
+ * volume, the init containers, the resource attributes), built once per Instrumentation version and
  * init container command instead of once per pod. Keyed as collectors are
  * (namespace, name, uid, resourceVersion, generation, spec digest, by
  * value) and on the language and the command words by value (Python's

@@ -300,8 +300,8 @@ json_object *cache_const(mutate_cache *c, unsigned slot, json_object *(*make)(un
  * the exporter endpoint, propagators and sampler (NULL: none), the shared
  * volume and the init containers without the securityContext taken from
  * the pod (inits; sc_from_pod: the Instrumentation names none), the
- * entry of res->uses (record_use), and the flags and exporter TLS names
- * sdk.c reads (sdk_inst_env). Every json-c member is a reference of the
+ * entry of res->uses (record_use), and the flags, exporter TLS names and
+ * resource attributes sdk.c reads (sdk_inst_env). Every json-c member is a reference of the
  * holder's: inst_part_release drops them; the tls_* strings point into
  * tls, a copy of spec.exporter.tls. */
 typedef struct inst_part {
