@@ -238,9 +238,10 @@ void optin_instrumentation(mctx *m) {
         l->m = m;
         l->lang = lang;
         l->inst = inst;
-        l->ispec = jget(inst, "spec");
-        l->lspec = jget(l->ispec, lang->spec_key);
-        l->inst_ns = jstr(jget(inst, "metadata"), "namespace");
+        /* jw_*: the Instrumentation's few members walked, not hashed. */
+        l->ispec = jw_get(inst, "spec");
+        l->lspec = jw_get(l->ispec, lang->spec_key);
+        l->inst_ns = jw_str(jw_get(inst, "metadata"), "namespace");
         if (!l->inst_ns) l->inst_ns = m->ns;
     }
     if (!nsel) return;

@@ -124,8 +124,10 @@ static aslot *at_put(atable *t, const char *k) {
 }
 
 static void at_free(atable *t) {
-    for (size_t i = 0; t->mask && i <= t->mask; i++) {
-        if (t->own_keys && t->slot[i].key) free((char *)t->slot[i].key);
+    for (size_t i = 0, left = t->n; left && i <= t->mask; i++) {
+        if (!t->slot[i].key) continue;
+        left--;
+        if (t->own_keys) free((char *)t->slot[i].key);
         if (t->slot[i].own) free(t->slot[i].own);
     }
     free(t->slot);
@@ -160,24 +162,53 @@ static void amap_set_copy(amap *a, const char *k, const char *v) {
     amap_set_take(a, k, xstrdup(v));
 }
 
-static int aslot_cmp(const void *x, const void *y) {
-    return strcmp(((const aslot *)x)->key, ((const aslot *)y)->key);
+/* One attribute for the write-out: its key's first eight bytes as a
+ * big-endian number (zero-padded), whose order is strcmp's on them, and
+ * the lengths, which the write-out needs anyway. */
+typedef struct sattr {
+    uint64_t pre;
+    const char *key, *val;
+    size_t kl, vl;
+} sattr;
+
+static int sattr_cmp(const sattr *x, const sattr *y) {
+    if (x->pre != y->pre) return x->pre < y->pre ? -1 : 1;
+    return strcmp(x->key, y->key);
 }
+
+static int sattr_qcmp(const void *x, const void *y) { return sattr_cmp(x, y); }
 
 /* The attributes sorted by key (bytewise), borrowed from a, in a malloc'ed
  * array of *n (free it). A dozen keys are sorted in place here, without
- * qsort's call per comparison; a pod's many annotations go to qsort. */
-static aslot *amap_sorted(const amap *a, size_t *n) {
-    aslot *v = xcalloc(a->vals.n ? a->vals.n : 1, sizeof *v);
+ * qsort's call per comparison, most of them told apart by their prefixes
+ * without a strcmp; a pod's many annotations go to qsort. */
+static sattr *amap_sorted(const amap *a, size_t *n) {
+    sattr *v = xmalloc((a->vals.n ? a->vals.n : 1) * sizeof *v);
     size_t k = 0;
-    for (size_t i = 0; a->vals.mask && i <= a->vals.mask; i++)
-        if (a->vals.slot[i].key) v[k++] = a->vals.slot[i];
-    if (k > 24) qsort(v, k, sizeof *v, aslot_cmp);
+    for (size_t i = 0; a->vals.mask && i <= a->vals.mask; i++) {
+        const aslot *s = &a->vals.slot[i];
+        if (!s->key) continue;
+        sattr *x = &v[k++];
+        x->key = s->key;
+        x->val = s->val;
+        x->kl = strlen(s->key);
+        x->vl = strlen(s->val);
+        x->pre = 0;
+        if (x->kl >= 8) {
+            memcpy(&x->pre, s->key, 8);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+            x->pre = __builtin_bswap64(x->pre);
+#endif
+        } else {
+            for (size_t j = 0; j < x->kl; j++) x->pre |= (uint64_t)(unsigned char)s->key[j] << (56 - 8 * j);
+        }
+    }
+    if (k > 24) qsort(v, k, sizeof *v, sattr_qcmp);
     else
         for (size_t i = 1; i < k; i++) {
-            aslot x = v[i];
+            sattr x = v[i];
             size_t j = i;
-            for (; j && strcmp(v[j - 1].key, x.key) > 0; j--) v[j] = v[j - 1];
+            for (; j && sattr_cmp(&v[j - 1], &x) > 0; j--) v[j] = v[j - 1];
             v[j] = x;
         }
     *n = k;
@@ -233,9 +264,9 @@ static void walk_refs(mctx *m, json_object *refs, int depth) {
         const char *kind = NULL, *name = NULL, *uid = NULL;
         if (json_object_is_type(ref, json_type_object)) {
             json_object_object_foreach(ref, rk, rv) {
-                if (!strcmp(rk, "kind")) kind = str_of(rv);
-                else if (!strcmp(rk, "name")) name = str_of(rv);
-                else if (!strcmp(rk, "uid")) uid = str_of(rv);
+                if (rk[0] == 'k' && !strcmp(rk, "kind")) kind = str_of(rv);
+                else if (rk[0] == 'n' && !strcmp(rk, "name")) name = str_of(rv);
+                else if (rk[0] == 'u' && !strcmp(rk, "uid")) uid = str_of(rv);
             }
         }
         int k = owner_index(kind);
@@ -438,7 +469,7 @@ static bool tls_get(lctx *l, tlsinfo *t) {
         *t = (tlsinfo){p->tls_secret, p->tls_configmap, p->tls_ca, p->tls_cert, p->tls_key};
         return p->tls != NULL;
     }
-    json_object *tls = jget(jget(l->ispec, "exporter"), "tls");
+    json_object *tls = jw_get(jw_get(l->ispec, "exporter"), "tls");
     if (!json_object_is_type(tls, json_type_object)) return false;
     tls_names(tls, &t->secret, &t->configmap, &t->ca, &t->cert, &t->key);
     return true;
@@ -530,7 +561,7 @@ static void find_sdk_vars(json_object *c, json_object **seen) {
     for (size_t i = 0; i < n; i++) {
         json_object *e = json_object_array_get_idx(env, i);
         const char *name = jw_str(e, "name");
-        if (!name || strncmp(name, SV_PREFIX, sizeof SV_PREFIX - 1) != 0) continue;
+        if (!name || name[0] != 'O' || strncmp(name, SV_PREFIX, sizeof SV_PREFIX - 1) != 0) continue;
         size_t len = strlen(name);
         for (int j = 0; j < SV_N; j++)
             if (len == sdk_var_len[j] && !seen[j] && memcmp(name, sdk_vars[j], len) == 0) {
@@ -602,15 +633,15 @@ static void pod_info(mctx *m, podinfo *p) {
     memset(p, 0, sizeof *p);
     if (json_object_is_type(m->meta, json_type_object)) {
         json_object_object_foreach(m->meta, k, v) {
-            if (!strcmp(k, "name")) p->name = str_of(v);
-            else if (!strcmp(k, "uid")) p->uid = str_of(v);
-            else if (!strcmp(k, "labels")) p->labels = v;
+            if (k[0] == 'n' && !strcmp(k, "name")) p->name = str_of(v);
+            else if (k[0] == 'u' && !strcmp(k, "uid")) p->uid = str_of(v);
+            else if (k[0] == 'l' && !strcmp(k, "labels")) p->labels = v;
         }
     }
     p->ann = pod_annotations(m);
     if (!json_object_is_type(p->ann, json_type_object)) return;
     json_object_object_foreach(p->ann, k, v) {
-        if (strncmp(k, ANN_RESOURCE, sizeof ANN_RESOURCE - 1) != 0) continue;
+        if (k[0] != 'r' || strncmp(k, ANN_RESOURCE, sizeof ANN_RESOURCE - 1) != 0) continue;
         const char *key = k + sizeof ANN_RESOURCE - 1;
         p->nres++;
         if (strncmp(key, "service.", 8) != 0) continue;
@@ -768,17 +799,12 @@ void sdk_configure(lctx *l, json_object *c, json_object *app) {
 
     /* Write-out: sorted k=v list, appended to an existing value. */
     size_t nattrs;
-    aslot *sorted = amap_sorted(&a, &nattrs);
-    size_t len = 1, lens_here[2 * 32], *lens = nattrs <= 32 ? lens_here : xmalloc(2 * nattrs * sizeof *lens);
-    for (size_t i = 0; i < nattrs; i++) {
-        lens[2 * i] = strlen(sorted[i].key);
-        lens[2 * i + 1] = strlen(sorted[i].val);
-        len += lens[2 * i] + lens[2 * i + 1] + 2;
-    }
+    sattr *sorted = amap_sorted(&a, &nattrs);
+    size_t len = 1;
+    for (size_t i = 0; i < nattrs; i++) len += sorted[i].kl + sorted[i].vl + 2;
     char *list = xmalloc(len), *w = list;
-    *w = 0;
     for (size_t i = 0; i < nattrs; i++) {
-        size_t kl = lens[2 * i], vl = lens[2 * i + 1];
+        size_t kl = sorted[i].kl, vl = sorted[i].vl;
         if (i) *w++ = ',';
         memcpy(w, sorted[i].key, kl);
         w += kl;
@@ -787,7 +813,6 @@ void sdk_configure(lctx *l, json_object *c, json_object *app) {
         w += vl;
     }
     *w = 0;
-    if (lens != lens_here) free(lens);
     free(sorted);
     if (ora_from) {
         mctx_warn(m, "inject-%s: OTEL_RESOURCE_ATTRIBUTES of container %s comes from valueFrom; Kubernetes attributes "
