@@ -90,8 +90,9 @@ typedef struct mutate_lang {
     void (*mount)(struct lctx *l, json_object *c);
     /* Step 5: the language's default env. */
     void (*defaults)(struct lctx *l, json_object *c);
-    /* The init container command for this pod. */
-    json_object *(*command)(struct lctx *l);
+    /* The init container command for this pod: *n words, static (the
+     * cache compares them with its entries' before any JSON is made). */
+    const char *const *(*command)(struct lctx *l, size_t *n);
     /* Replaces the whole flow (SDK-only). */
     void (*inject)(struct lctx *l);
 } mutate_lang;
@@ -322,8 +323,8 @@ typedef struct inst_part {
 void inst_part_build(lctx *l, json_object *cmd, inst_part *out);
 void inst_part_release(inst_part *p);
 /* cache.c: the part of l (its Instrumentation, language and init
- * container command cmd, taken), from cache c (NULL: built for it). */
-void cache_inst_part(mutate_cache *c, lctx *l, json_object *cmd, inst_part *out);
+ * container command of ncmd words), from cache c (NULL: built for it). */
+void cache_inst_part(mutate_cache *c, lctx *l, const char *const *cmd, size_t ncmd, inst_part *out);
 
 /* sidecar.c: spec 4. */
 void sidecar_run(mctx *m);

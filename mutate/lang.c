@@ -171,7 +171,9 @@ void lang_run(lctx *l) {
 
     /* What the Instrumentation gives every pod, from this thread's cache. */
     inst_part part;
-    cache_inst_part(m->req->cache, l, l->lang->command(l), &part);
+    size_t ncmd;
+    const char *const *cmd = l->lang->command(l, &ncmd);
+    cache_inst_part(m->req->cache, l, cmd, ncmd, &part);
     l->part = &part;
     size_t cap = jlen(jget(m->spec, "containers")) + jlen(jget(m->spec, "initContainers"));
     target *t = xcalloc(cap ? cap : 1, sizeof *t);
