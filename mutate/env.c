@@ -52,8 +52,7 @@ void env_set_value(json_object *c, json_object *e, const char *value) {
     jset(e, "value", jnew_str(value));
 }
 
-/* c's env list, created (or a value of another type replaced) as jarr_at does. */
-static json_object *env_list(json_object *c) {
+json_object *env_list(json_object *c) {
     json_object *v = jw_get(c, "env");
     return json_object_is_type(v, json_type_array) ? v : jarr_at(c, "env");
 }
@@ -117,11 +116,13 @@ static void add_if_not_set(json_object *c, json_object *list, bool share, const 
     env_find_many(c, names, k, found);
     if (np) memcpy(pre_found, found, np * sizeof *found);
     for (size_t j = 0; j < np; j++) found[j] = c; /* set, by the caller */
+    json_object *env = NULL; /* made at the first append, where env_list would make it */
     for (size_t i = 0; i < n; i++) {
         if (of[i] == SIZE_MAX || found[of[i]]) continue;
         json_object *e = json_object_array_get_idx(list, i);
         found[of[i]] = e;
-        jpush(env_list(c), share ? json_object_get(e) : jw_copy(e));
+        if (!env) env = env_list(c);
+        jpush(env, share ? json_object_get(e) : jw_copy(e));
     }
 }
 

@@ -153,6 +153,9 @@ json_object *env_find(json_object *c, const char *name, size_t *idx);
 /* out[j] = env_find(c, names[j], NULL) for k distinct names, in one pass. */
 void env_find_many(json_object *c, const char *const *names, size_t k, json_object **out);
 json_object *env_new_value(const char *name, const char *value);
+/* c's env list, created (or a value of another type replaced) as jarr_at
+ * does: the list the appends below go to. */
+json_object *env_list(json_object *c);
 json_object *env_new_field(const char *name, const char *field_path); /* downward API fieldRef */
 bool env_has_value_from(json_object *c, const char *name);
 void env_append(json_object *c, const char *name, const char *value);

@@ -362,11 +362,25 @@ static const char *scalar_str(json_object *v, char *buf, size_t len) {
     return buf;
 }
 
-/* A downward-API entry the same in every pod, from the thread's cache. */
-static void const_field(lctx *l, json_object *c, unsigned slot, bool front) {
+/* A container and its env list, looked up (or made, as env_list does) at
+ * the first append and kept for the next: sdk_configure appends half a
+ * dozen entries, and nothing it does in between replaces the list. */
+typedef struct cenv {
+    json_object *c, *env;
+} cenv;
+
+static json_object *cenv_list(cenv *ce) { return ce->env ? ce->env : (ce->env = env_list(ce->c)); }
+static void cenv_push(cenv *ce, json_object *e) { jpush(cenv_list(ce), json_object_get(e)); }
+static void cenv_append(cenv *ce, const char *name, const char *value) {
+    jpush(cenv_list(ce), env_new_value(name, value));
+}
+
+/* A downward-API entry the same in every pod, from the thread's cache:
+ * appended to ce, or put first in c when ce is NULL. */
+static void const_field(lctx *l, json_object *c, cenv *ce, unsigned slot) {
     json_object *e = cache_const(l->m->req->cache, slot, env_const_field);
-    if (front) env_push_front(c, e);
-    else env_push(c, e);
+    if (ce) cenv_push(ce, e);
+    else env_push_front(c, e);
     json_object_put(e);
 }
 
@@ -379,8 +393,8 @@ void sdk_common_env(lctx *l, json_object *c) {
     if (l->part) env_share_if_not_set_but(c, l->part->env, ips, 2, seen);
     else env_append_if_not_set_but(c, jw_get(l->ispec, "env"), ips, 2, seen);
     /* Prepended after the appends, the order the other way round gives. */
-    if (!seen[0]) const_field(l, c, CACHE_CONST_POD_IP, true);
-    if (!seen[1]) const_field(l, c, CACHE_CONST_NODE_IP, true);
+    if (!seen[0]) const_field(l, c, NULL, CACHE_CONST_POD_IP);
+    if (!seen[1]) const_field(l, c, NULL, CACHE_CONST_NODE_IP);
 }
 
 static bool inst_uids(json_object *ispec) {
@@ -580,11 +594,11 @@ static void find_sdk_vars(json_object *c, json_object **seen) {
 }
 
 /* One exporter TLS variable; relative file names resolve under the mount. */
-static void tls_env(lctx *l, json_object *c, json_object *const *seen, int var_id, const char *file,
+static void tls_env(lctx *l, cenv *ce, json_object *const *seen, int var_id, const char *file,
                     const char *dirprefix, const char *obj) {
     const char *var = sdk_vars[var_id];
     if (!file || !*file || seen[var_id]) return;
-    if (file[0] == '/') { env_append(c, var, file); return; }
+    if (file[0] == '/') { cenv_append(ce, var, file); return; }
     if (!obj) {
         mctx_warn(l->m, "inject-%s: exporter.tls names %s relative to a %s that is not set; %s not set", l->lang->name,
                   file, strstr(dirprefix, "configmap") ? "configMapName" : "secretName", var);
@@ -592,17 +606,18 @@ static void tls_env(lctx *l, json_object *c, json_object *const *seen, int var_i
     }
     char *v = NULL;
     v = xasprintf("%s%s/%s", dirprefix, obj, file);
-    env_append(c, var, v);
+    cenv_append(ce, var, v);
     free(v);
 }
 
-static void tls_configure(lctx *l, json_object *c, json_object *const *seen) {
+static void tls_configure(lctx *l, cenv *ce, json_object *const *seen) {
     tlsinfo t;
+    json_object *c = ce->c;
     if (!tls_get(l, &t)) return;
-    if (t.configmap) tls_env(l, c, seen, SV_CERT, t.ca, "/otel-auto-instrumentation-configmap-", t.configmap);
-    else tls_env(l, c, seen, SV_CERT, t.ca, "/otel-auto-instrumentation-secret-", t.secret);
-    tls_env(l, c, seen, SV_CLIENT_CERT, t.cert, "/otel-auto-instrumentation-secret-", t.secret);
-    tls_env(l, c, seen, SV_CLIENT_KEY, t.key, "/otel-auto-instrumentation-secret-", t.secret);
+    if (t.configmap) tls_env(l, ce, seen, SV_CERT, t.ca, "/otel-auto-instrumentation-configmap-", t.configmap);
+    else tls_env(l, ce, seen, SV_CERT, t.ca, "/otel-auto-instrumentation-secret-", t.secret);
+    tls_env(l, ce, seen, SV_CLIENT_CERT, t.cert, "/otel-auto-instrumentation-secret-", t.secret);
+    tls_env(l, ce, seen, SV_CLIENT_KEY, t.key, "/otel-auto-instrumentation-secret-", t.secret);
     char vn[64], path[512];
     if (t.secret) {
         volume_name(vn, sizeof vn, "otel-auto-secret-", t.secret);
@@ -757,19 +772,20 @@ void sdk_configure(lctx *l, json_object *c, json_object *app) {
     amap a;
     build_map(l, &pi, ip, ora, cname, uids, &a);
 
-    if (!seen[SV_SERVICE_NAME]) env_append(c, "OTEL_SERVICE_NAME", pick_service_name(&pi, cname, use_labels, &a));
-    if (ip->endpoint && !seen[SV_ENDPOINT]) env_push(c, ip->endpoint);
-    tls_configure(l, c, seen);
+    cenv ce = {c, NULL};
+    if (!seen[SV_SERVICE_NAME]) cenv_append(&ce, "OTEL_SERVICE_NAME", pick_service_name(&pi, cname, use_labels, &a));
+    if (ip->endpoint && !seen[SV_ENDPOINT]) cenv_push(&ce, ip->endpoint);
+    tls_configure(l, &ce, seen);
 
     if (!amap_existing(&a, "k8s.pod.name")) {
         /* Overwritten even when an annotation gave a literal name: the
          * downward API is the source of truth for the pod's own name. */
         amap_set(&a, "k8s.pod.name", "$(" POD_NAME_VAR ")");
     }
-    if (!seen[SV_POD_NAME]) const_field(l, c, CACHE_CONST_POD_NAME, false);
+    if (!seen[SV_POD_NAME]) const_field(l, c, &ce, CACHE_CONST_POD_NAME);
     if (uids && !amap_get(&a, "k8s.pod.uid") && !amap_existing(&a, "k8s.pod.uid")) {
         amap_set(&a, "k8s.pod.uid", "$(" POD_UID_VAR ")");
-        if (!seen[SV_POD_UID]) const_field(l, c, CACHE_CONST_POD_UID, false);
+        if (!seen[SV_POD_UID]) const_field(l, c, &ce, CACHE_CONST_POD_UID);
     }
     /* Step 7 overrides step 1: a service.version in spec.resource.resourceAttributes
      * gives way to the annotation, the label or the image's tag, as in the
@@ -788,13 +804,13 @@ void sdk_configure(lctx *l, json_object *c, json_object *app) {
     }
     if (!amap_get(&a, "k8s.node.name") && !amap_existing(&a, "k8s.node.name")) {
         amap_set(&a, "k8s.node.name", "$(" NODE_NAME_VAR ")");
-        if (!seen[SV_NODE_NAME]) const_field(l, c, CACHE_CONST_NODE_NAME, false);
+        if (!seen[SV_NODE_NAME]) const_field(l, c, &ce, CACHE_CONST_NODE_NAME);
     }
 
-    if (ip->propagators && !seen[SV_PROPAGATORS]) env_push(c, ip->propagators);
+    if (ip->propagators && !seen[SV_PROPAGATORS]) cenv_push(&ce, ip->propagators);
     if (ip->sampler && !seen[SV_SAMPLER] && !seen[SV_SAMPLER_ARG]) {
-        env_push(c, ip->sampler);
-        if (ip->sampler_arg) env_push(c, ip->sampler_arg);
+        cenv_push(&ce, ip->sampler);
+        if (ip->sampler_arg) cenv_push(&ce, ip->sampler_arg);
     }
 
     /* Write-out: sorted k=v list, appended to an existing value. */
@@ -818,7 +834,7 @@ void sdk_configure(lctx *l, json_object *c, json_object *app) {
         mctx_warn(m, "inject-%s: OTEL_RESOURCE_ATTRIBUTES of container %s comes from valueFrom; Kubernetes attributes "
                      "not added", l->lang->name, cname);
     } else if (!ora) {
-        env_append(c, ORA, list);
+        cenv_append(&ce, ORA, list);
     } else if (nattrs) {
         const char *old = jw_str(ora, "value") ? jw_str(ora, "value") : "";
         size_t ol = strlen(old);
