@@ -414,13 +414,15 @@ static json_object *cmd_new(const char *const *w, size_t n) {
 static void ilend(const inst_part *from, inst_part *out) {
     *out = *from;
     json_object *refs[] = {out->env,    out->lang_env, out->endpoint, out->propagators, out->sampler, out->sampler_arg,
-                           out->volume, out->inits,    out->command,  out->use,         out->tls, out->attrs};
+                           out->volume, out->inits,    out->command,  out->use,         out->tls, out->attrs,
+                           out->env_names, out->lang_env_names};
     for (size_t i = 0; i < sizeof refs / sizeof *refs; i++) json_object_get(refs[i]);
 }
 
 static size_t part_bytes(const inst_part *p) {
     json_object *v[] = {p->env,    p->lang_env, p->endpoint, p->propagators, p->sampler, p->sampler_arg,
-                        p->volume, p->inits,    p->command,  p->use,         p->tls, p->attrs};
+                        p->volume, p->inits,    p->command,  p->use,         p->tls, p->attrs,
+                        p->env_names, p->lang_env_names};
     size_t n = sizeof *p;
     for (size_t i = 0; i < sizeof v / sizeof *v; i++)
         if (v[i]) n += tree_bytes(v[i]);

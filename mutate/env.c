@@ -85,9 +85,10 @@ void env_prepend_field(json_object *c, const char *name, const char *field_path)
  * answer. A list longer than any Instrumentation's is checked name by
  * name. */
 #define SHARE_MAX 32
-static void add_if_not_set(json_object *c, json_object *list, bool share, const char *const *pre, size_t np,
-                           json_object **pre_found) {
+static void add_if_not_set(json_object *c, json_object *list, json_object *known, bool share, const char *const *pre,
+                           size_t np, json_object **pre_found) {
     size_t n = jlen(list);
+    if (known && jlen(known) != n) known = NULL; /* not list's */
     if (n > SHARE_MAX || np > SHARE_MAX) {
         for (size_t j = 0; j < np; j++) pre_found[j] = env_find(c, pre[j], NULL);
         for (size_t i = 0; i < n; i++) {
@@ -104,7 +105,14 @@ static void add_if_not_set(json_object *c, json_object *list, bool share, const 
     size_t of[SHARE_MAX], k = np; /* of[i]: the index of entry i's name in names; SIZE_MAX: none */
     json_object *found[2 * SHARE_MAX];
     if (np) memcpy(names, pre, np * sizeof *pre); /* pre and pre_found are NULL when np is 0 */
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; known && i < n; i++) { /* distinct: compared with pre's alone */
+        const char *name = json_object_get_string(json_object_array_get_idx(known, i));
+        size_t j = 0;
+        while (j < np && strcmp(pre[j], name) != 0) j++;
+        if (j == np) names[j = k++] = name;
+        of[i] = j;
+    }
+    for (size_t i = 0; !known && i < n; i++) {
         const char *name = jw_str(json_object_array_get_idx(list, i), "name");
         of[i] = SIZE_MAX;
         if (!name) continue;
@@ -126,16 +134,34 @@ static void add_if_not_set(json_object *c, json_object *list, bool share, const 
     }
 }
 
-void env_append_if_not_set(json_object *c, json_object *list) { add_if_not_set(c, list, false, NULL, 0, NULL); }
+void env_append_if_not_set(json_object *c, json_object *list) { add_if_not_set(c, list, NULL, false, NULL, 0, NULL); }
 
 void env_append_if_not_set_but(json_object *c, json_object *list, const char *const *pre, size_t np,
                                json_object **found) {
-    add_if_not_set(c, list, false, pre, np, found);
+    add_if_not_set(c, list, NULL, false, pre, np, found);
 }
 
-void env_share_if_not_set_but(json_object *c, json_object *list, const char *const *pre, size_t np,
+void env_share_if_not_set_but(json_object *c, json_object *list, json_object *names, const char *const *pre, size_t np,
                               json_object **found) {
-    add_if_not_set(c, list, true, pre, np, found);
+    add_if_not_set(c, list, names, true, pre, np, found);
+}
+
+json_object *env_names_of(json_object *list) {
+    size_t n = jlen(list);
+    if (!n || n > SHARE_MAX) return NULL;
+    json_object *names = jnew_arr();
+    for (size_t i = 0; i < n; i++) {
+        json_object *v = jw_get(json_object_array_get_idx(list, i), "name");
+        const char *s = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+        for (size_t j = 0; s && j < i; j++)
+            if (strcmp(json_object_get_string(json_object_array_get_idx(names, j)), s) == 0) s = NULL;
+        if (!s) {
+            json_object_put(names);
+            return NULL;
+        }
+        jpush(names, json_object_get(v));
+    }
+    return names;
 }
 
 void env_move_to_end(json_object *c, const char *name) {
@@ -167,7 +193,9 @@ void mount_add(json_object *c, const char *name, const char *path, bool readonly
     jpush(json_object_is_type(mounts, json_type_array) ? mounts : jarr_at(c, "volumeMounts"), m);
 }
 
-void env_share_if_not_set(json_object *c, json_object *list) { add_if_not_set(c, list, true, NULL, 0, NULL); }
+void env_share_if_not_set(json_object *c, json_object *list, json_object *names) {
+    add_if_not_set(c, list, names, true, NULL, 0, NULL);
+}
 
 void env_push(json_object *c, json_object *e) { jpush(env_list(c), json_object_get(e)); }
 

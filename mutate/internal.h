@@ -166,14 +166,20 @@ void env_append_field(json_object *c, const char *name, const char *field_path);
 void env_prepend_field(json_object *c, const char *name, const char *field_path);
 void env_append_if_not_set(json_object *c, json_object *list);
 /* The same, the entries of list shared instead of copied: list's entries
- * must not be edited in place (inst_part's). */
-void env_share_if_not_set(json_object *c, json_object *list);
+ * must not be edited in place (inst_part's). names: env_names_of(list),
+ * or NULL for them to be read. */
+void env_share_if_not_set(json_object *c, json_object *list, json_object *names);
 /* The same, as if the np names of pre (distinct) were set in c; found[j]:
  * env_find(c, pre[j], NULL) before, for the caller to add those missing. */
 void env_append_if_not_set_but(json_object *c, json_object *list, const char *const *pre, size_t np,
                                json_object **found);
-void env_share_if_not_set_but(json_object *c, json_object *list, const char *const *pre, size_t np,
+void env_share_if_not_set_but(json_object *c, json_object *list, json_object *names, const char *const *pre, size_t np,
                               json_object **found);
+/* The names of list's entries (references to their string members), when
+ * each has one and they are distinct; NULL otherwise (and for an empty or
+ * very long list). What the shares above would read, kept with a list
+ * that does not change (inst_part's). */
+json_object *env_names_of(json_object *list);
 /* Appends (prepends) a reference to e, an entry the engine never edits. */
 void env_push(json_object *c, json_object *e);
 void env_push_front(json_object *c, json_object *e);
@@ -310,6 +316,7 @@ json_object *cache_const(mutate_cache *c, unsigned slot, json_object *(*make)(un
  * tls, a copy of spec.exporter.tls. */
 typedef struct inst_part {
     json_object *env, *lang_env;
+    json_object *env_names, *lang_env_names; /* env_names_of each, NULL: read per pod */
     json_object *endpoint, *propagators, *sampler, *sampler_arg;
     json_object *volume, *inits, *command;
     json_object *use; /* record_use's entry; NULL: the Instrumentation has no namespace */

@@ -125,6 +125,8 @@ static void java_extensions(lctx *l, json_object *sc, json_object *out) {
 void inst_part_release(inst_part *p) {
     json_object_put(p->env);
     json_object_put(p->lang_env);
+    json_object_put(p->env_names);
+    json_object_put(p->lang_env_names);
     json_object_put(p->endpoint);
     json_object_put(p->propagators);
     json_object_put(p->sampler);
@@ -149,6 +151,8 @@ void inst_part_build(lctx *l, json_object *cmd, inst_part *out) {
     memset(out, 0, sizeof *out);
     out->env = copy_list(jw_get(l->ispec, "env"));
     out->lang_env = copy_list(jw_get(l->lspec, "env"));
+    out->env_names = env_names_of(out->env);
+    out->lang_env_names = env_names_of(out->lang_env);
     sdk_inst_env(l->ispec, out);
     out->volume = lang_volume(l, l->lang->volume);
     out->command = cmd;
@@ -186,7 +190,7 @@ void lang_run(lctx *l) {
             mctx_skip(m, MUTATE_SKIP_CONTAINER);
             continue;
         }
-        env_share_if_not_set(c, part.lang_env);
+        env_share_if_not_set(c, part.lang_env, part.lang_env_names);
         l->lang->mount(l, c);
         sdk_common_env(l, c);
         if (l->lang->defaults) l->lang->defaults(l, c);

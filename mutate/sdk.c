@@ -390,7 +390,7 @@ static void const_field(lctx *l, json_object *c, cenv *ce, unsigned slot) {
 void sdk_common_env(lctx *l, json_object *c) {
     static const char *const ips[2] = {"OTEL_POD_IP", "OTEL_NODE_IP"};
     json_object *seen[2];
-    if (l->part) env_share_if_not_set_but(c, l->part->env, ips, 2, seen);
+    if (l->part) env_share_if_not_set_but(c, l->part->env, l->part->env_names, ips, 2, seen);
     else env_append_if_not_set_but(c, jw_get(l->ispec, "env"), ips, 2, seen);
     /* Prepended after the appends, the order the other way round gives. */
     if (!seen[0]) const_field(l, c, NULL, CACHE_CONST_POD_IP);
