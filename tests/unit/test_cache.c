@@ -422,6 +422,7 @@ START_TEST(replaced_instrumentations_are_not_served_stale) {
     } edits[] = {
         {"http://otel:4317", "http://otel-2:4317", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT=http://otel-2:4317"},
         {"value: s}", "value: s2}", "SHARED", "SHARED=s2"},
+        {"name: SHARED,", "name: SHARED_2,", "SHARED_2", "SHARED_2=s"}, /* and the names kept with the list */
         {"value: j}", "value: j2}", "OTEL_JAVA_X", "OTEL_JAVA_X=j2"},
         {"argument: '0.25'", "argument: '0.5'", "OTEL_TRACES_SAMPLER_ARG", "OTEL_TRACES_SAMPLER_ARG=0.5"},
         {"{name: inst, namespace: ns1}", "{name: inst, namespace: ns1, resourceVersion: '7'}", "SHARED", "SHARED=s"},
