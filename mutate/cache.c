@@ -382,7 +382,7 @@ int cache_collector_part(mutate_cache *c, json_object *col, const collector_buil
 /* Instrumentations (cache_inst_part): what lang.c derives from one for a
  * language whatever the pod (inst_part: the env copies of spec.env and
  * spec.<lang>.env, the endpoint, propagators and sampler entries, the
- * volume, the init containers), built once per Instrumentation version and
+ * volume, the init containers, the resource attributes), built once per Instrumentation version and
  * init container command instead of once per pod. Keyed as collectors are
  * (namespace, name, uid, resourceVersion, generation, spec digest, by
  * value) and on the language and the command words by value (Python's
@@ -393,28 +393,36 @@ int cache_collector_part(mutate_cache *c, json_object *col, const collector_buil
  * of lang_run, so an eviction by a later language of the same request
  * frees nothing it uses. Kept in their own table, up to the same count and
  * max_bytes as the collectors' (st.inst_*), least recently used first. */
-static bool same_words(json_object *a, json_object *b) {
-    size_t n = jlen(a);
-    if (n != jlen(b) || json_object_is_type(a, json_type_array) != json_object_is_type(b, json_type_array)) return false;
+/* The entry's command (an array of strings, cmd_new's) has words w. */
+static bool same_words(json_object *a, const char *const *w, size_t n) {
+    if (n != jlen(a)) return false;
     for (size_t i = 0; i < n; i++)
-        if (!same(str_of(json_object_array_get_idx(a, i)), str_of(json_object_array_get_idx(b, i)))) return false;
+        if (!same(str_of(json_object_array_get_idx(a, i)), w[i])) return false;
     return true;
 }
 
-static bool imatches(const ientry *e, const ckey *k, mutate_lang_id lang, json_object *cmd) {
-    return e->lang == lang && slot_is(&e->s, k) && same_words(e->part.command, cmd);
+static bool imatches(const ientry *e, const ckey *k, mutate_lang_id lang, const char *const *cmd, size_t ncmd) {
+    return e->lang == lang && slot_is(&e->s, k) && same_words(e->part.command, cmd, ncmd);
+}
+
+static json_object *cmd_new(const char *const *w, size_t n) {
+    json_object *a = jnew_arr();
+    for (size_t i = 0; i < n; i++) jpush(a, jnew_str(w[i]));
+    return a;
 }
 
 static void ilend(const inst_part *from, inst_part *out) {
     *out = *from;
     json_object *refs[] = {out->env,    out->lang_env, out->endpoint, out->propagators, out->sampler, out->sampler_arg,
-                           out->volume, out->inits,    out->command,  out->use,         out->tls};
+                           out->volume, out->inits,    out->command,  out->use,         out->tls, out->attrs,
+                           out->env_names, out->lang_env_names};
     for (size_t i = 0; i < sizeof refs / sizeof *refs; i++) json_object_get(refs[i]);
 }
 
 static size_t part_bytes(const inst_part *p) {
     json_object *v[] = {p->env,    p->lang_env, p->endpoint, p->propagators, p->sampler, p->sampler_arg,
-                        p->volume, p->inits,    p->command,  p->use,         p->tls};
+                        p->volume, p->inits,    p->command,  p->use,         p->tls, p->attrs,
+                        p->env_names, p->lang_env_names};
     size_t n = sizeof *p;
     for (size_t i = 0; i < sizeof v / sizeof *v; i++)
         if (v[i]) n += tree_bytes(v[i]);
@@ -435,9 +443,11 @@ static size_t keep_inst_part(const inst_part *p) {
     return n;
 }
 
-void cache_inst_part(mutate_cache *c, lctx *l, json_object *cmd, inst_part *out) {
+/* The command's words are compared before its JSON is made: a hit makes
+ * none (the words are the language's static arrays). */
+void cache_inst_part(mutate_cache *c, lctx *l, const char *const *cmd, size_t ncmd, inst_part *out) {
     if (!c) {
-        inst_part_build(l, cmd, out);
+        inst_part_build(l, cmd_new(cmd, ncmd), out);
         return;
     }
     ckey k;
@@ -445,17 +455,16 @@ void cache_inst_part(mutate_cache *c, lctx *l, json_object *cmd, inst_part *out)
     c->tick++;
     for (size_t i = 0; i < c->cap; i++) {
         ientry *e = &c->iv[i];
-        if (e->s.used && imatches(e, &k, l->lang->id, cmd)) {
+        if (e->s.used && imatches(e, &k, l->lang->id, cmd, ncmd)) {
             e->s.used = c->tick;
             c->st.inst_hits++;
-            json_object_put(cmd);
             ilend(&e->part, out);
             return;
         }
     }
     c->st.inst_misses++;
     inst_part part;
-    inst_part_build(l, cmd, &part);
+    inst_part_build(l, cmd_new(cmd, ncmd), &part);
     size_t bytes = part_bytes(&part) + keep_inst_part(&part);
     table t = insts(c);
     ientry *e = (ientry *)make_room(c, &t, bytes);

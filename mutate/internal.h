@@ -93,8 +93,9 @@ typedef struct mutate_lang {
     void (*mount)(struct lctx *l, json_object *c);
     /* Step 5: the language's default env. */
     void (*defaults)(struct lctx *l, json_object *c);
-    /* The init container command for this pod. */
-    json_object *(*command)(struct lctx *l);
+    /* The init container command for this pod: *n words, static (the
+     * cache compares them with its entries' before any JSON is made). */
+    const char *const *(*command)(struct lctx *l, size_t *n);
     /* Replaces the whole flow (SDK-only). */
     void (*inject)(struct lctx *l);
 } mutate_lang;
@@ -155,6 +156,9 @@ json_object *env_find(json_object *c, const char *name, size_t *idx);
 /* out[j] = env_find(c, names[j], NULL) for k distinct names, in one pass. */
 void env_find_many(json_object *c, const char *const *names, size_t k, json_object **out);
 json_object *env_new_value(const char *name, const char *value);
+/* c's env list, created (or a value of another type replaced) as jarr_at
+ * does: the list the appends below go to. */
+json_object *env_list(json_object *c);
 json_object *env_new_field(const char *name, const char *field_path); /* downward API fieldRef */
 bool env_has_value_from(json_object *c, const char *name);
 void env_append(json_object *c, const char *name, const char *value);
@@ -165,8 +169,20 @@ void env_append_field(json_object *c, const char *name, const char *field_path);
 void env_prepend_field(json_object *c, const char *name, const char *field_path);
 void env_append_if_not_set(json_object *c, json_object *list);
 /* The same, the entries of list shared instead of copied: list's entries
- * must not be edited in place (inst_part's). */
-void env_share_if_not_set(json_object *c, json_object *list);
+ * must not be edited in place (inst_part's). names: env_names_of(list),
+ * or NULL for them to be read. */
+void env_share_if_not_set(json_object *c, json_object *list, json_object *names);
+/* The same, as if the np names of pre (distinct) were set in c; found[j]:
+ * env_find(c, pre[j], NULL) before, for the caller to add those missing. */
+void env_append_if_not_set_but(json_object *c, json_object *list, const char *const *pre, size_t np,
+                               json_object **found);
+void env_share_if_not_set_but(json_object *c, json_object *list, json_object *names, const char *const *pre, size_t np,
+                              json_object **found);
+/* The names of list's entries (references to their string members), when
+ * each has one and they are distinct; NULL otherwise (and for an empty or
+ * very long list). What the shares above would read, kept with a list
+ * that does not change (inst_part's). */
+json_object *env_names_of(json_object *list);
 /* Appends (prepends) a reference to e, an entry the engine never edits. */
 void env_push(json_object *c, json_object *e);
 void env_push_front(json_object *c, json_object *e);
@@ -297,16 +313,21 @@ json_object *cache_const(mutate_cache *c, unsigned slot, json_object *(*make)(un
  * the exporter endpoint, propagators and sampler (NULL: none), the shared
  * volume and the init containers without the securityContext taken from
  * the pod (inits; sc_from_pod: the Instrumentation names none), the
- * entry of res->uses (record_use), and the flags and exporter TLS names
- * sdk.c reads (sdk_inst_flags). Every json-c member is a reference of the
+ * entry of res->uses (record_use), and the flags, exporter TLS names and
+ * resource attributes sdk.c reads (sdk_inst_env). Every json-c member is a reference of the
  * holder's: inst_part_release drops them; the tls_* strings point into
  * tls, a copy of spec.exporter.tls. */
 typedef struct inst_part {
     json_object *env, *lang_env;
+    json_object *env_names, *lang_env_names; /* env_names_of each, NULL: read per pod */
     json_object *endpoint, *propagators, *sampler, *sampler_arg;
     json_object *volume, *inits, *command;
     json_object *use; /* record_use's entry; NULL: the Instrumentation has no namespace */
     json_object *tls; /* NULL: spec.exporter.tls is not an object */
+    /* spec.resource.resourceAttributes as sdk.c reads them, every value a
+     * string (scalars as sdk.c writes them, the rest left out); NULL when
+     * it is not an object. */
+    json_object *attrs;
     const char *tls_secret, *tls_configmap, *tls_ca, *tls_cert, *tls_key;
     bool sc_from_pod;
     bool uids, use_labels; /* addK8sUIDAttributes, useLabelsForResourceAttributes */
@@ -315,8 +336,8 @@ typedef struct inst_part {
 void inst_part_build(lctx *l, json_object *cmd, inst_part *out);
 void inst_part_release(inst_part *p);
 /* cache.c: the part of l (its Instrumentation, language and init
- * container command cmd, taken), from cache c (NULL: built for it). */
-void cache_inst_part(mutate_cache *c, lctx *l, json_object *cmd, inst_part *out);
+ * container command of ncmd words), from cache c (NULL: built for it). */
+void cache_inst_part(mutate_cache *c, lctx *l, const char *const *cmd, size_t ncmd, inst_part *out);
 
 /* sidecar.c: spec 4. */
 void sidecar_run(mctx *m);

@@ -125,6 +125,8 @@ static void java_extensions(lctx *l, json_object *sc, json_object *out) {
 void inst_part_release(inst_part *p) {
     json_object_put(p->env);
     json_object_put(p->lang_env);
+    json_object_put(p->env_names);
+    json_object_put(p->lang_env_names);
     json_object_put(p->endpoint);
     json_object_put(p->propagators);
     json_object_put(p->sampler);
@@ -134,6 +136,7 @@ void inst_part_release(inst_part *p) {
     json_object_put(p->command);
     json_object_put(p->use);
     json_object_put(p->tls);
+    json_object_put(p->attrs);
     memset(p, 0, sizeof *p);
 }
 
@@ -148,6 +151,8 @@ void inst_part_build(lctx *l, json_object *cmd, inst_part *out) {
     memset(out, 0, sizeof *out);
     out->env = copy_list(jw_get(l->ispec, "env"));
     out->lang_env = copy_list(jw_get(l->lspec, "env"));
+    out->env_names = env_names_of(out->env);
+    out->lang_env_names = env_names_of(out->lang_env);
     sdk_inst_env(l->ispec, out);
     out->volume = lang_volume(l, l->lang->volume);
     out->command = cmd;
@@ -170,7 +175,9 @@ void lang_run(lctx *l) {
 
     /* What the Instrumentation gives every pod, from this thread's cache. */
     inst_part part;
-    cache_inst_part(m->req->cache, l, l->lang->command(l), &part);
+    size_t ncmd;
+    const char *const *cmd = l->lang->command(l, &ncmd);
+    cache_inst_part(m->req->cache, l, cmd, ncmd, &part);
     l->part = &part;
     size_t cap = jlen(jget(m->spec, "containers")) + jlen(jget(m->spec, "initContainers"));
     target *t = xcalloc(cap ? cap : 1, sizeof *t);
@@ -183,7 +190,7 @@ void lang_run(lctx *l) {
             mctx_skip(m, MUTATE_SKIP_CONTAINER);
             continue;
         }
-        env_share_if_not_set(c, part.lang_env);
+        env_share_if_not_set(c, part.lang_env, part.lang_env_names);
         l->lang->mount(l, c);
         sdk_common_env(l, c);
         if (l->lang->defaults) l->lang->defaults(l, c);

@@ -74,9 +74,11 @@ static void dotnet_defaults(lctx *l, json_object *c) {
     set(c, "DOTNET_SHARED_STORE", DOTNET_ROOT "/store", true);
 }
 
-static json_object *dotnet_command(lctx *l) {
+static const char *const *dotnet_command(lctx *l, size_t *n) {
+    static const char *const words[] = {"cp", "-r", "/autoinstrumentation/.", DOTNET_ROOT};
     (void)l;
-    return jstrs(4, "cp", "-r", "/autoinstrumentation/.", DOTNET_ROOT);
+    *n = sizeof words / sizeof *words;
+    return words;
 }
 
 const mutate_lang mutate_lang_dotnet = {

@@ -45,9 +45,11 @@ static void java_defaults(lctx *l, json_object *c) {
     free(suffix);
 }
 
-static json_object *java_command(lctx *l) {
+static const char *const *java_command(lctx *l, size_t *n) {
+    static const char *const words[] = {"cp", "/javaagent.jar", "/otel-auto-instrumentation-java/javaagent.jar"};
     (void)l;
-    return jstrs(3, "cp", "/javaagent.jar", "/otel-auto-instrumentation-java/javaagent.jar");
+    *n = sizeof words / sizeof *words;
+    return words;
 }
 
 const mutate_lang mutate_lang_java = {

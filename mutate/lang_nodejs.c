@@ -32,9 +32,11 @@ static void node_defaults(lctx *l, json_object *c) {
     if (!env_find(c, "OTEL_METRICS_EXPORTER", NULL)) env_append(c, "OTEL_METRICS_EXPORTER", "otlp");
 }
 
-static json_object *node_command(lctx *l) {
+static const char *const *node_command(lctx *l, size_t *n) {
+    static const char *const words[] = {"cp", "-r", "/autoinstrumentation/.", "/otel-auto-instrumentation-nodejs"};
     (void)l;
-    return jstrs(4, "cp", "-r", "/autoinstrumentation/.", "/otel-auto-instrumentation-nodejs");
+    *n = sizeof words / sizeof *words;
+    return words;
 }
 
 const mutate_lang mutate_lang_nodejs = {

@@ -86,9 +86,11 @@ static void py_defaults(lctx *l, json_object *c) {
         if (!env_find(c, defs[i][0], NULL)) env_append(c, defs[i][0], defs[i][1]);
 }
 
-static json_object *py_command(lctx *l) {
-    bool musl = l->platform && strcmp(l->platform, "musl") == 0;
-    return jstrs(4, "cp", "-r", musl ? "/autoinstrumentation-musl/." : "/autoinstrumentation/.", PY_ROOT);
+static const char *const *py_command(lctx *l, size_t *n) {
+    static const char *const glibc[] = {"cp", "-r", "/autoinstrumentation/.", PY_ROOT};
+    static const char *const musl[] = {"cp", "-r", "/autoinstrumentation-musl/.", PY_ROOT};
+    *n = 4;
+    return l->platform && strcmp(l->platform, "musl") == 0 ? musl : glibc;
 }
 
 const mutate_lang mutate_lang_python = {

@@ -23,29 +23,52 @@ static const char *const init_names[] = {
     "otel-agent-attach-apache", "otel-agent-source-container-clone", "otel-agent-attach-nginx", NULL,
 };
 
-static bool has_env(json_object *list, const char *skip_name, const char *env) {
-    size_t n = jlen(list);
-    for (size_t i = 0; i < n; i++) {
-        json_object *c = json_object_array_get_idx(list, i);
+/* Spec 1.8, widened so that every pod we mutated is recognised (spec 7.26):
+ * the pod-name helper variable is written into every instrumented container,
+ * init containers and SDK-only targets included. One pass over each list,
+ * both variables looked up together: the answer is the or of the checks,
+ * which read nothing else, so their order does not matter. */
+bool already_instrumented(mctx *m) {
+    static const char *const vars[2] = {"OTEL_RESOURCE_ATTRIBUTES_NODE_NAME", "OTEL_RESOURCE_ATTRIBUTES_POD_NAME"};
+    json_object *inits = jget(m->spec, "initContainers"), *cs = jget(m->spec, "containers"), *found[2];
+    size_t ni = jlen(inits), nc = jlen(cs); /* 0 for a list that is not one: nothing found in it */
+    for (int i = 0; ni && init_names[i]; i++)
+        if (jw_find_named(inits, init_names[i], NULL)) return true;
+    for (size_t i = 0; i < nc; i++) {
+        json_object *c = json_object_array_get_idx(cs, i);
         const char *name = jw_str(c, "name");
-        if (name && skip_name && strcmp(name, skip_name) == 0) continue;
-        if (env_find(c, env, NULL)) return true;
+        if (name && strcmp(name, "opentelemetry-auto-instrumentation") == 0) return true;
+        if (name && strcmp(name, SIDECAR_NAME) == 0) continue;
+        env_find_many(c, vars, 2, found);
+        if (found[0] || found[1]) return true;
+    }
+    for (size_t i = 0; i < ni; i++) {
+        json_object *c = json_object_array_get_idx(inits, i);
+        const char *name = jw_str(c, "name");
+        if (name && strcmp(name, SIDECAR_NAME) == 0) continue;
+        if (env_find(c, vars[1], NULL)) return true;
     }
     return false;
 }
 
-/* Spec 1.8, widened so that every pod we mutated is recognised (spec 7.26):
- * the pod-name helper variable is written into every instrumented container,
- * init containers and SDK-only targets included. */
-bool already_instrumented(mctx *m) {
-    json_object *inits = jget(m->spec, "initContainers"), *cs = jget(m->spec, "containers");
-    for (int i = 0; init_names[i]; i++)
-        if (jw_find_named(inits, init_names[i], NULL)) return true;
-    if (jw_find_named(cs, "opentelemetry-auto-instrumentation", NULL)) return true;
-    if (has_env(cs, SIDECAR_NAME, "OTEL_RESOURCE_ATTRIBUTES_NODE_NAME")) return true;
-    if (has_env(cs, SIDECAR_NAME, "OTEL_RESOURCE_ATTRIBUTES_POD_NAME")) return true;
-    if (has_env(inits, SIDECAR_NAME, "OTEL_RESOURCE_ATTRIBUTES_POD_NAME")) return true;
-    return false;
+/* The languages whose inject-<lang> key the pod or its namespace has. The
+ * others resolve to "" (resolve_annotation of two absent keys), so only
+ * these are asked for: one pass over each set of annotations (a few keys)
+ * instead of two hashed lookups for each of the eight languages. */
+static unsigned inject_keys(mctx *m) {
+    static const char pre[] = ANN_PREFIX "inject-";
+    json_object *sets[2] = {pod_annotations(m), m->ns_ann};
+    unsigned bits = 0;
+    for (int s = 0; s < 2; s++) {
+        if (!json_object_is_type(sets[s], json_type_object)) continue;
+        json_object_object_foreach(sets[s], k, v) {
+            (void)v;
+            if (strncmp(k, pre, sizeof pre - 1) != 0) continue;
+            for (int id = 0; id < MUTATE_NLANGS; id++)
+                if (strcmp(k + sizeof pre - 1, mutate_lang_name(id)) == 0) bits |= MUTATE_BIT(id);
+        }
+    }
+    return bits;
 }
 
 typedef struct pick {
@@ -176,7 +199,9 @@ void optin_instrumentation(mctx *m) {
     memset(langs, 0, sizeof langs);
 
     bool asked = false;
+    unsigned keys = inject_keys(m);
     for (int id = 0; id < MUTATE_NLANGS; id++) {
+        if (!(keys & MUTATE_BIT(id))) continue;
         const char *v = lang_annotation(m, id);
         if (*v && !streq_ci(v, "false")) asked = true;
     }
@@ -192,6 +217,7 @@ void optin_instrumentation(mctx *m) {
     }
 
     for (int id = 0; id < MUTATE_NLANGS; id++) {
+        if (!(keys & MUTATE_BIT(id))) continue;
         const char *v = lang_annotation(m, id);
         if (!*v || streq_ci(v, "false")) continue;
         const mutate_lang *lang = mutate_lang_get(id);
@@ -212,9 +238,10 @@ void optin_instrumentation(mctx *m) {
         l->m = m;
         l->lang = lang;
         l->inst = inst;
-        l->ispec = jget(inst, "spec");
-        l->lspec = jget(l->ispec, lang->spec_key);
-        l->inst_ns = jstr(jget(inst, "metadata"), "namespace");
+        /* jw_*: the Instrumentation's few members walked, not hashed. */
+        l->ispec = jw_get(inst, "spec");
+        l->lspec = jw_get(l->ispec, lang->spec_key);
+        l->inst_ns = jw_str(jw_get(inst, "metadata"), "namespace");
         if (!l->inst_ns) l->inst_ns = m->ns;
     }
     if (!nsel) return;

@@ -15,6 +15,7 @@
 #include "mutate/internal.h"
 
 #include <ctype.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,10 +54,32 @@ typedef struct amap {
     atable existing; /* values unused, keys owned */
 } amap;
 
+/* Eight bytes a step, then murmur3's finaliser so that the low bits the
+ * mask keeps depend on every byte: a dozen keys of twenty bytes are
+ * hashed per container, which FNV-1a's byte loop made a thousand
+ * instructions. Not collision-resistant, as FNV-1a was not: the annotations
+ * a pod may have are bounded (MUTATE_MAX_ANNOTATIONS). */
 static size_t ahash(const char *k) {
-    size_t h = 14695981039346656037u; /* FNV-1a */
-    for (const unsigned char *p = (const unsigned char *)k; *p; p++) h = (h ^ *p) * 1099511628211u;
-    return h;
+    size_t n = strlen(k);
+    uint64_t h = n * 0x9e3779b97f4a7c15u, w;
+    for (; n >= 8; n -= 8, k += 8) {
+        memcpy(&w, k, 8);
+        h = (h ^ w) * 0x100000001b3u + (h >> 41);
+    }
+    w = 0; /* the last 0-7 bytes, in loads of a constant size */
+    if (n >= 4) {
+        uint32_t lo, hi;
+        memcpy(&lo, k, 4);
+        memcpy(&hi, k + n - 4, 4);
+        w = lo | (uint64_t)hi << 32;
+    } else if (n) {
+        w = (uint64_t)(unsigned char)k[0] | (uint64_t)(unsigned char)k[n / 2] << 8 | (uint64_t)(unsigned char)k[n - 1] << 16;
+    }
+    h ^= w;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdu;
+    h ^= h >> 33;
+    return (size_t)h;
 }
 
 /* The slot of k, or the free slot where it would go. */
@@ -101,9 +124,11 @@ static aslot *at_put(atable *t, const char *k) {
 }
 
 static void at_free(atable *t) {
-    for (size_t i = 0; t->mask && i <= t->mask; i++) {
+    for (size_t i = 0, left = t->n; left && i <= t->mask; i++) {
+        if (!t->slot[i].key) continue;
+        left--;
         if (t->own_keys) free((char *)t->slot[i].key);
-        free(t->slot[i].own);
+        if (t->slot[i].own) free(t->slot[i].own);
     }
     free(t->slot);
 }
@@ -137,24 +162,53 @@ static void amap_set_copy(amap *a, const char *k, const char *v) {
     amap_set_take(a, k, xstrdup(v));
 }
 
-static int aslot_cmp(const void *x, const void *y) {
-    return strcmp(((const aslot *)x)->key, ((const aslot *)y)->key);
+/* One attribute for the write-out: its key's first eight bytes as a
+ * big-endian number (zero-padded), whose order is strcmp's on them, and
+ * the lengths, which the write-out needs anyway. */
+typedef struct sattr {
+    uint64_t pre;
+    const char *key, *val;
+    size_t kl, vl;
+} sattr;
+
+static int sattr_cmp(const sattr *x, const sattr *y) {
+    if (x->pre != y->pre) return x->pre < y->pre ? -1 : 1;
+    return strcmp(x->key, y->key);
 }
+
+static int sattr_qcmp(const void *x, const void *y) { return sattr_cmp(x, y); }
 
 /* The attributes sorted by key (bytewise), borrowed from a, in a malloc'ed
  * array of *n (free it). A dozen keys are sorted in place here, without
- * qsort's call per comparison; a pod's many annotations go to qsort. */
-static aslot *amap_sorted(const amap *a, size_t *n) {
-    aslot *v = xcalloc(a->vals.n ? a->vals.n : 1, sizeof *v);
+ * qsort's call per comparison, most of them told apart by their prefixes
+ * without a strcmp; a pod's many annotations go to qsort. */
+static sattr *amap_sorted(const amap *a, size_t *n) {
+    sattr *v = xmalloc((a->vals.n ? a->vals.n : 1) * sizeof *v);
     size_t k = 0;
-    for (size_t i = 0; a->vals.mask && i <= a->vals.mask; i++)
-        if (a->vals.slot[i].key) v[k++] = a->vals.slot[i];
-    if (k > 24) qsort(v, k, sizeof *v, aslot_cmp);
+    for (size_t i = 0; a->vals.mask && i <= a->vals.mask; i++) {
+        const aslot *s = &a->vals.slot[i];
+        if (!s->key) continue;
+        sattr *x = &v[k++];
+        x->key = s->key;
+        x->val = s->val;
+        x->kl = strlen(s->key);
+        x->vl = strlen(s->val);
+        x->pre = 0;
+        if (x->kl >= 8) {
+            memcpy(&x->pre, s->key, 8);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+            x->pre = __builtin_bswap64(x->pre);
+#endif
+        } else {
+            for (size_t j = 0; j < x->kl; j++) x->pre |= (uint64_t)(unsigned char)s->key[j] << (56 - 8 * j);
+        }
+    }
+    if (k > 24) qsort(v, k, sizeof *v, sattr_qcmp);
     else
         for (size_t i = 1; i < k; i++) {
-            aslot x = v[i];
+            sattr x = v[i];
             size_t j = i;
-            for (; j && strcmp(v[j - 1].key, x.key) > 0; j--) v[j] = v[j - 1];
+            for (; j && sattr_cmp(&v[j - 1], &x) > 0; j--) v[j] = v[j - 1];
             v[j] = x;
         }
     *n = k;
@@ -184,6 +238,11 @@ static void parse_existing(amap *a, const char *value) {
     }
 }
 
+/* jstr's answer for a member already found: strings only. */
+static const char *str_of(json_object *v) {
+    return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
 static const char *const owner_kinds[] = {"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "CronJob", "Job"};
 static const char *const owner_name_keys[] = {"k8s.deployment.name", "k8s.replicaset.name", "k8s.statefulset.name",
                                               "k8s.daemonset.name", "k8s.cronjob.name", "k8s.job.name"};
@@ -201,11 +260,19 @@ static int owner_index(const char *kind) {
 static void walk_refs(mctx *m, json_object *refs, int depth) {
     for (size_t i = 0; i < jlen(refs); i++) {
         json_object *ref = json_object_array_get_idx(refs, i);
-        int k = owner_index(jstr(ref, "kind"));
-        const char *name = jw_str(ref, "name");
+        /* One pass over the reference's few members: jstr's answers. */
+        const char *kind = NULL, *name = NULL, *uid = NULL;
+        if (json_object_is_type(ref, json_type_object)) {
+            json_object_object_foreach(ref, rk, rv) {
+                if (rk[0] == 'k' && !strcmp(rk, "kind")) kind = str_of(rv);
+                else if (rk[0] == 'n' && !strcmp(rk, "name")) name = str_of(rv);
+                else if (rk[0] == 'u' && !strcmp(rk, "uid")) uid = str_of(rv);
+            }
+        }
+        int k = owner_index(kind);
         if (k < 0 || !name) continue;
         m->owners.name[k] = name;
-        m->owners.uid[k] = jstr(ref, "uid");
+        m->owners.uid[k] = uid;
         if (depth > 0 || (k != OWNER_REPLICASET && k != OWNER_JOB)) continue;
         const kube_reader *src = m->req->src;
         json_object *obj = NULL;
@@ -239,6 +306,13 @@ const owner_info *owners_walk(mctx *m) {
     return &m->owners;
 }
 
+/* s (n bytes) at out + w, as much as fits before the last byte; the new w. */
+static size_t put_cut(char *out, size_t outlen, size_t w, const char *s, size_t n) {
+    if (n > outlen - 1 - w) n = outlen - 1 - w;
+    memcpy(out + w, s, n);
+    return w + n;
+}
+
 /* The version part of an image reference (spec 3.7 step 7): the tag, the
  * digest, or tag@digest; "" when there is neither or the reference does
  * not parse. */
@@ -268,11 +342,17 @@ static void image_version(const char *image, char *out, size_t outlen) {
         for (size_t i = 0; i < taglen; i++)
             if (!isalnum((unsigned char)tag[i]) && tag[i] != '_' && tag[i] != '.' && tag[i] != '-') return;
     }
-    for (const char *p = image; p < (tag ? tag - 1 : name_end); p++)
-        if (isupper((unsigned char)*p) && (!slash || p > slash)) return; /* repository names are lowercase */
-    if (tag && digest) snprintf(out, outlen, "%.*s@%s", (int)taglen, tag, digest);
-    else if (tag) snprintf(out, outlen, "%.*s", (int)taglen, tag);
-    else if (digest) snprintf(out, outlen, "%s", digest);
+    /* Repository names are lowercase. isupper is the C locale's, which the
+     * program never changes: 'A' to 'Z'. */
+    for (const char *p = slash ? slash + 1 : image; p < (tag ? tag - 1 : name_end); p++)
+        if (*p >= 'A' && *p <= 'Z') return;
+    /* snprintf's "%.*s@%s" (cut to outlen - 1 bytes), without its parsing
+     * of the format for each pod. */
+    size_t w = 0;
+    if (tag) w = put_cut(out, outlen, w, tag, taglen);
+    if (tag && digest) w = put_cut(out, outlen, w, "@", 1);
+    if (digest) w = put_cut(out, outlen, w, digest, strlen(digest));
+    out[w] = 0;
 }
 
 static const char *scalar_str(json_object *v, char *buf, size_t len) {
@@ -282,22 +362,39 @@ static const char *scalar_str(json_object *v, char *buf, size_t len) {
     return buf;
 }
 
-/* A downward-API entry the same in every pod, from the thread's cache. */
-static void const_field(lctx *l, json_object *c, unsigned slot, bool front) {
+/* A container and its env list, looked up (or made, as env_list does) at
+ * the first append and kept for the next: sdk_configure appends half a
+ * dozen entries, and nothing it does in between replaces the list. */
+typedef struct cenv {
+    json_object *c, *env;
+} cenv;
+
+static json_object *cenv_list(cenv *ce) { return ce->env ? ce->env : (ce->env = env_list(ce->c)); }
+static void cenv_push(cenv *ce, json_object *e) { jpush(cenv_list(ce), json_object_get(e)); }
+static void cenv_append(cenv *ce, const char *name, const char *value) {
+    jpush(cenv_list(ce), env_new_value(name, value));
+}
+
+/* A downward-API entry the same in every pod, from the thread's cache:
+ * appended to ce, or put first in c when ce is NULL. */
+static void const_field(lctx *l, json_object *c, cenv *ce, unsigned slot) {
     json_object *e = cache_const(l->m->req->cache, slot, env_const_field);
-    if (front) env_push_front(c, e);
-    else env_push(c, e);
+    if (ce) cenv_push(ce, e);
+    else env_push_front(c, e);
     json_object_put(e);
 }
 
+/* The two IP entries go first, then spec.env's entries the container
+ * lacks; the IPs are looked up in the same scan as spec.env's names, each
+ * counted as set (it is, or is about to be) for spec.env's entries. */
 void sdk_common_env(lctx *l, json_object *c) {
     static const char *const ips[2] = {"OTEL_POD_IP", "OTEL_NODE_IP"};
     json_object *seen[2];
-    env_find_many(c, ips, 2, seen); /* the one added first has the other name */
-    if (!seen[0]) const_field(l, c, CACHE_CONST_POD_IP, true);
-    if (!seen[1]) const_field(l, c, CACHE_CONST_NODE_IP, true);
-    if (l->part) env_share_if_not_set(c, l->part->env);
-    else env_append_if_not_set(c, jw_get(l->ispec, "env"));
+    if (l->part) env_share_if_not_set_but(c, l->part->env, l->part->env_names, ips, 2, seen);
+    else env_append_if_not_set_but(c, jw_get(l->ispec, "env"), ips, 2, seen);
+    /* Prepended after the appends, the order the other way round gives. */
+    if (!seen[0]) const_field(l, c, NULL, CACHE_CONST_POD_IP);
+    if (!seen[1]) const_field(l, c, NULL, CACHE_CONST_NODE_IP);
 }
 
 static bool inst_uids(json_object *ispec) {
@@ -322,8 +419,8 @@ static void tls_names(json_object *tls, const char **secret, const char **config
 }
 
 /* The env entries of spec.exporter.endpoint, spec.propagators and
- * spec.sampler, the same for every pod (NULL: not set), and the flags and
- * exporter TLS names sdk_configure reads: lang.c's inst_part, or
+ * spec.sampler, the same for every pod (NULL: not set), and the flags,
+ * exporter TLS names and resource attributes sdk_configure reads: lang.c's inst_part, or
  * sdk_configure's own when it runs without one. */
 void sdk_inst_env(json_object *ispec, inst_part *p) {
     p->uids = inst_uids(ispec);
@@ -351,6 +448,16 @@ void sdk_inst_env(json_object *ispec, inst_part *p) {
     const char *stype = jstr(sampler, "type"), *sarg = jstr(sampler, "argument");
     p->sampler = stype && *stype ? env_new_value("OTEL_TRACES_SAMPLER", stype) : NULL;
     p->sampler_arg = p->sampler && sarg && *sarg ? env_new_value("OTEL_TRACES_SAMPLER_ARG", sarg) : NULL;
+    json_object *ra = jget(jget(ispec, "resource"), "resourceAttributes");
+    p->attrs = NULL;
+    if (json_object_is_type(ra, json_type_object)) {
+        char buf[64];
+        p->attrs = jnew_obj();
+        json_object_object_foreach(ra, k, v) {
+            const char *sv = scalar_str(v, buf, sizeof buf);
+            if (sv) jset(p->attrs, k, jnew_str(sv));
+        }
+    }
 }
 
 /* Volume names must be DNS labels; secret and configmap names may hold dots
@@ -376,7 +483,7 @@ static bool tls_get(lctx *l, tlsinfo *t) {
         *t = (tlsinfo){p->tls_secret, p->tls_configmap, p->tls_ca, p->tls_cert, p->tls_key};
         return p->tls != NULL;
     }
-    json_object *tls = jget(jget(l->ispec, "exporter"), "tls");
+    json_object *tls = jw_get(jw_get(l->ispec, "exporter"), "tls");
     if (!json_object_is_type(tls, json_type_object)) return false;
     tls_names(tls, &t->secret, &t->configmap, &t->ca, &t->cert, &t->key);
     return true;
@@ -429,35 +536,69 @@ void sdk_tls_volumes(lctx *l) {
 }
 
 /* The variables sdk_configure may add, looked up in one pass over the
- * container's env when it starts (env_find_many). That gives each check the
- * answer its own scan would: each name is checked once, and what the
- * function adds before a check has another name, at the end of the list,
- * so it cannot be the first entry of the name checked. */
-enum {
-    SV_SERVICE_NAME, SV_ENDPOINT, SV_CERT, SV_CLIENT_CERT, SV_CLIENT_KEY, SV_POD_NAME, SV_POD_UID, SV_NODE_NAME,
-    SV_PROPAGATORS, SV_SAMPLER, SV_SAMPLER_ARG, SV_ORA, SV_N
-};
-static const char *const sdk_vars[SV_N] = {
-    [SV_SERVICE_NAME] = "OTEL_SERVICE_NAME",
-    [SV_ENDPOINT] = "OTEL_EXPORTER_OTLP_ENDPOINT",
-    [SV_CERT] = "OTEL_EXPORTER_OTLP_CERTIFICATE",
-    [SV_CLIENT_CERT] = "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE",
-    [SV_CLIENT_KEY] = "OTEL_EXPORTER_OTLP_CLIENT_KEY",
-    [SV_POD_NAME] = POD_NAME_VAR,
-    [SV_POD_UID] = POD_UID_VAR,
-    [SV_NODE_NAME] = NODE_NAME_VAR,
-    [SV_PROPAGATORS] = "OTEL_PROPAGATORS",
-    [SV_SAMPLER] = "OTEL_TRACES_SAMPLER",
-    [SV_SAMPLER_ARG] = "OTEL_TRACES_SAMPLER_ARG",
-    [SV_ORA] = ORA,
-};
+ * container's env when it starts. That gives each check the answer its own
+ * scan would: each name is checked once, and what the function adds before
+ * a check has another name, at the end of the list, so it cannot be the
+ * first entry of the name checked. */
+#define SDK_VARS(X)                                                                                                    \
+    X(SERVICE_NAME, "OTEL_SERVICE_NAME")                                                                               \
+    X(ENDPOINT, "OTEL_EXPORTER_OTLP_ENDPOINT")                                                                         \
+    X(CERT, "OTEL_EXPORTER_OTLP_CERTIFICATE")                                                                          \
+    X(CLIENT_CERT, "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE")                                                            \
+    X(CLIENT_KEY, "OTEL_EXPORTER_OTLP_CLIENT_KEY")                                                                     \
+    X(POD_NAME, POD_NAME_VAR)                                                                                          \
+    X(POD_UID, POD_UID_VAR)                                                                                            \
+    X(NODE_NAME, NODE_NAME_VAR)                                                                                        \
+    X(PROPAGATORS, "OTEL_PROPAGATORS")                                                                                 \
+    X(SAMPLER, "OTEL_TRACES_SAMPLER")                                                                                  \
+    X(SAMPLER_ARG, "OTEL_TRACES_SAMPLER_ARG")                                                                          \
+    X(ORA, ORA)
+#define SV_ENUM_(id, name) SV_##id,
+#define SV_NAME_(id, name) name,
+#define SV_LEN_(id, name) sizeof name - 1,
+enum { SDK_VARS(SV_ENUM_) SV_N };
+static const char *const sdk_vars[SV_N] = {SDK_VARS(SV_NAME_)};
+static const size_t sdk_var_len[SV_N] = {SDK_VARS(SV_LEN_)};
+#define SV_PREFIX "OTEL_" /* every one of them begins so */
+
+/* seen[j]: env_find(c, sdk_vars[j], NULL). Each entry's name is compared
+ * by length first and only when it begins with OTEL_: a dozen names
+ * against a dozen entries, which jw_find_named_many compares pairwise. */
+static void find_sdk_vars(json_object *c, json_object **seen) {
+    json_object *env = jw_get(c, "env");
+    if (!json_object_is_type(env, json_type_array)) {
+        env_find_many(c, sdk_vars, SV_N, seen);
+        return;
+    }
+    memset(seen, 0, SV_N * sizeof *seen);
+    size_t n = json_object_array_length(env);
+    for (size_t i = 0; i < n; i++) {
+        json_object *e = json_object_array_get_idx(env, i);
+        const char *name = jw_str(e, "name");
+        if (!name || name[0] != 'O' || strncmp(name, SV_PREFIX, sizeof SV_PREFIX - 1) != 0) continue;
+        size_t len = strlen(name);
+        for (int j = 0; j < SV_N; j++)
+            if (len == sdk_var_len[j] && !seen[j] && memcmp(name, sdk_vars[j], len) == 0) {
+                seen[j] = e;
+                break;
+            }
+    }
+#ifdef MUTATE_SELF_CHECK
+    json_object *slow[SV_N];
+    env_find_many(c, sdk_vars, SV_N, slow);
+    if (memcmp(seen, slow, sizeof slow) != 0) {
+        fprintf(stderr, "sdk: find_sdk_vars is not env_find_many\n");
+        abort();
+    }
+#endif
+}
 
 /* One exporter TLS variable; relative file names resolve under the mount. */
-static void tls_env(lctx *l, json_object *c, json_object *const *seen, int var_id, const char *file,
+static void tls_env(lctx *l, cenv *ce, json_object *const *seen, int var_id, const char *file,
                     const char *dirprefix, const char *obj) {
     const char *var = sdk_vars[var_id];
     if (!file || !*file || seen[var_id]) return;
-    if (file[0] == '/') { env_append(c, var, file); return; }
+    if (file[0] == '/') { cenv_append(ce, var, file); return; }
     if (!obj) {
         mctx_warn(l->m, "inject-%s: exporter.tls names %s relative to a %s that is not set; %s not set", l->lang->name,
                   file, strstr(dirprefix, "configmap") ? "configMapName" : "secretName", var);
@@ -465,17 +606,18 @@ static void tls_env(lctx *l, json_object *c, json_object *const *seen, int var_i
     }
     char *v = NULL;
     v = xasprintf("%s%s/%s", dirprefix, obj, file);
-    env_append(c, var, v);
+    cenv_append(ce, var, v);
     free(v);
 }
 
-static void tls_configure(lctx *l, json_object *c, json_object *const *seen) {
+static void tls_configure(lctx *l, cenv *ce, json_object *const *seen) {
     tlsinfo t;
+    json_object *c = ce->c;
     if (!tls_get(l, &t)) return;
-    if (t.configmap) tls_env(l, c, seen, SV_CERT, t.ca, "/otel-auto-instrumentation-configmap-", t.configmap);
-    else tls_env(l, c, seen, SV_CERT, t.ca, "/otel-auto-instrumentation-secret-", t.secret);
-    tls_env(l, c, seen, SV_CLIENT_CERT, t.cert, "/otel-auto-instrumentation-secret-", t.secret);
-    tls_env(l, c, seen, SV_CLIENT_KEY, t.key, "/otel-auto-instrumentation-secret-", t.secret);
+    if (t.configmap) tls_env(l, ce, seen, SV_CERT, t.ca, "/otel-auto-instrumentation-configmap-", t.configmap);
+    else tls_env(l, ce, seen, SV_CERT, t.ca, "/otel-auto-instrumentation-secret-", t.secret);
+    tls_env(l, ce, seen, SV_CLIENT_CERT, t.cert, "/otel-auto-instrumentation-secret-", t.secret);
+    tls_env(l, ce, seen, SV_CLIENT_KEY, t.key, "/otel-auto-instrumentation-secret-", t.secret);
     char vn[64], path[512];
     if (t.secret) {
         volume_name(vn, sizeof vn, "otel-auto-secret-", t.secret);
@@ -489,19 +631,56 @@ static void tls_configure(lctx *l, json_object *c, json_object *const *seen) {
     }
 }
 
+/* What sdk_configure reads of the pod, in one pass over its metadata and
+ * one over its annotations (a handful of members each) instead of a hashed
+ * lookup per field: jw_str's, jstr's and jget's answers (strings only, but
+ * labels of any type). nres counts the resource.opentelemetry.io/ keys, so
+ * that step 3 walks the annotations again only when there are some. Read
+ * per call: the pod's metadata may be replaced between calls. */
+typedef struct podinfo {
+    const char *name, *uid;
+    json_object *labels, *ann;
+    const char *sid, *sns, *sname, *sver; /* resource.opentelemetry.io/service.* */
+    size_t nres;
+} podinfo;
+
+static void pod_info(mctx *m, podinfo *p) {
+    memset(p, 0, sizeof *p);
+    if (json_object_is_type(m->meta, json_type_object)) {
+        json_object_object_foreach(m->meta, k, v) {
+            if (k[0] == 'n' && !strcmp(k, "name")) p->name = str_of(v);
+            else if (k[0] == 'u' && !strcmp(k, "uid")) p->uid = str_of(v);
+            else if (k[0] == 'l' && !strcmp(k, "labels")) p->labels = v;
+        }
+    }
+    p->ann = pod_annotations(m);
+    if (!json_object_is_type(p->ann, json_type_object)) return;
+    json_object_object_foreach(p->ann, k, v) {
+        if (k[0] != 'r' || strncmp(k, ANN_RESOURCE, sizeof ANN_RESOURCE - 1) != 0) continue;
+        const char *key = k + sizeof ANN_RESOURCE - 1;
+        p->nres++;
+        if (strncmp(key, "service.", 8) != 0) continue;
+        if (!strcmp(key + 8, "instance.id")) p->sid = str_of(v);
+        else if (!strcmp(key + 8, "namespace")) p->sns = str_of(v);
+        else if (!strcmp(key + 8, "name")) p->sname = str_of(v);
+        else if (!strcmp(key + 8, "version")) p->sver = str_of(v);
+    }
+}
+
 /* Steps 1-4 of spec 3.7: the attributes before the $(...) references, never
- * writing keys the container's own OTEL_RESOURCE_ATTRIBUTES (ora) has. */
-static void build_map(lctx *l, json_object *ora, json_object *app, bool uids, amap *a_out) {
+ * writing keys the container's own OTEL_RESOURCE_ATTRIBUTES (ora) has. ip:
+ * the Instrumentation's part (its resource attributes as strings); NULL:
+ * they are read from the Instrumentation. */
+static void build_map(lctx *l, const podinfo *pi, const inst_part *ip, json_object *ora, const char *cname, bool uids,
+                      amap *a_out) {
     mctx *m = l->m;
-    json_object *ispec = l->ispec, *ann = pod_annotations(m);
-    json_object *res = jget(ispec, "resource");
-    const char *cname = jw_str(app, "name") ? jw_str(app, "name") : "";
+    json_object *ann = pi->ann;
     char buf[64];
     amap a = {{0}, {.own_keys = true}};
     if (ora && !jw_get(ora, "valueFrom")) parse_existing(&a, jw_str(ora, "value"));
 
     /* 1. Instrumentation-wide attributes, lowest precedence. */
-    json_object *ra = jget(res, "resourceAttributes");
+    json_object *ra = ip ? ip->attrs : jget(jget(l->ispec, "resource"), "resourceAttributes");
     if (json_object_is_type(ra, json_type_object)) {
         json_object_object_foreach(ra, k, v) {
             const char *sv = scalar_str(v, buf, sizeof buf);
@@ -512,13 +691,19 @@ static void build_map(lctx *l, json_object *ora, json_object *app, bool uids, am
     /* 2. What Kubernetes tells about the pod. */
     amap_set(&a, "k8s.namespace.name", m->ns);
     amap_set(&a, "k8s.container.name", cname);
-    amap_set(&a, "k8s.pod.name", jw_str(m->meta, "name"));
-    amap_set(&a, "k8s.pod.uid", jstr(m->meta, "uid"));
+    amap_set(&a, "k8s.pod.name", pi->name);
+    amap_set(&a, "k8s.pod.uid", pi->uid);
     amap_set(&a, "k8s.node.name", jstr(m->spec, "nodeName"));
-    const char *sid = jstr(ann, ANN_RESOURCE "service.instance.id");
-    if (sid) amap_set(&a, "service.instance.id", sid);
+    if (pi->sid) amap_set(&a, "service.instance.id", pi->sid);
     else if (*m->ns && *cname) {
-        amap_set_take(&a, "service.instance.id", xasprintf("%s.$(" POD_NAME_VAR ").%s", m->ns, cname));
+        /* ns.$(OTEL_RESOURCE_ATTRIBUTES_POD_NAME).cname */
+        static const char mid[] = ".$(" POD_NAME_VAR ").";
+        size_t nl = strlen(m->ns), cl = strlen(cname);
+        char *v = xmalloc(nl + sizeof mid - 1 + cl + 1);
+        memcpy(v, m->ns, nl);
+        memcpy(v + nl, mid, sizeof mid - 1);
+        memcpy(v + nl + sizeof mid - 1, cname, cl + 1);
+        amap_set_take(&a, "service.instance.id", v);
     }
     const owner_info *o = owners_walk(m);
     for (int k = 0; k < 6; k++) {
@@ -526,7 +711,7 @@ static void build_map(lctx *l, json_object *ora, json_object *app, bool uids, am
         if (uids) amap_set(&a, owner_uid_keys[k], o->uid[k]);
     }
     /* 3. resource.opentelemetry.io/<key> annotations. */
-    if (json_object_is_type(ann, json_type_object)) {
+    if (pi->nres) {
         json_object_object_foreach(ann, k, v) {
             if (strncmp(k, ANN_RESOURCE, strlen(ANN_RESOURCE)) != 0) continue;
             const char *key = k + strlen(ANN_RESOURCE);
@@ -535,37 +720,42 @@ static void build_map(lctx *l, json_object *ora, json_object *app, bool uids, am
         }
     }
     /* 4. */
-    const char *sns = jstr(ann, ANN_RESOURCE "service.namespace");
+    const char *sns = pi->sns;
     amap_set(&a, "service.namespace", sns && *sns ? sns : m->ns);
     *a_out = a;
 }
 
 /* Spec 3.4, read from the map before k8s.pod.name turns into a $(...)
  * reference. Points into the pod, the map or the container. */
-static const char *pick_service_name(lctx *l, json_object *app, bool use_labels, const amap *a) {
-    json_object *ann = pod_annotations(l->m), *labels = jget(l->m->meta, "labels");
-    const char *sn = jstr(ann, ANN_RESOURCE "service.name");
+static const char *pick_service_name(const podinfo *pi, const char *cname, bool use_labels, const amap *a) {
+    const char *sn = pi->sname;
     if ((!sn || !*sn) && use_labels) {
-        sn = jstr(labels, "app.kubernetes.io/instance");
-        if (!sn || !*sn) sn = jstr(labels, "app.kubernetes.io/name");
+        sn = jstr(pi->labels, "app.kubernetes.io/instance");
+        if (!sn || !*sn) sn = jstr(pi->labels, "app.kubernetes.io/name");
     }
     static const char *const from_map[] = {"k8s.deployment.name", "k8s.replicaset.name", "k8s.statefulset.name",
                                            "k8s.daemonset.name", "k8s.cronjob.name", "k8s.job.name", "k8s.pod.name"};
     for (size_t i = 0; i < sizeof from_map / sizeof *from_map && (!sn || !*sn); i++) sn = amap_get(a, from_map[i]);
-    return sn && *sn ? sn : jw_str(app, "name") ? jw_str(app, "name") : "";
+    return sn && *sn ? sn : cname;
 }
 
 char *sdk_service_name(lctx *l, json_object *app) {
     amap a;
-    build_map(l, env_find(app, ORA, NULL), app, inst_uids(l->ispec), &a);
-    char *sn = xstrdup(pick_service_name(l, app, inst_use_labels(l->ispec), &a));
+    podinfo pi;
+    pod_info(l->m, &pi);
+    const char *cname = jw_str(app, "name");
+    if (!cname) cname = "";
+    build_map(l, &pi, NULL, env_find(app, ORA, NULL), cname, inst_uids(l->ispec), &a);
+    char *sn = xstrdup(pick_service_name(&pi, cname, inst_use_labels(l->ispec), &a));
     amap_free(&a);
     return sn;
 }
 
 void sdk_configure(lctx *l, json_object *c, json_object *app) {
     mctx *m = l->m;
-    json_object *ispec = l->ispec, *ann = pod_annotations(m), *labels = jget(m->meta, "labels");
+    json_object *ispec = l->ispec;
+    podinfo pi;
+    pod_info(m, &pi);
     inst_part own = {0};
     const inst_part *ip = l->part;
     if (!ip) {
@@ -573,35 +763,37 @@ void sdk_configure(lctx *l, json_object *c, json_object *app) {
         ip = &own;
     }
     bool uids = ip->uids, use_labels = ip->use_labels;
-    const char *cname = jw_str(app, "name") ? jw_str(app, "name") : "";
+    const char *cname = jw_str(app, "name");
+    if (!cname) cname = "";
     json_object *seen[SV_N];
-    env_find_many(c, sdk_vars, SV_N, seen);
+    find_sdk_vars(c, seen);
     json_object *ora = seen[SV_ORA];
     bool ora_from = ora && jw_get(ora, "valueFrom");
     amap a;
-    build_map(l, ora, app, uids, &a);
+    build_map(l, &pi, ip, ora, cname, uids, &a);
 
-    if (!seen[SV_SERVICE_NAME]) env_append(c, "OTEL_SERVICE_NAME", pick_service_name(l, app, use_labels, &a));
-    if (ip->endpoint && !seen[SV_ENDPOINT]) env_push(c, ip->endpoint);
-    tls_configure(l, c, seen);
+    cenv ce = {c, NULL};
+    if (!seen[SV_SERVICE_NAME]) cenv_append(&ce, "OTEL_SERVICE_NAME", pick_service_name(&pi, cname, use_labels, &a));
+    if (ip->endpoint && !seen[SV_ENDPOINT]) cenv_push(&ce, ip->endpoint);
+    tls_configure(l, &ce, seen);
 
     if (!amap_existing(&a, "k8s.pod.name")) {
         /* Overwritten even when an annotation gave a literal name: the
          * downward API is the source of truth for the pod's own name. */
         amap_set(&a, "k8s.pod.name", "$(" POD_NAME_VAR ")");
     }
-    if (!seen[SV_POD_NAME]) const_field(l, c, CACHE_CONST_POD_NAME, false);
+    if (!seen[SV_POD_NAME]) const_field(l, c, &ce, CACHE_CONST_POD_NAME);
     if (uids && !amap_get(&a, "k8s.pod.uid") && !amap_existing(&a, "k8s.pod.uid")) {
         amap_set(&a, "k8s.pod.uid", "$(" POD_UID_VAR ")");
-        if (!seen[SV_POD_UID]) const_field(l, c, CACHE_CONST_POD_UID, false);
+        if (!seen[SV_POD_UID]) const_field(l, c, &ce, CACHE_CONST_POD_UID);
     }
     /* Step 7 overrides step 1: a service.version in spec.resource.resourceAttributes
      * gives way to the annotation, the label or the image's tag, as in the
      * reference (its TestSDKInjection "Resource attribute from CRD"); it is
      * kept only when none of them gives a version. */
     if (!amap_existing(&a, "service.version")) {
-        const char *ver = jstr(ann, ANN_RESOURCE "service.version");
-        if ((!ver || !*ver) && use_labels) ver = jstr(labels, "app.kubernetes.io/version");
+        const char *ver = pi.sver;
+        if ((!ver || !*ver) && use_labels) ver = jstr(pi.labels, "app.kubernetes.io/version");
         char iv[512];
         if (!ver || !*ver) {
             image_version(jw_str(app, "image"), iv, sizeof iv);
@@ -612,24 +804,23 @@ void sdk_configure(lctx *l, json_object *c, json_object *app) {
     }
     if (!amap_get(&a, "k8s.node.name") && !amap_existing(&a, "k8s.node.name")) {
         amap_set(&a, "k8s.node.name", "$(" NODE_NAME_VAR ")");
-        if (!seen[SV_NODE_NAME]) const_field(l, c, CACHE_CONST_NODE_NAME, false);
+        if (!seen[SV_NODE_NAME]) const_field(l, c, &ce, CACHE_CONST_NODE_NAME);
     }
 
-    if (ip->propagators && !seen[SV_PROPAGATORS]) env_push(c, ip->propagators);
+    if (ip->propagators && !seen[SV_PROPAGATORS]) cenv_push(&ce, ip->propagators);
     if (ip->sampler && !seen[SV_SAMPLER] && !seen[SV_SAMPLER_ARG]) {
-        env_push(c, ip->sampler);
-        if (ip->sampler_arg) env_push(c, ip->sampler_arg);
+        cenv_push(&ce, ip->sampler);
+        if (ip->sampler_arg) cenv_push(&ce, ip->sampler_arg);
     }
-    inst_part_release(&own);
 
     /* Write-out: sorted k=v list, appended to an existing value. */
     size_t nattrs;
-    aslot *sorted = amap_sorted(&a, &nattrs);
+    sattr *sorted = amap_sorted(&a, &nattrs);
     size_t len = 1;
-    for (size_t i = 0; i < nattrs; i++) len += strlen(sorted[i].key) + strlen(sorted[i].val) + 2;
-    char *list = xcalloc(1, len), *w = list;
+    for (size_t i = 0; i < nattrs; i++) len += sorted[i].kl + sorted[i].vl + 2;
+    char *list = xmalloc(len), *w = list;
     for (size_t i = 0; i < nattrs; i++) {
-        size_t kl = strlen(sorted[i].key), vl = strlen(sorted[i].val);
+        size_t kl = sorted[i].kl, vl = sorted[i].vl;
         if (i) *w++ = ',';
         memcpy(w, sorted[i].key, kl);
         w += kl;
@@ -637,12 +828,13 @@ void sdk_configure(lctx *l, json_object *c, json_object *app) {
         memcpy(w, sorted[i].val, vl);
         w += vl;
     }
+    *w = 0;
     free(sorted);
     if (ora_from) {
         mctx_warn(m, "inject-%s: OTEL_RESOURCE_ATTRIBUTES of container %s comes from valueFrom; Kubernetes attributes "
                      "not added", l->lang->name, cname);
     } else if (!ora) {
-        env_append(c, ORA, list);
+        cenv_append(&ce, ORA, list);
     } else if (nattrs) {
         const char *old = jw_str(ora, "value") ? jw_str(ora, "value") : "";
         size_t ol = strlen(old);
@@ -655,4 +847,5 @@ void sdk_configure(lctx *l, json_object *c, json_object *app) {
     if (ora && !ora_from) env_move_to_end(c, ORA);
     free(list);
     amap_free(&a);
+    inst_part_release(&own); /* after the map, which borrows own.attrs */
 }

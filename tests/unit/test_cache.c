@@ -11,7 +11,7 @@
  * entries shared by containers and pods, never edited (JAVA_TOOL_OPTIONS
  * and NODE_OPTIONS from spec.env extended in two containers, Node.js into
  * Java's init container), an Instrumentation changed in spec (its TLS
- * files and addK8sUIDAttributes too),
+ * files, addK8sUIDAttributes and resourceAttributes too),
  * resourceVersion, uid or generation never served stale, Python's two
  * init container commands, and eviction. */
 #include "base/versions.h"
@@ -401,6 +401,11 @@ START_TEST(instrumentation_parts_are_shared_not_edited) {
 }
 END_TEST
 
+#define ORA_APP1                                                                                                       \
+    "OTEL_RESOURCE_ATTRIBUTES=k8s.container.name=app1,k8s.namespace.name=ns1,"                                         \
+    "k8s.node.name=$(OTEL_RESOURCE_ATTRIBUTES_NODE_NAME),k8s.pod.name=$(OTEL_RESOURCE_ATTRIBUTES_POD_NAME),"           \
+    "service.instance.id=ns1.$(OTEL_RESOURCE_ATTRIBUTES_POD_NAME).app1,service.namespace=ns1,service.version=1,"
+
 /* Never stale: an Instrumentation whose spec (endpoint, env, image),
  * resourceVersion, uid or generation changed is derived again, and each
  * language and init container command (Python's platform) is an entry of
@@ -417,6 +422,7 @@ START_TEST(replaced_instrumentations_are_not_served_stale) {
     } edits[] = {
         {"http://otel:4317", "http://otel-2:4317", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT=http://otel-2:4317"},
         {"value: s}", "value: s2}", "SHARED", "SHARED=s2"},
+        {"name: SHARED,", "name: SHARED_2,", "SHARED_2", "SHARED_2=s"}, /* and the names kept with the list */
         {"value: j}", "value: j2}", "OTEL_JAVA_X", "OTEL_JAVA_X=j2"},
         {"argument: '0.25'", "argument: '0.5'", "OTEL_TRACES_SAMPLER_ARG", "OTEL_TRACES_SAMPLER_ARG=0.5"},
         {"{name: inst, namespace: ns1}", "{name: inst, namespace: ns1, resourceVersion: '7'}", "SHARED", "SHARED=s"},
@@ -424,8 +430,8 @@ START_TEST(replaced_instrumentations_are_not_served_stale) {
         {"{name: inst, namespace: ns1}", "{name: inst, namespace: ns1, resourceVersion: '8', uid: u2}", "SHARED", "SHARED=s"},
         {"{name: inst, namespace: ns1}", "{name: inst, namespace: ns1, resourceVersion: '8', uid: u2, generation: 3}",
          "SHARED", "SHARED=s"},
-        /* What the part keeps for sdk_configure: the exporter's TLS names
-         * and addK8sUIDAttributes. */
+        /* What the part keeps for sdk_configure: the exporter's TLS names,
+         * addK8sUIDAttributes and the resource attributes. */
         {"endpoint: 'http://otel:4317'}", "endpoint: 'http://otel:4317', tls: {ca_file: /ca.pem}}",
          "OTEL_EXPORTER_OTLP_CERTIFICATE", "OTEL_EXPORTER_OTLP_CERTIFICATE=/ca.pem"},
         {"endpoint: 'http://otel:4317'}", "endpoint: 'http://otel:4317', tls: {ca_file: /ca2.pem, key_file: /k.pem}}",
@@ -433,6 +439,12 @@ START_TEST(replaced_instrumentations_are_not_served_stale) {
         {"  nodejs:", "  resource: {addK8sUIDAttributes: true}\n  nodejs:", "OTEL_RESOURCE_ATTRIBUTES_POD_UID",
          "OTEL_RESOURCE_ATTRIBUTES_POD_UID<metadata.uid"},
         {"  nodejs:", "  resource: {addK8sUIDAttributes: false}\n  nodejs:", "OTEL_RESOURCE_ATTRIBUTES_POD_UID", "(none)"},
+        {"  nodejs:", "  resource: {resourceAttributes: {team: a, tier: 1}}\n  nodejs:", "OTEL_RESOURCE_ATTRIBUTES",
+         ORA_APP1 "team=a,tier=1"},
+        {"  nodejs:", "  resource: {resourceAttributes: {team: b, tier: 2.5}}\n  nodejs:", "OTEL_RESOURCE_ATTRIBUTES",
+         ORA_APP1 "team=b,tier=2.5"},
+        {"{name: inst, namespace: ns1}\nspec:\n", "{name: inst, namespace: ns1, resourceVersion: '9'}\nspec:\n"
+         "  resource: {resourceAttributes: {team: c}}\n", "OTEL_RESOURCE_ATTRIBUTES", ORA_APP1 "team=c"},
     };
     const size_t nedits = sizeof edits / sizeof *edits;
     for (size_t i = 0; i < sizeof edits / sizeof *edits; i++) {

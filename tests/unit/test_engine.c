@@ -883,6 +883,48 @@ START_TEST(sdk_env_checks_one_pass) {
 }
 END_TEST
 
+/* The Instrumentation's env lists are shared in one scan of the container's
+ * env each: an entry is added when no entry of its name is there yet, the
+ * ones added before it counted (a repeated name in a list comes in once,
+ * the first), an entry without a name never, and spec.env's OTEL_POD_IP
+ * not at all, the container's own IP entry being about to go first. Lists
+ * of distinct names are read from the cached part's names, the others
+ * entry by entry: each kind for spec.env and for spec.java.env. */
+START_TEST(instrumentation_env_shared_once) {
+    static const char *const envs[2][2] = {
+        {"[{name: A, value: '1'}, {name: A, value: '2'}, {value: noname}, {name: OTEL_POD_IP, value: x}, "
+         "{name: B, value: b}, {name: D, value: d}, {name: D, value: d2}]",
+         "[{name: B, value: jb}, {name: C, value: c}]"},
+        {"[{name: A, value: '1'}, {name: OTEL_POD_IP, value: x}, {name: B, value: b}, {name: D, value: d}]",
+         "[{name: B, value: jb}, {name: C, value: c}, {name: C, value: c2}, {value: noname}]"},
+    };
+    for (int v = 0; v < 2; v++) {
+        char *inst = xasprintf("apiVersion: opentelemetry.io/v1alpha1\nkind: Instrumentation\n"
+                               "metadata: {name: inst, namespace: ns1}\n"
+                               "spec:\n  env: %s\n  java: {env: %s}\n", envs[v][0], envs[v][1]);
+        fx_resources(inst);
+        free(inst);
+        for (int bare = 0; bare < 2; bare++) {
+            /* The pod's own A, or none. */
+            fx_run *r = fx_mutate(bare ? "env-shared-once-bare" : "env-shared-once",
+                                  bare ? BARE_POD("{instrumentation.opentelemetry.io/inject-java: 'true'}",
+                                                  "  - {name: app, image: 'a:1'}\n")
+                                       : BARE_POD("{instrumentation.opentelemetry.io/inject-java: 'true'}",
+                                                  "  - {name: app, image: 'a:1', env: [{name: A, value: pod}]}\n"),
+                                  "ns1");
+            ck_assert_str_eq(r->warnings, "");
+            char *env = fx_env(fx_container(r, "containers", "app")), *cut = strstr(env, "JAVA_TOOL_OPTIONS=");
+            ck_assert_ptr_nonnull(cut);
+            *cut = 0;
+            EQ(strdup(env), bare ? "OTEL_NODE_IP<status.hostIP\nOTEL_POD_IP<status.podIP\nB=jb\nC=c\nA=1\nD=d\n"
+                                 : "OTEL_NODE_IP<status.hostIP\nOTEL_POD_IP<status.podIP\nA=pod\nB=jb\nC=c\nD=d\n");
+            free(env);
+            fx_free(r);
+        }
+    }
+}
+END_TEST
+
 /* The attribute map owns what came from reused buffers (non-string
  * scalars of spec.resource.resourceAttributes, the image's version) and
  * borrows the rest; a dozen keys are sorted in place, more by qsort: both
@@ -1082,6 +1124,7 @@ int main(void) {
     tcase_add_test(tc, unknown_fields_survive);
     tcase_add_test(tc, not_a_pod);
     tcase_add_test(tc, sdk_env_checks_one_pass);
+    tcase_add_test(tc, instrumentation_env_shared_once);
     tcase_add_test(tc, resource_map_values_and_order);
     tcase_add_test(tc, pointer_tokens_escaped_at_every_offset);
     suite_add_tcase(s, tc);
