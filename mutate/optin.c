@@ -51,26 +51,6 @@ bool already_instrumented(mctx *m) {
     return false;
 }
 
-/* The languages whose inject-<lang> key the pod or its namespace has. The
- * others resolve to "" (resolve_annotation of two absent keys), so only
- * these are asked for: one pass over each set of annotations (a few keys)
- * instead of two hashed lookups for each of the eight languages. */
-static unsigned inject_keys(mctx *m) {
-    static const char pre[] = ANN_PREFIX "inject-";
-    json_object *sets[2] = {pod_annotations(m), m->ns_ann};
-    unsigned bits = 0;
-    for (int s = 0; s < 2; s++) {
-        if (!json_object_is_type(sets[s], json_type_object)) continue;
-        json_object_object_foreach(sets[s], k, v) {
-            (void)v;
-            if (strncmp(k, pre, sizeof pre - 1) != 0) continue;
-            for (int id = 0; id < MUTATE_NLANGS; id++)
-                if (strcmp(k + sizeof pre - 1, mutate_lang_name(id)) == 0) bits |= MUTATE_BIT(id);
-        }
-    }
-    return bits;
-}
-
 typedef struct pick {
     json_object *found;
     size_t count;
@@ -199,9 +179,7 @@ void optin_instrumentation(mctx *m) {
     memset(langs, 0, sizeof langs);
 
     bool asked = false;
-    unsigned keys = inject_keys(m);
     for (int id = 0; id < MUTATE_NLANGS; id++) {
-        if (!(keys & MUTATE_BIT(id))) continue;
         const char *v = lang_annotation(m, id);
         if (*v && !streq_ci(v, "false")) asked = true;
     }
@@ -217,7 +195,6 @@ void optin_instrumentation(mctx *m) {
     }
 
     for (int id = 0; id < MUTATE_NLANGS; id++) {
-        if (!(keys & MUTATE_BIT(id))) continue;
         const char *v = lang_annotation(m, id);
         if (!*v || streq_ci(v, "false")) continue;
         const mutate_lang *lang = mutate_lang_get(id);
