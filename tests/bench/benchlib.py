@@ -46,10 +46,16 @@ def certs(binary, tmp):
     return d
 
 
-def start_ours(binary, tmp, threads=1, wrap=(), port=None, extra=()):
+def pinned(cpus):
+    """The command prefix that keeps a process on the CPUs listed ("0",
+    "1"), or none when cpus is None."""
+    return ["taskset", "-c", cpus] if cpus is not None else []
+
+
+def start_ours(binary, tmp, threads=1, wrap=(), port=None, extra=(), cpus=None):
     port = port or free_port()
     c = certs(binary, tmp)
-    p = subprocess.Popen(list(wrap) + [binary, "serve", "--listen", "127.0.0.1:%d" % port, "--tls-cert",
+    p = subprocess.Popen(pinned(cpus) + list(wrap) + [binary, "serve", "--listen", "127.0.0.1:%d" % port, "--tls-cert",
                                        c + "/tls.crt", "--tls-key", c + "/tls.key", "--resources",
                                        os.path.join(ROOT, "examples/resources"), "--threads", str(threads),
                                        "--log-level", "warn", "--shutdown-grace", "2"] + list(extra),
@@ -59,9 +65,10 @@ def start_ours(binary, tmp, threads=1, wrap=(), port=None, extra=()):
     return p, port
 
 
-def start_nginx(tmp, body, wrap=(), name="nginx"):
+def start_nginx(tmp, body, wrap=(), name="nginx", cpus=None):
     """nginx reading the body and answering `body`: with wrap (callgrind) as
-    one process (master_process off), else a master and one worker."""
+    one process (master_process off), else a master and one worker; on the
+    CPUs listed when cpus is given (the worker inherits them)."""
     if "$" in body or "\n" in body:
         sys.exit("nginx floor: the constant must hold no $ or newline")
     port = free_port()
@@ -97,7 +104,7 @@ http {
 }
 """ % {"d": d, "port": port, "c": os.path.join(tmp, "certs"), "echo": echo,
        "master": "master_process off;" if wrap else ""})
-    p = subprocess.Popen(list(wrap) + ["nginx", "-c", conf, "-p", d],
+    p = subprocess.Popen(pinned(cpus) + list(wrap) + ["nginx", "-c", conf, "-p", d],
                          stderr=None if os.environ.get("BENCH_DEBUG") else subprocess.DEVNULL)
     wait_port(port, p, 120 if wrap else 30)
     return p, port

@@ -5,8 +5,9 @@ server that reads a body and answers", side by side in one run.
 The floor is nginx (Debian, echo module) reading the same body and answering
 a constant over the same TLS settings and certificate: the fair floor answers
 exactly the bytes we answer for that review (fetched from our server first),
-the small floor a ~200-byte JSON. Both run one worker (one event loop); wrk
-drives HTTP/1.1 keep-alive over TLS with 4 connections. Per review (the 4 KB
+the small floor a ~200-byte JSON. Both run one worker (one event loop) on
+one CPU, and wrk drives HTTP/1.1 keep-alive over TLS with 4 connections
+from another. Per review (the 4 KB
 and 60 KB ones in tests/bench): req/s, p50 and p99, server CPU microseconds
 per request (utime+stime from /proc), and our ratio to the floor; then p99 at
 a steady rate (each of the 4 connections waits 20 ms after every answer:
@@ -33,6 +34,15 @@ SECONDS = int(os.environ.get("BENCH_SECONDS", "8"))
 SMALL = json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
                     "response": {"uid": "705ab4f5-6393-11e8-b7cc-42010a800002", "allowed": True,
                                  "patchType": "JSONPatch", "patch": "W10K" * 20}}, separators=(",", ":"))
+
+
+# One core for the server, the other for wrk, in the one-loop rows: left
+# to the scheduler, the two sometimes share a core and sometimes do not,
+# and nginx's rate alone then moved from 45,000 to 68,000 req/s between
+# runs a minute apart (our ratio from 0.27 to 0.37). The threads row is
+# not pinned: its two loops need both cores.
+_cpus = sorted(os.sched_getaffinity(0))
+SERVER_CPU, CLIENT_CPU = (str(_cpus[0]), str(_cpus[1])) if len(_cpus) >= 2 and shutil.which("taskset") else (None, None)
 
 
 def cpu_ticks(pid):
@@ -74,7 +84,7 @@ def percentile(out, p):
     return parse_ms(re.search(r"^\s+%s%%\s+(\S+)\s*$" % p, out, re.M).group(1))
 
 
-def run_wrk(port, body_file, pids, threads=1, delay_ms=0, seconds=SECONDS):
+def run_wrk(port, body_file, pids, threads=1, delay_ms=0, seconds=SECONDS, cpus=None):
     script = os.path.join(tmp, "post.lua")
     with open(script, "w") as f:
         f.write('local f = io.open("%s", "rb")\nwrk.method = "POST"\nwrk.body = f:read("*a")\nf:close()\n'
@@ -83,7 +93,7 @@ def run_wrk(port, body_file, pids, threads=1, delay_ms=0, seconds=SECONDS):
             f.write("function delay() return %d end\n" % delay_ms)
     before = sum(cpu_ticks(p) for p in pids)
     child = resource.getrusage(resource.RUSAGE_CHILDREN)
-    out = subprocess.run(["wrk", "-t%d" % threads, "-c4", "-d%ds" % seconds, "--latency", "-s", script,
+    out = subprocess.run(benchlib.pinned(cpus) + ["wrk", "-t%d" % threads, "-c4", "-d%ds" % seconds, "--latency", "-s", script,
                           "https://127.0.0.1:%d/mutate-v1-pod" % port], capture_output=True, text=True).stdout
     after = sum(cpu_ticks(p) for p in pids)
     child2 = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -111,13 +121,14 @@ tmp = tempfile.mkdtemp(prefix="otel-bench-")
 procs = []
 try:
     benchlib.certs(BIN, tmp)
-    ours, ours_port = benchlib.start_ours(BIN, tmp)
+    ours, ours_port = benchlib.start_ours(BIN, tmp, cpus=SERVER_CPU)
     procs.append(ours)
-    small_ng, small_port = benchlib.start_nginx(tmp, SMALL, name="ng-small")
+    small_ng, small_port = benchlib.start_nginx(tmp, SMALL, name="ng-small", cpus=SERVER_CPU)
     procs.append(small_ng)
 
-    print("server: wrk -t1 -c4 -d%ds, HTTP/1.1 keep-alive over TLS 1.3, one event loop each (%s)" %
-          (SECONDS, time.strftime("%Y-%m-%d %H:%M")))
+    print("server: wrk -t1 -c4 -d%ds, HTTP/1.1 keep-alive over TLS 1.3, one event loop each%s (%s)" %
+          (SECONDS, ", the server on CPU %s and wrk on CPU %s" % (SERVER_CPU, CLIENT_CPU) if SERVER_CPU else "",
+           time.strftime("%Y-%m-%d %H:%M")))
     print("  %-22s %10s %9s %9s %12s %7s" % ("", "req/s", "p50 ms", "p99 ms", "CPU us/req", "errors"))
     steady = []
     for label, path in benchlib.REVIEWS:
@@ -125,18 +136,18 @@ try:
         c = benchlib.Client(ours_port)
         status, answer = c.post("/mutate-v1-pod", body)
         c.close()
-        fair_ng, fair_port = benchlib.start_nginx(tmp, answer.decode(), name="ng-fair")
+        fair_ng, fair_port = benchlib.start_nginx(tmp, answer.decode(), name="ng-fair", cpus=SERVER_CPU)
         print("review %s (%d B in, %d B out)" % (label, len(body), len(answer)))
-        r_fair = run_wrk(fair_port, path, benchlib.nginx_pids(fair_ng))
-        r_small = run_wrk(small_port, path, benchlib.nginx_pids(small_ng))
-        r_us = run_wrk(ours_port, path, [ours.pid])
+        r_fair = run_wrk(fair_port, path, benchlib.nginx_pids(fair_ng), cpus=CLIENT_CPU)
+        r_small = run_wrk(small_port, path, benchlib.nginx_pids(small_ng), cpus=CLIENT_CPU)
+        r_us = run_wrk(ours_port, path, [ours.pid], cpus=CLIENT_CPU)
         row("nginx, our answer", r_fair)
         row("nginx, 200 B answer", r_small)
         row("otel-webhook", r_us)
         print("  ratio to the fair floor: throughput %.2f, CPU per request %.2f" %
               (r_us["rps"] / r_fair["rps"], r_us["cpu_us"] / r_fair["cpu_us"]))
-        s_fair = run_wrk(fair_port, path, benchlib.nginx_pids(fair_ng), delay_ms=20)
-        s_us = run_wrk(ours_port, path, [ours.pid], delay_ms=20)
+        s_fair = run_wrk(fair_port, path, benchlib.nginx_pids(fair_ng), delay_ms=20, cpus=CLIENT_CPU)
+        s_us = run_wrk(ours_port, path, [ours.pid], delay_ms=20, cpus=CLIENT_CPU)
         steady.append((label, s_fair, s_us))
         benchlib.stop(fair_ng)
     print("steady rate (4 connections, 20 ms between an answer and the next request: ~200 requests/s)")
