@@ -329,6 +329,51 @@ START_TEST(drops_members_and_the_prune_agrees) {
 }
 END_TEST
 
+/* The skip's shortcut for a managedFields' "f:name":{} members (a colon,
+ * an empty object and a comma or brace, compared as four bytes) accepts
+ * and refuses what the member-by-member rule does: with whitespace, a
+ * trailing comma, a key without a value, and at the depth limit. */
+START_TEST(skips_empty_leaves_as_the_rule_does) {
+    static const struct {
+        const char *body;
+        bool ok;
+    } cases[] = {
+        {"{\"status\":{\"a\":{},\"b\":{}},\"x\":1}", true},
+        {"{\"status\":{\"a\":{}, \"b\":{} },\"x\":1}", true},
+        {"{\"status\":{\"a\" :{},\"b\": {}},\"x\":1}", true},
+        {"{\"status\":{\"a\":{},\"b\":{\"c\":{},\"d\":{}}},\"x\":1}", true},
+        {"{\"status\":[{\"a\":{}},{}],\"x\":1}", true},
+        {"{\"status\":{\"a\":{},},\"x\":1}", false},
+        {"{\"status\":{\"a\":{},\"b\"},\"x\":1}", false},
+        {"{\"status\":{\"a\":{},,\"b\":{}},\"x\":1}", false},
+        {"{\"status\":{\"a\":{}}]", false},
+        {"{\"status\":{\"a\":{}}", false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        json_object *o = NULL;
+        int rc = jfast_parse(cases[i].body, strlen(cases[i].body), DROPS, &o);
+        ck_assert_msg(rc == cases[i].ok, "%s", cases[i].body);
+        if (rc) ck_assert_str_eq(json_object_to_json_string_ext(o, FLAGS), "{\"x\":1}");
+        json_object_put(o);
+    }
+    /* The innermost leaf at the limit: 22 levels of objects inside the
+     * dropped member fit and 23 do not, whether the shortcut or the rule
+     * (a space before the colon) reads it. */
+    char deep[512];
+    for (int levels = 22; levels <= 23; levels++)
+        for (int spaced = 0; spaced < 2; spaced++) {
+            size_t n = (size_t)snprintf(deep, sizeof deep, "{\"status\":");
+            for (int l = 0; l < levels; l++) n += (size_t)snprintf(deep + n, sizeof deep - n, "{\"k\"%s:", spaced && l == levels - 1 ? " " : "");
+            n += (size_t)snprintf(deep + n, sizeof deep - n, "{}");
+            for (int l = 0; l < levels; l++) deep[n++] = '}';
+            deep[n++] = '}';
+            json_object *d = NULL;
+            ck_assert_msg(jfast_parse(deep, n, DROPS, &d) == (levels == 22), "%d levels, spaced %d", levels, spaced);
+            json_object_put(d);
+        }
+}
+END_TEST
+
 /* The byte-at-a-time reference of the string skip: past the closing
  * quote, or NULL at a control character, a bad escape or the end. */
 static const char *slow_skip_string(const char *p, const char *end) {
@@ -383,6 +428,7 @@ int main(void) {
     tcase_add_test(tc, special_byte_at_every_offset);
     tcase_add_test(tc, every_byte_in_a_string);
     tcase_add_test(tc, skips_managed_fields_as_the_skimmer_does);
+    tcase_add_test(tc, skips_empty_leaves_as_the_rule_does);
     tcase_add_test(tc, drops_members_and_the_prune_agrees);
     tcase_add_test(tc, skip_string_escapes_at_every_offset);
     suite_add_tcase(s, tc);
