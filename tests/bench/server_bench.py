@@ -7,9 +7,9 @@ a constant over the same TLS settings and certificate: the fair floor answers
 exactly the bytes we answer for that review (fetched from our server first),
 the small floor a ~200-byte JSON. Both run one worker (one event loop) on
 one CPU, and wrk drives HTTP/1.1 keep-alive over TLS with 4 connections
-from another. Per review (the 4 KB
-and 60 KB ones in tests/bench): req/s, p50 and p99, server CPU microseconds
-per request (utime+stime from /proc), and our ratio to the floor; then p99 at
+from another. Per review (the 4 KB and 60 KB ones in tests/bench): req/s,
+p50 and p99, server CPU microseconds per request (utime+stime from /proc),
+and our ratio to the floor; then p99 at
 a steady rate (each of the 4 connections waits 20 ms after every answer:
 about 200 requests/s), and the scaling from --threads 1 to --threads 2 with
 how the connections spread over the loops (CPU seconds of each loop thread)
@@ -106,8 +106,9 @@ def run_wrk(port, body_file, pids, threads=1, delay_ms=0, seconds=SECONDS, cpus=
         "p50": percentile(out, 50),
         "p99": percentile(out, 99),
         "cpu_us": (after - before) / hz * 1e6 / max(reqs, 1),
-        # wrk's own CPU (the only child that ran meanwhile): what the
-        # client takes from the cores the server shares with it
+        # wrk's own CPU (the only child reaped meanwhile, which is when
+        # RUSAGE_CHILDREN counts one): what the client takes from the
+        # cores the server shares with it
         "client_us": (child2.ru_utime + child2.ru_stime - child.ru_utime - child.ru_stime) * 1e6 / max(reqs, 1),
         "errors": (int(errors.group(1)) if errors else 0) + (1 if sock_err else 0),
     }
