@@ -358,12 +358,16 @@ void reconcile_remove_live(reconcile_pass *r, reconcile_collector *c, const char
     size_t pl = strlen(path);
     snprintf(path + pl, sizeof path - pl, "/%s", name);
     int code = delete_object(r, path, NULL, uid, &body, err, sizeof err);
+    /* Gone (or as good as, in a dry run): a later apply of the name in this
+     * pass creates it, rather than seeing the deleted one. */
     if (r->o->dry_run && code == 200) {
         r->st->pruned++;
         reconcile_logf(r, "would delete %s %s%s%s", k->kind, ns ? ns : "", ns ? "/" : "", name);
+        json_object_object_del(r->live, key);
         return;
     }
     if (code == 200 || code == 202 || code == 404) {
+        json_object_object_del(r->live, key);
         r->st->pruned++;
         reconcile_logf(r, "pruned %s %s%s%s", k->kind, ns ? ns : "", ns ? "/" : "", name);
     } else if (code == 409) {
