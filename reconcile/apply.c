@@ -107,9 +107,18 @@ static int delete_for_recreate(reconcile_pass *r, const char *path, const char *
     free(body);
     for (int i = 0; i < RECREATE_POLLS; i++) {
         body = NULL;
-        code = reconcile_request(r, "GET", path, NULL, NULL, &body, NULL, err, errlen);
+        json_object *j = NULL;
+        code = reconcile_request(r, "GET", path, NULL, NULL, &body, &j, err, errlen);
         free(body);
+        const char *now = jstr(jmap(j, "metadata"), "uid");
+        bool other = code == 200 && (!now || strcmp(now, uid) != 0);
+        json_object_put(j);
         if (code == 404) return 0;
+        if (other) { /* someone else's object took the name meanwhile */
+            snprintf(err, errlen, "another object of this name was created while the old one was going; it is "
+                                  "left alone");
+            return -1;
+        }
         if (code != 200) {
             if (code > 0) snprintf(err, errlen, "%d while waiting for the old object to go", code);
             return -1;
