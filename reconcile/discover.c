@@ -144,16 +144,22 @@ static int list_all(reconcile_pass *r, const char *path, const char *query, cons
         }
         pages++;
         snprintf(url, sizeof url, "%s?%slimit=" PAGE "%s%s", path, query, cont ? "&continue=" : "", cont ? cont : "");
-        /* The answer may use what is left of the LIST's bytes, no more: a
-         * page is cut off before it is parsed, not after. */
-        kube_api_conn_limit_body(r->conn, max_bytes - bytes + 1);
+        /* The answer may use what is left of the LIST's bytes, and one page
+         * a quarter of them at most, no more: it is cut off while it is
+         * read, before json-c turns it into a tree several times its size. */
+        size_t left = max_bytes - bytes, page_max = max_bytes / 4 > 0 ? max_bytes / 4 : 1;
+        bool page_cap = page_max < left;
+        kube_api_conn_limit_body(r->conn, (page_cap ? page_max : left) + 1);
         int code = reconcile_request(r, "GET", url, NULL, NULL, &body, &j, err, errlen);
         bool cut = kube_api_conn_body_cut(r->conn);
         kube_api_conn_limit_body(r->conn, 0);
         free(cont);
         cont = NULL;
         if (cut) {
-            reconcile_cut(r, "LIST %s: --max-list-bytes %zu reached", path, max_bytes);
+            if (page_cap)
+                reconcile_cut(r, "LIST %s: a page larger than a quarter of --max-list-bytes %zu", path, max_bytes);
+            else
+                reconcile_cut(r, "LIST %s: --max-list-bytes %zu reached", path, max_bytes);
             snprintf(err, errlen, "run cut short: %s", r->st->cut);
             goto out;
         }
