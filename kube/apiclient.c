@@ -52,6 +52,8 @@ struct kube_api_conn {
     long idle_s;
     double last_data;
     bool stalled;
+    size_t max_body; /* 0: MAX_BODY (kube_api_conn_limit_body) */
+    bool body_cut;   /* the last request's answer passed it */
 };
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
@@ -184,6 +186,14 @@ kube_api_conn *kube_api_conn_new(kube_api *api, const atomic_bool *stop) {
     return c;
 }
 
+void kube_api_conn_limit_body(kube_api_conn *c, size_t max) {
+    c->max_body = max < MAX_BODY ? max : MAX_BODY;
+}
+
+bool kube_api_conn_body_cut(const kube_api_conn *c) {
+    return c->body_cut;
+}
+
 void kube_api_conn_free(kube_api_conn *c) {
     if (!c) return;
     curl_easy_cleanup(c->h);
@@ -264,10 +274,11 @@ static void describe(kube_api_conn *c, CURLcode rc, char *err, size_t errlen) {
 typedef struct buf {
     sbuf s;
     bool overflow;
+    size_t max; /* 0: MAX_BODY */
 } buf;
 
 static bool buf_add(buf *b, const char *d, size_t n) {
-    if (b->s.len + n + 1 > MAX_BODY) {
+    if (b->s.len + n + 1 > (b->max ? b->max : MAX_BODY)) {
         b->overflow = true;
         return false;
     }
@@ -293,7 +304,8 @@ int kube_api_request(kube_api_conn *c, const char *method, const char *path, con
         snprintf(err, errlen, "no time left");
         return -1;
     }
-    buf b = {0};
+    buf b = {.max = c->max_body};
+    c->body_cut = false;
     struct curl_slist *hdrs = setup(c, path, accept);
     curl_easy_setopt(c->h, CURLOPT_TIMEOUT_MS, timeout_ms);
     curl_easy_setopt(c->h, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
@@ -320,8 +332,12 @@ int kube_api_request(kube_api_conn *c, const char *method, const char *path, con
     long status = 0;
     curl_easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, &status);
     if (rc != CURLE_OK) {
-        if (b.overflow) snprintf(err, errlen, "%s%s: response larger than %u bytes", c->api->server, path, MAX_BODY);
-        else describe(c, rc, err, errlen);
+        c->body_cut = b.overflow;
+        if (b.overflow)
+            snprintf(err, errlen, "%s%s: response larger than %zu bytes", c->api->server, path,
+                     b.max ? b.max : (size_t)MAX_BODY);
+        else
+            describe(c, rc, err, errlen);
         sbuf_free(&b.s);
         return -1;
     }

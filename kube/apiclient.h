@@ -46,6 +46,12 @@ const char *kube_api_server(const kube_api *api);
  * on-demand requests between phases (may be NULL). */
 kube_api_conn *kube_api_conn_new(kube_api *api, const atomic_bool *stop);
 void kube_api_conn_free(kube_api_conn *c);
+/* The most bytes an on-demand answer (kube_api_request) may have on c from
+ * now on (0, or more than the built-in 256 MiB: that limit); a longer one
+ * is cut off, the request fails, and kube_api_conn_body_cut says so until
+ * the next request. otel-reconcile run spends its LIST byte budget so. */
+void kube_api_conn_limit_body(kube_api_conn *c, size_t max);
+bool kube_api_conn_body_cut(const kube_api_conn *c);
 
 /* GET path (with query). accept may be NULL (application/json). The whole
  * request, connection included, is bounded by timeout_ms. Returns the HTTP

@@ -12,8 +12,16 @@
  * that rule).
  *
  * The ClusterRoles and bindings of collectors that are gone are deleted by
- * the sweep at the end of the pass (the reference needs a finalizer for
+ * the sweep at the start of the pass (the reference needs a finalizer for
  * this; we see it on the next run).
+ *
+ * Nothing is written over or deleted that is not ours (owner.c). Before a
+ * write the object is read (GET): absent, it is created; ours, applied;
+ * anyone else's, left alone and the collector fails with "name collision:"
+ * (the reference takes such an object over). Every DELETE carries the uid
+ * read in the LIST or GET as a precondition, so an object replaced since is
+ * not deleted (the API server answers 409; we log it and go on), and is
+ * counted against the run's --max-deletions.
  *
  * With --dry-run every decision is the same and only the writes are left
  * out: each is said instead (would create, would update with the changed
@@ -44,14 +52,53 @@ static int by_rank(const void *a, const void *b) {
 
 #define RECREATE_POLLS 40 /* 250 ms apart: 10 s for the old object to go */
 
+/* DELETE path?query of the object whose uid we read: the uid is a
+ * precondition (DeleteOptions), so a replaced object answers 409 and
+ * stays. Counted against --max-deletions, which cuts the run short when
+ * this one would pass it (-1 then, as for no answer). The status, or -1
+ * with err; *body as reconcile_request. */
+static int delete_object(reconcile_pass *r, const char *path, const char *query, const char *uid, char **body,
+                         char *err, size_t errlen) {
+    long max = r->o->max_deletions > 0 ? r->o->max_deletions : RECONCILE_DEFAULT_MAX_DELETIONS;
+    *body = NULL;
+    if (!uid || !*uid) {
+        snprintf(err, errlen, "no uid was read for it, so it is not deleted");
+        return -1;
+    }
+    if (r->deletions >= max) {
+        reconcile_cut(r, "--max-deletions %ld reached", max);
+        snprintf(err, errlen, "run cut short: %s", r->st->cut);
+        return -1;
+    }
+    r->deletions++;
+    if (r->o->dry_run) return 200;
+    char url[1200], opts[400];
+    snprintf(url, sizeof url, "%s%s%s", path, query ? "?" : "", query ? query : "");
+    json_object *o = jnew_obj();
+    jset_str(o, "apiVersion", "v1");
+    jset_str(o, "kind", "DeleteOptions");
+    jset_str(jset_obj(o, "preconditions"), "uid", uid);
+    snprintf(opts, sizeof opts, "%s", reconcile_json_text(o));
+    json_object_put(o);
+    return reconcile_request(r, "DELETE", url, "application/json", opts, body, NULL, err, errlen);
+}
+
 /* Deletes the object at path so that it can be created again with fields
  * the API server will not change in place, and waits until it is gone
  * (an Orphan delete holds the object until the garbage collector has
  * released its pods). 0, or -1 with err. */
-static int delete_for_recreate(reconcile_pass *r, const char *path, bool orphan, char *err, size_t errlen) {
-    char url[1100], *body = NULL;
-    snprintf(url, sizeof url, "%s?propagationPolicy=%s", path, orphan ? "Orphan" : "Background");
-    int code = reconcile_request(r, "DELETE", url, NULL, NULL, &body, NULL, err, errlen);
+static int delete_for_recreate(reconcile_pass *r, const char *path, const char *uid, bool orphan, char *err,
+                               size_t errlen) {
+    char *body = NULL;
+    int code = delete_object(r, path, orphan ? "propagationPolicy=Orphan" : "propagationPolicy=Background", uid, &body,
+                             err, errlen);
+    if (code == 409) {
+        char why[400];
+        reconcile_describe(why, sizeof why, code, body);
+        snprintf(err, errlen, "it was replaced since it was read, so it is not deleted: %s", why);
+        free(body);
+        return -1;
+    }
     if (code != 200 && code != 202 && code != 404) {
         if (code > 0) reconcile_describe(err, errlen, code, body);
         free(body);
@@ -60,9 +107,18 @@ static int delete_for_recreate(reconcile_pass *r, const char *path, bool orphan,
     free(body);
     for (int i = 0; i < RECREATE_POLLS; i++) {
         body = NULL;
-        code = reconcile_request(r, "GET", path, NULL, NULL, &body, NULL, err, errlen);
+        json_object *j = NULL;
+        code = reconcile_request(r, "GET", path, NULL, NULL, &body, &j, err, errlen);
         free(body);
+        const char *now = jstr(jmap(j, "metadata"), "uid");
+        bool other = code == 200 && (!now || strcmp(now, uid) != 0);
+        json_object_put(j);
         if (code == 404) return 0;
+        if (other) { /* someone else's object took the name meanwhile */
+            snprintf(err, errlen, "another object of this name was created while the old one was going; it is "
+                                  "left alone");
+            return -1;
+        }
         if (code != 200) {
             if (code > 0) snprintf(err, errlen, "%d while waiting for the old object to go", code);
             return -1;
@@ -120,12 +176,44 @@ static void dry_run_apply(reconcile_pass *r, reconcile_collector *c, const recon
     free(fields);
 }
 
+/* A name collision: obj's name is taken by someone else's object, which is
+ * left alone; c fails with why (the Ready condition says it). */
+static void collision(reconcile_pass *r, reconcile_collector *c, const reconcile_kind *k, const char *name,
+                      const char *why) {
+    const char *ns = k->namespaced ? c->ns : "", *slash = k->namespaced ? "/" : "";
+    r->st->collisions++;
+    reconcile_collector_fail(c, "name collision: %s %s%s%s exists and is not ours (%s); it is left alone", k->kind, ns,
+                             slash, name, why);
+    reconcile_logf(r, "warning: %s/%s: name collision: %s %s%s%s exists and is not ours (%s); left alone", c->ns,
+                   c->name, k->kind, ns, slash, name, why);
+}
+
+/* GET path: 0 with *cur (NULL: absent), or -1 with err. */
+static int read_current(reconcile_pass *r, const char *path, json_object **cur, char *err, size_t errlen) {
+    char *body = NULL;
+    *cur = NULL;
+    int code = reconcile_request(r, "GET", path, NULL, NULL, &body, cur, err, errlen);
+    if (code == 200 && *cur && json_object_is_type(*cur, json_type_object)) {
+        free(body);
+        return 0;
+    }
+    json_object_put(*cur);
+    *cur = NULL;
+    if (code == 404) {
+        free(body);
+        return 0;
+    }
+    if (code > 0) reconcile_describe(err, errlen, code, body);
+    free(body);
+    return -1;
+}
+
 static void apply_one(reconcile_pass *r, reconcile_collector *c, json_object *obj) {
     const char *api = jstr(obj, "apiVersion"), *kind = jstr(obj, "kind");
     const reconcile_kind *k = reconcile_kind_of(api, kind);
     json_object *m = jmap(obj, "metadata");
     const char *name = jstr(m, "name");
-    char key[768], path[1024], url[1100], err[512] = "";
+    char key[768], path[1024], url[1100], err[512] = "", why[512] = "";
     if (!k || !r->have[k->need]) {
         const char *why = k ? reconcile_needs[k->need].why : "this kind is not applied by otel-reconcile run";
         reconcile_collector_fail(c, "%s %s: %s", kind ? kind : "?", name ? name : "?", why);
@@ -136,12 +224,19 @@ static void apply_one(reconcile_pass *r, reconcile_collector *c, json_object *ob
     if (!k->namespaced) {
         char owner[600];
         snprintf(owner, sizeof owner, "%s/%s", c->ns, c->name);
-        jset_str(jobj_at(m, "annotations"), RECONCILE_OWNER_ANNOTATION, owner);
+        json_object *ann = jobj_at(m, "annotations");
+        jset_str(ann, RECONCILE_OWNER_ANNOTATION, owner);
+        jset_str(ann, RECONCILE_OWNER_UID_ANNOTATION, c->uid);
     }
     reconcile_stamp_digest(obj);
 
     snprintf(key, sizeof key, "%s/%s/%s", k->plural, k->namespaced ? c->ns : "", name);
     json_object *live = reconcile_live_get(r, key);
+    if (live && !reconcile_owner_is_ours(k, live, c->ns, c->name, c->uid, why, sizeof why)) {
+        collision(r, c, k, name, why);
+        json_object_put(live);
+        return;
+    }
     if (live) jset(c->kept, key, jnew_bool(1));
     bool workload = k->rank == RECONCILE_RANK_WORKLOAD && !c->workload_desired;
     if (workload) {
@@ -153,6 +248,33 @@ static void apply_one(reconcile_pass *r, reconcile_collector *c, json_object *ob
         json_object_put(live);
         return;
     }
+    reconcile_collection_path(path, sizeof path, k, k->namespaced ? c->ns : NULL);
+    size_t pl = strlen(path);
+    snprintf(path + pl, sizeof path - pl, "/%s", name);
+    /* About to write: what is there now? Listed by our label is no proof,
+     * and not listed is no proof of absence (the name may be taken by an
+     * object without our label). */
+    json_object *cur = NULL;
+    if (read_current(r, path, &cur, err, sizeof err) != 0) {
+        reconcile_collector_fail(c, "reading %s %s: %s", kind, name, err);
+        reconcile_logf(r, "error: %s/%s: reading %s %s: %s", c->ns, c->name, kind, name, err);
+        json_object_put(live);
+        return;
+    }
+    if (cur && !reconcile_owner_is_ours(k, cur, c->ns, c->name, c->uid, why, sizeof why)) {
+        collision(r, c, k, name, why);
+        json_object_put(cur);
+        json_object_put(live);
+        return;
+    }
+    if (!live && cur) { /* ours, but not listed (our label removed) */
+        live = cur;
+        cur = NULL;
+    }
+    char uid[200]; /* what a recreate's delete is conditioned on */
+    const char *u = jstr(jmap(cur ? cur : live, "metadata"), "uid");
+    snprintf(uid, sizeof uid, "%s", u ? u : "");
+    json_object_put(cur);
     bool orphan = false;
     const char *immutable =
         k->rank == RECONCILE_RANK_WORKLOAD ? reconcile_immutable_change(obj, live, &orphan) : NULL;
@@ -163,9 +285,6 @@ static void apply_one(reconcile_pass *r, reconcile_collector *c, json_object *ob
         return;
     }
     json_object_put(live); /* immutable points into static strings only */
-    reconcile_collection_path(path, sizeof path, k, k->namespaced ? c->ns : NULL);
-    size_t pl = strlen(path);
-    snprintf(path + pl, sizeof path - pl, "/%s", name);
     snprintf(url, sizeof url, "%s?fieldManager=" RECONCILE_FIELD_MANAGER "&force=true", path);
     char *body = NULL;
     int code = 0;
@@ -180,7 +299,7 @@ static void apply_one(reconcile_pass *r, reconcile_collector *c, json_object *ob
                            orphan ? "Orphan delete: its pods wait for the new one"
                                   : "Background delete: its pods go with it");
             if (would_create(r, k, c->ns, obj, err, sizeof err) != 0 ||
-                delete_for_recreate(r, path, orphan, err, sizeof err) != 0) {
+                delete_for_recreate(r, path, uid, orphan, err, sizeof err) != 0) {
                 reconcile_collector_fail(c, "recreating %s %s (%s): %s", kind, name, immutable, err);
                 reconcile_logf(r, "error: %s/%s: recreating %s %s: %s", c->ns, c->name, kind, name, err);
                 return;
@@ -239,24 +358,38 @@ void reconcile_remove_live(reconcile_pass *r, reconcile_collector *c, const char
     nsbuf[name - nsp] = '\0';
     name++;
     const char *ns = nsbuf[0] ? nsbuf : NULL;
-    r->st->pruned++;
-    if (r->o->dry_run) {
-        reconcile_logf(r, "would delete %s %s%s%s", k->kind, ns ? ns : "", ns ? "/" : "", name);
-        return;
-    }
+    json_object *live = reconcile_live_get(r, key);
+    char uid[200];
+    const char *u = jstr(jmap(live, "metadata"), "uid");
+    snprintf(uid, sizeof uid, "%s", u ? u : "");
+    json_object_put(live);
     reconcile_collection_path(path, sizeof path, k, k->namespaced ? ns : NULL);
     size_t pl = strlen(path);
     snprintf(path + pl, sizeof path - pl, "/%s", name);
-    int code = reconcile_request(r, "DELETE", path, NULL, NULL, &body, NULL, err, sizeof err);
-    bool ok = code == 200 || code == 202 || code == 404;
-    if (ok) {
+    int code = delete_object(r, path, NULL, uid, &body, err, sizeof err);
+    /* Gone (or as good as, in a dry run): a later apply of the name in this
+     * pass creates it, rather than seeing the deleted one. */
+    if (r->o->dry_run && code == 200) {
+        r->st->pruned++;
+        reconcile_logf(r, "would delete %s %s%s%s", k->kind, ns ? ns : "", ns ? "/" : "", name);
+        json_object_object_del(r->live, key);
+        return;
+    }
+    if (code == 200 || code == 202 || code == 404) {
+        json_object_object_del(r->live, key);
+        r->st->pruned++;
         reconcile_logf(r, "pruned %s %s%s%s", k->kind, ns ? ns : "", ns ? "/" : "", name);
+    } else if (code == 409) {
+        /* The uid precondition failed: what has this name now was created
+         * after our LIST, by someone else or by us; not ours to delete. */
+        reconcile_describe(err, sizeof err, code, body);
+        reconcile_logf(r, "warning: not deleting %s %s%s%s: it was replaced since it was listed (%s)", k->kind,
+                       ns ? ns : "", ns ? "/" : "", name, err);
     } else {
         if (code > 0) reconcile_describe(err, sizeof err, code, body);
         if (c) reconcile_collector_fail(c, "pruning %s %s: %s", k->kind, name, err);
         else r->sweep_failed = true;
         reconcile_logf(r, "error: pruning %s %s%s%s: %s", k->kind, ns ? ns : "", ns ? "/" : "", name, err);
-        r->st->pruned--;
     }
     free(body);
 }
@@ -276,19 +409,20 @@ static int newest_first(const void *a, const void *b) {
  * max(configVersions, 1) older ConfigMaps (kept for rollbacks, as the
  * reference keeps them; see docs/compat.md for the count). */
 void reconcile_prune(reconcile_pass *r, reconcile_collector *c) {
-    json_object *keys = NULL, *cluster = NULL;
+    json_object *keys = NULL;
     char ok[700];
+    /* One index for both scopes, by uid: a TargetAllocator of the
+     * collector's name (the one it generates) never reaches the
+     * collector's ClusterRoles, which a by-name index once let it prune. */
     snprintf(ok, sizeof ok, "uid:%s", c->uid);
     json_object_object_get_ex(r->owned, ok, &keys);
-    snprintf(ok, sizeof ok, "cr:%s/%s", c->ns, c->name);
-    json_object_object_get_ex(r->owned, ok, &cluster);
     int64_t versions = 3;
     jint(jmap(c->cr, "spec"), "configVersions", &versions);
     if (versions < 1) versions = 1;
     size_t n = keys ? json_object_array_length(keys) : 0, ncm = 0;
     aged *cms = xcalloc(n + 1, sizeof *cms);
-    json_object *lists[2] = {keys, cluster};
-    for (int l = 0; l < 2; l++)
+    json_object *lists[1] = {keys};
+    for (int l = 0; l < 1; l++)
         for (size_t i = 0; lists[l] && i < json_object_array_length(lists[l]); i++) {
             const char *key = json_object_get_string(json_object_array_get_idx(lists[l], i));
             if (json_object_object_get_ex(c->kept, key, NULL)) continue;
@@ -307,15 +441,23 @@ void reconcile_prune(reconcile_pass *r, reconcile_collector *c) {
     free(cms);
 }
 
-/* ClusterRoles and bindings whose collector is not listed any more. */
+/* ClusterRoles and bindings whose collector (by the uid annotation) is not
+ * listed any more, or is being deleted. */
 void reconcile_sweep(reconcile_pass *r) {
     json_object_object_foreach(r->owned, okey, keys) {
-        if (strncmp(okey, "cr:", 3) != 0 || json_object_object_get_ex(r->crs, okey + 3, NULL)) continue;
-        if (r->o->ns) { /* only what belongs to the namespace this run covers */
-            size_t l = strlen(r->o->ns);
-            if (strncmp(okey + 3, r->o->ns, l) != 0 || okey[3 + l] != '/') continue;
+        if (strncmp(okey, "uid:", 4) != 0 || json_object_object_get_ex(r->cr_uids, okey + 4, NULL)) continue;
+        for (size_t i = 0; i < json_object_array_length(keys) && reconcile_alive(r); i++) {
+            const char *key = json_object_get_string(json_object_array_get_idx(keys, i));
+            if (strncmp(key, "clusterrole", 11) != 0) continue; /* namespaced: the garbage collector's */
+            if (r->o->ns) { /* only what belongs to the namespace this run covers */
+                json_object *live = reconcile_live_get(r, key);
+                const char *cr = jstr(jmap(jmap(live, "metadata"), "annotations"), RECONCILE_OWNER_ANNOTATION);
+                size_t l = strlen(r->o->ns);
+                bool mine = cr && strncmp(cr, r->o->ns, l) == 0 && cr[l] == '/';
+                json_object_put(live);
+                if (!mine) continue;
+            }
+            reconcile_remove_live(r, NULL, key);
         }
-        for (size_t i = 0; i < json_object_array_length(keys); i++)
-            reconcile_remove_live(r, NULL, json_object_get_string(json_object_array_get_idx(keys, i)));
     }
 }

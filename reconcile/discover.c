@@ -11,9 +11,11 @@
  * optional kind missing (the TargetAllocator CRD lives in a group that is
  * always there). A few paged LISTs instead of a GET per object keep an
  * unchanged pass at a constant number of requests however many collectors
- * there are. Objects are grouped by owner: the controller
- * ownerReference's uid for namespaced objects, the owner annotation for
- * cluster-scoped ones. They are kept as compact JSON text, not trees. */
+ * there are. Objects are grouped by owner uid (owner.c: the controller
+ * ownerReference for namespaced objects, the owner uid annotation for
+ * cluster-scoped ones). They are kept as compact JSON text, not trees.
+ * Items a LIST should not have held (another kind, no uid, another
+ * namespace) are dropped here, so nothing later acts on them. */
 #include "reconcile/pass.h"
 
 #include "base/alloc.h"
@@ -85,22 +87,83 @@ void reconcile_collection_path(char *out, size_t n, const reconcile_kind *k, con
         snprintf(out, n, "%s%s/%s", root, k->api_version, k->plural);
 }
 
+/* What a LIST is for: items that are not of this kind, carry no uid, or lie
+ * outside the namespace asked are not believed (an aggregated API, a
+ * proxy or a broken server could answer anything, and a wrong-kind item
+ * would otherwise be pruned under the plural's name). */
+typedef struct list_want {
+    const char *api_version, *kind;
+    bool namespaced;
+} list_want;
+
+/* Why item is not one of w (NULL: it is). Items of built-in lists often
+ * carry no kind and apiVersion; only ones that are there are compared. */
+static const char *misfit(reconcile_pass *r, const list_want *w, json_object *item, char *buf, size_t n) {
+    json_object *m = jmap(item, "metadata");
+    const char *kind = jstr(item, "kind"), *api = jstr(item, "apiVersion"), *ns = jstr(m, "namespace");
+    const char *uid = jstr(m, "uid"), *name = jstr(m, "name");
+    if (!json_object_is_type(item, json_type_object) || !m || !name || !*name)
+        snprintf(buf, n, "an item without metadata.name");
+    else if ((kind && strcmp(kind, w->kind) != 0) || (api && strcmp(api, w->api_version) != 0))
+        snprintf(buf, n, "%s %s %s%s%s: not a %s", api ? api : "?", kind ? kind : "?", ns ? ns : "", ns ? "/" : "",
+                 name, w->kind);
+    else if (!uid || !*uid)
+        snprintf(buf, n, "%s %s%s%s: no metadata.uid", w->kind, ns ? ns : "", ns ? "/" : "", name);
+    else if (w->namespaced && (!ns || !*ns || (r->o->ns && strcmp(ns, r->o->ns) != 0)))
+        snprintf(buf, n, "%s %s/%s: outside the namespace asked (%s)", w->kind, ns ? ns : "", name,
+                 r->o->ns ? r->o->ns : "any");
+    else if (!w->namespaced && ns && *ns)
+        snprintf(buf, n, "%s %s/%s: a namespace on a cluster-scoped kind", w->kind, ns, name);
+    else
+        return NULL;
+    return buf;
+}
+
 /* Calls each(r, item, ctx) for every item of a paged LIST of path (query:
- * extra "k=v&", may be empty), while its page is in memory: one page is
- * the most a LIST holds at a time. 0; or, with err, the HTTP status that
- * failed it, or -1 when no answer came. */
+ * extra "k=v&", may be empty) that is one of w, while its page is in
+ * memory: one page is the most a LIST holds at a time. Items that are not
+ * are skipped, said once per LIST. The LIST's pages and answer bytes are
+ * bounded (run.h): past either the run is cut short. 0; or, with err, the
+ * HTTP status that failed it, or -1 when no answer came. */
 typedef reconcile_each_fn each_fn;
-static int list_all(reconcile_pass *r, const char *path, const char *query, each_fn each, void *ctx, char *err,
-                    size_t errlen) {
-    char *cont = NULL, url[2048];
+static int list_all(reconcile_pass *r, const char *path, const char *query, const list_want *w, each_fn each,
+                    void *ctx, char *err, size_t errlen) {
+    char *cont = NULL, url[2048], first[512] = "";
     int ret = -1;
+    long pages = 0, max_pages = r->o->max_list_pages > 0 ? r->o->max_list_pages : RECONCILE_DEFAULT_MAX_LIST_PAGES;
+    size_t bytes = 0, max_bytes = r->o->max_list_bytes > 0 ? r->o->max_list_bytes : RECONCILE_DEFAULT_MAX_LIST_BYTES;
+    size_t ignored = 0;
     for (;;) {
         char *body = NULL;
         json_object *j = NULL;
+        if (pages == max_pages) {
+            reconcile_cut(r, "LIST %s: --max-list-pages %ld reached (the API server keeps answering continue)", path,
+                          max_pages);
+            snprintf(err, errlen, "run cut short: %s", r->st->cut);
+            goto out;
+        }
+        pages++;
         snprintf(url, sizeof url, "%s?%slimit=" PAGE "%s%s", path, query, cont ? "&continue=" : "", cont ? cont : "");
+        /* The answer may use what is left of the LIST's bytes, and one page
+         * a quarter of them at most, no more: it is cut off while it is
+         * read, before json-c turns it into a tree several times its size. */
+        size_t left = max_bytes - bytes, page_max = max_bytes / 4 > 0 ? max_bytes / 4 : 1;
+        bool page_cap = page_max < left;
+        kube_api_conn_limit_body(r->conn, (page_cap ? page_max : left) + 1);
         int code = reconcile_request(r, "GET", url, NULL, NULL, &body, &j, err, errlen);
+        bool cut = kube_api_conn_body_cut(r->conn);
+        kube_api_conn_limit_body(r->conn, 0);
         free(cont);
         cont = NULL;
+        if (cut) {
+            if (page_cap)
+                reconcile_cut(r, "LIST %s: a page larger than a quarter of --max-list-bytes %zu", path, max_bytes);
+            else
+                reconcile_cut(r, "LIST %s: --max-list-bytes %zu reached", path, max_bytes);
+            snprintf(err, errlen, "run cut short: %s", r->st->cut);
+            goto out;
+        }
+        bytes += body ? strlen(body) : 0;
         if (code != 200 || !j) {
             if (code > 0) reconcile_describe(err, errlen, code, body);
             if (code > 0 && code != 200) ret = code;
@@ -112,6 +175,11 @@ static int list_all(reconcile_pass *r, const char *path, const char *query, each
         json_object *arr = jarr(j, "items");
         for (size_t i = 0; arr && i < json_object_array_length(arr); i++) {
             json_object *it = json_object_array_get_idx(arr, i);
+            char why[400];
+            if (misfit(r, w, it, why, sizeof why)) {
+                if (!ignored++) snprintf(first, sizeof first, "%s", why);
+                continue;
+            }
             /* Server-side apply's field ownership is often the largest
              * part of an object and nothing here reads it. */
             json_object *meta = jmap(it, "metadata");
@@ -125,6 +193,9 @@ static int list_all(reconcile_pass *r, const char *path, const char *query, each
     }
     ret = 0;
 out:
+    if (ignored)
+        reconcile_logf(r, "warning: LIST %s: %zu item%s ignored, neither applied over nor deleted (first: %s)", path,
+                       ignored, ignored == 1 ? "" : "s", first);
     free(cont);
     return ret;
 }
@@ -142,9 +213,10 @@ int reconcile_discover(reconcile_pass *r, char *err, size_t errlen) {
     return 0;
 }
 
-int reconcile_list(reconcile_pass *r, const char *path, json_object *into, reconcile_each_fn each, char *err,
-                   size_t errlen) {
-    return list_all(r, path, "", each, into, err, errlen);
+int reconcile_list(reconcile_pass *r, const char *path, const char *api_version, const char *kind, json_object *into,
+                   reconcile_each_fn each, char *err, size_t errlen) {
+    list_want w = {api_version, kind, true};
+    return list_all(r, path, "", &w, each, into, err, errlen);
 }
 
 static void keep_collector(reconcile_pass *r, json_object *cr, void *ctx) {
@@ -158,7 +230,8 @@ int reconcile_list_collectors(reconcile_pass *r, json_object *crs, char *err, si
         snprintf(path, sizeof path, RECONCILE_COLLECTORS_API "/namespaces/%s/opentelemetrycollectors", r->o->ns);
     else
         snprintf(path, sizeof path, RECONCILE_COLLECTORS_API "/opentelemetrycollectors");
-    return list_all(r, path, "", keep_collector, crs, err, errlen);
+    list_want w = {"opentelemetry.io/v1beta1", "OpenTelemetryCollector", true};
+    return list_all(r, path, "", &w, keep_collector, crs, err, errlen);
 }
 
 static void index_add(reconcile_pass *r, const char *owner_key, const char *live_key) {
@@ -188,26 +261,13 @@ static void keep_owned(reconcile_pass *r, json_object *o, void *ctx) {
      * costs several times its text (every map is a hash table), and a
      * pass holds every object it owns. */
     jset(r->live, key, jnew_str(reconcile_json_text(o)));
-    if (k->namespaced) {
-        json_object *refs = jarr(m, "ownerReferences");
-        for (size_t x = 0; refs && x < json_object_array_length(refs); x++) {
-            json_object *ref = json_object_array_get_idx(refs, x);
-            const char *uid = jstr(ref, "uid"), *kind = jstr(ref, "kind");
-            bool ta = kind && strcmp(kind, "TargetAllocator") == 0;
-            if (jbool(ref, "controller") && uid && kind && (strcmp(kind, "OpenTelemetryCollector") == 0 || ta)) {
-                char ok[300];
-                snprintf(ok, sizeof ok, "uid:%s", uid);
-                index_add(r, ok, key);
-                if (ta) jset(r->ta_owners, uid, jnew_bool(1));
-            }
-        }
-    } else {
-        const char *cr = jstr(jmap(m, "annotations"), RECONCILE_OWNER_ANNOTATION);
-        if (cr) {
-            char ok[600];
-            snprintf(ok, sizeof ok, "cr:%s", cr);
-            index_add(r, ok, key);
-        }
+    bool ta = false;
+    const char *uid = reconcile_owner_uid(k, o, &ta);
+    if (uid && *uid) {
+        char ok[300];
+        snprintf(ok, sizeof ok, "uid:%s", uid);
+        index_add(r, ok, key);
+        if (ta) jset(r->ta_owners, uid, jnew_bool(1));
     }
 }
 
@@ -217,7 +277,9 @@ int reconcile_list_owned(reconcile_pass *r, char *err, size_t errlen) {
         char path[512], why[512] = "";
         if (!r->have[k->need]) continue;
         reconcile_collection_path(path, sizeof path, k, r->o->ns);
-        int code = list_all(r, path, "labelSelector=" MANAGED_SELECTOR "&", keep_owned, (void *)k, why, sizeof why);
+        list_want w = {k->api_version, k->kind, k->namespaced};
+        int code =
+            list_all(r, path, "labelSelector=" MANAGED_SELECTOR "&", &w, keep_owned, (void *)k, why, sizeof why);
         if (code == 404 && k->need != RECONCILE_NEED_NONE) { /* the group is there, this kind or version is not */
             r->have[k->need] = false;
             continue;

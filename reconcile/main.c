@@ -9,8 +9,9 @@
  *
  * Exit codes: render: 0 everything rendered, 1 some input could not be
  * rendered (the rest is still printed), 2 usage. run: 0 every collector
- * reconciled, 1 some failed (the others were reconciled), 2 usage or
- * configuration (credentials, nothing could be listed). */
+ * reconciled, 1 some failed (the others were reconciled; a name collision
+ * is a failure), 2 usage or configuration (credentials, nothing could be
+ * listed), 3 cut short by one of its limits. */
 #include "kube/file.h"
 
 #include "base/versions.h"
@@ -63,12 +64,20 @@ static const char render_usage[] =
 static const char run_usage[] =
     "usage: otel-reconcile run [--once] (--in-cluster [--service-account-dir DIR] |\n"
     "                          --kubeconfig FILE [--context NAME]) [--namespace NS] [--dry-run]\n"
-    "                          [--target-allocator-image IMAGE]\n"
+    "                          [--target-allocator-image IMAGE] [--max-deletions N] [--deadline SECONDS]\n"
+    "                          [--max-list-pages N] [--max-list-bytes SIZE]\n"
     "\n"
     "One reconcile pass over the cluster's OpenTelemetryCollectors (v1beta1), then\n"
     "its TargetAllocators (v1alpha1): applies what differs (server-side apply),\n"
     "prunes what is no longer wanted, writes each one's status, prints one summary\n"
     "line. Every run is one pass; the CronJob is the loop.\n"
+    "\n"
+    "Only what is ours is written over or deleted: a controller ownerReference to\n"
+    "the collector (or TargetAllocator) by uid, or on ClusterRoles and bindings our\n"
+    "managed-by label and the otel-reconcile/collector and otel-reconcile/collector-uid\n"
+    "annotations. An object of a wanted name that is not ours is left alone and the\n"
+    "collector's Ready condition says \"name collision: ...\". Deletes are by the uid\n"
+    "read (a replaced object is not deleted).\n"
     "\n"
     "  --in-cluster                 the pod's ServiceAccount and KUBERNETES_SERVICE_HOST/_PORT\n"
     "  --service-account-dir DIR    its token and ca.crt (default:\n"
@@ -80,12 +89,19 @@ static const char run_usage[] =
     "                               would change is printed with its changed fields\n"
     "  --target-allocator-image IMAGE  the allocators' image when spec.image is empty\n"
     "                               (the operator's target-allocator-image)\n"
+    "  --max-deletions N            deletes one run may make (default 100)\n"
+    "  --deadline SECONDS           the whole run's time (default 100)\n"
+    "  --max-list-pages N           pages one LIST may have (default 1000)\n"
+    "  --max-list-bytes SIZE        answer bytes of one LIST, all its pages\n"
+    "                               (default 64Mi; Ki, Mi, Gi suffixes)\n"
     "  --once                       accepted; every run is one pass\n"
     "  -h, --help                   this text\n"
     "\n"
     "Exit status: 0 every collector reconciled; 1 some failed (the others were\n"
-    "reconciled); 2 usage or configuration (credentials, an API server that\n"
-    "cannot be reached, a kind that cannot be listed: nothing is written then).\n";
+    "reconciled; a name collision counts); 2 usage or configuration (credentials,\n"
+    "an API server that cannot be reached, a kind that cannot be listed: nothing is\n"
+    "written then); 3 cut short: one of the four limits above was reached, the run\n"
+    "stopped before its next request (the next run goes on from the cluster).\n";
 
 /* One option of a subcommand: value is where its argument goes (NULL for
  * a flag, which sets *flag). */
@@ -173,8 +189,28 @@ static int cmd_render(int argc, char **argv) {
     return st.failed ? 1 : 0;
 }
 
+/* A positive count, or a size with a Ki/Mi/Gi suffix (size), or seconds
+ * with an optional "s" (seconds). 0 with *out, or -1. */
+static int parse_count(const char *v, int kind, long long *out) {
+    char *end;
+    errno = 0;
+    long long n = strtoll(v, &end, 10);
+    if (errno || end == v || n < 1) return -1;
+    long long mult = 1;
+    if (kind == 's' && strcmp(end, "s") == 0) end++;
+    if (kind == 'b') {
+        if (strcmp(end, "Ki") == 0) mult = 1LL << 10, end += 2;
+        else if (strcmp(end, "Mi") == 0) mult = 1LL << 20, end += 2;
+        else if (strcmp(end, "Gi") == 0) mult = 1LL << 30, end += 2;
+    }
+    if (*end || n > (1LL << 40) / mult) return -1;
+    *out = n * mult;
+    return 0;
+}
+
 static int cmd_run(int argc, char **argv) {
     const char *kubeconfig = NULL, *context = NULL, *ns = NULL, *sa_dir = NULL, *ta_image = NULL;
+    const char *max_del = NULL, *deadline = NULL, *max_pages = NULL, *max_bytes = NULL;
     int in_cluster = 0, dry_run = 0, once = 0;
     const cli_option opts[] = {{"--once", NULL, NULL, NULL, &once},
                            {"--in-cluster", NULL, NULL, NULL, &in_cluster},
@@ -184,9 +220,32 @@ static int cmd_run(int argc, char **argv) {
                            {"--service-account-dir", NULL, "DIR", &sa_dir, NULL},
                            {"--namespace", "-n", "NS", &ns, NULL},
                            {"--target-allocator-image", NULL, "IMAGE", &ta_image, NULL},
+                           {"--max-deletions", NULL, "N", &max_del, NULL},
+                           {"--deadline", NULL, "SECONDS", &deadline, NULL},
+                           {"--max-list-pages", NULL, "N", &max_pages, NULL},
+                           {"--max-list-bytes", NULL, "SIZE", &max_bytes, NULL},
                            {0}};
     int p = parse_options("run", run_usage, opts, argc, argv);
     if (p) return p == 1 ? 0 : 2;
+    reconcile_run_opts o = {.ns = ns, .dry_run = dry_run, .log = stderr, .target_allocator_image = ta_image};
+    const struct {
+        const char *flag, *value, *what;
+        int kind;
+    } limits[] = {{"--max-deletions", max_del, "a positive number", 'n'},
+                  {"--deadline", deadline, "a positive number of seconds", 's'},
+                  {"--max-list-pages", max_pages, "a positive number", 'n'},
+                  {"--max-list-bytes", max_bytes, "a positive size (bytes, or with Ki, Mi, Gi)", 'b'}};
+    long long lim[4] = {0};
+    for (int i = 0; i < 4; i++)
+        if (limits[i].value && parse_count(limits[i].value, limits[i].kind, &lim[i]) != 0) {
+            fprintf(stderr, "otel-reconcile run: %s %s: must be %s\n%s", limits[i].flag, limits[i].value, limits[i].what,
+                    run_usage);
+            return 2;
+        }
+    o.max_deletions = (long)lim[0];
+    o.deadline_ms = (long)(lim[1] * 1000);
+    o.max_list_pages = (long)lim[2];
+    o.max_list_bytes = (size_t)lim[3];
     if (!!kubeconfig == in_cluster) {
         fprintf(stderr, "otel-reconcile run: exactly one of --in-cluster and --kubeconfig FILE\n%s", run_usage);
         return 2;
@@ -206,7 +265,6 @@ static int cmd_run(int argc, char **argv) {
         fprintf(stderr, "otel-reconcile run: %s\n", err);
         return 2;
     }
-    reconcile_run_opts o = {.ns = ns, .dry_run = dry_run, .log = stderr, .target_allocator_image = ta_image};
     reconcile_run_stats st;
     int rc = reconcile_run(api, &o, &st);
     kube_api_free(api);

@@ -7,6 +7,7 @@
  *   compare.c   the "nothing changed" decision (compare.h, pure)
  *   diff.c      the changed fields a dry run prints (diff.h, pure)
  *   apply.c     server-side apply, recreate, prune, the sweep
+ *   owner.c     whether an object is ours (before any write or delete)
  *   status.c    the collector's status subresource
  *   ta_run.c    the TargetAllocators, after the collectors
  *
@@ -68,9 +69,14 @@ typedef struct reconcile_pass {
     json_object *live;  /* "plural/ns/name" -> the listed object's JSON text */
     json_object *owned; /* "uid:UID" | "cr:NS/NAME" -> array of live keys */
     json_object *crs;   /* "NS/NAME" -> true, every collector listed */
+    json_object *cr_uids; /* uid -> true, the same collectors */
     bool sweep_failed;  /* a gone collector's RBAC could not be deleted */
     json_object *ta_owners; /* uid -> true: TargetAllocators owning listed objects */
     json_object *ta_uids;   /* uid -> true: every TargetAllocator listed */
+    /* The run's budget (run.h): past one, st->cut is set and every later
+     * request is refused. */
+    long long deadline_ms; /* monotonic */
+    long deletions;
 } reconcile_pass;
 
 typedef struct reconcile_collector {
@@ -97,6 +103,11 @@ int reconcile_request(reconcile_pass *r, const char *method, const char *path, c
                       char **resp, json_object **json, char *err, size_t errlen);
 /* "CODE: message of the Status body" for a failed request. */
 void reconcile_describe(char *err, size_t errlen, int code, const char *body);
+/* False once the run is cut short (a limit of run.h passed; the deadline
+ * is checked here). */
+bool reconcile_alive(reconcile_pass *r);
+/* Cuts the run short (the first reason wins; logged). */
+void reconcile_cut(reconcile_pass *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* GET path, answered 200 with a JSON object: that object; NULL with err
  * (described) otherwise. */
 json_object *reconcile_get_json(reconcile_pass *r, const char *path, char *err, size_t errlen);
@@ -111,11 +122,12 @@ int reconcile_discover(reconcile_pass *r, char *err, size_t errlen);
 /* Appends every collector (of r->o->ns, or all) to the array crs. 0; or,
  * with err, the HTTP status that failed it, or -1 when no answer came. */
 int reconcile_list_collectors(reconcile_pass *r, json_object *crs, char *err, size_t errlen);
-/* Appends every item of a paged LIST of path to the array into. 0, or the
- * failing HTTP status (-1: no answer) with err. */
+/* Calls each(r, item, into) for every item of a paged LIST of path that is
+ * a namespaced api_version/kind with a uid (others are skipped and said).
+ * 0, or the failing HTTP status (-1: no answer) with err. */
 typedef void (*reconcile_each_fn)(reconcile_pass *r, json_object *item, void *ctx);
-int reconcile_list(reconcile_pass *r, const char *path, json_object *into, reconcile_each_fn each, char *err,
-                   size_t errlen);
+int reconcile_list(reconcile_pass *r, const char *path, const char *api_version, const char *kind, json_object *into,
+                   reconcile_each_fn each, char *err, size_t errlen);
 /* LISTs every owned kind into r->live and r->owned. 0, or -1 with err. */
 int reconcile_list_owned(reconcile_pass *r, char *err, size_t errlen);
 /* The listed object under key, parsed (the caller puts it), or NULL. */
@@ -136,6 +148,16 @@ void reconcile_sweep(reconcile_pass *r);
 /* Deletes the listed object under key ("plural/ns/name"); a failure fails
  * c (NULL: counted as a failed sweep). */
 void reconcile_remove_live(reconcile_pass *r, reconcile_collector *c, const char *key);
+
+/* ---- owner.c -------------------------------------------------------- */
+
+/* Whether obj, of kind k, is ours for the collector (or TargetAllocator)
+ * ns/name of uid; why says what is missing when it is not. */
+bool reconcile_owner_is_ours(const reconcile_kind *k, json_object *obj, const char *ns, const char *name,
+                             const char *uid, char *why, size_t whylen);
+/* The uid of the collector or TargetAllocator obj says it belongs to
+ * (*allocator: a TargetAllocator), NULL when it names none. */
+const char *reconcile_owner_uid(const reconcile_kind *k, json_object *obj, bool *allocator);
 
 /* ---- ta_run.c ------------------------------------------------------- */
 

@@ -10,7 +10,17 @@
  *      rule: a half-applied collector must not lose its running objects),
  *      then write the status (status.c).
  *   3. Delete the ClusterRoles and bindings of collectors that are gone
- *      (apply.c's sweep).
+ *      (apply.c's sweep). This comes first, before step 2: a collector
+ *      deleted and created again under the same name finds its names free.
+ *
+ * Nothing is written over or deleted that is not ours (owner.c): a name
+ * collision fails that collector and leaves the object alone.
+ *
+ * A run has a budget (run.h: deletions, a deadline, LIST pages and bytes):
+ * past it the pass is cut short, every later request is refused, and the
+ * run returns 3. A CronJob run that deletes without end, or waits on an
+ * API server that answers forever, is worse than one that stops and says
+ * so; the next run starts again from what the cluster has.
  *
  * Errors are per collector: a render error, or a failed apply or prune, is
  * written into that collector's Ready condition and counted; the pass goes
@@ -26,8 +36,33 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define TIMEOUT_MS 30000L
+
+static long long now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void reconcile_cut(reconcile_pass *r, const char *fmt, ...) {
+    if (r->st->cut[0]) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->st->cut, sizeof r->st->cut, fmt, ap);
+    va_end(ap);
+    reconcile_logf(r, "error: run cut short: %s; nothing more is written in this run", r->st->cut);
+}
+
+bool reconcile_alive(reconcile_pass *r) {
+    if (r->st->cut[0]) return false;
+    if (now_ms() >= r->deadline_ms) {
+        reconcile_cut(r, "--deadline %lld s passed", (r->o->deadline_ms ? r->o->deadline_ms : RECONCILE_DEFAULT_DEADLINE_MS) / 1000LL);
+        return false;
+    }
+    return true;
+}
 
 void reconcile_logf(reconcile_pass *r, const char *fmt, ...) {
     if (!r->o->log) return;
@@ -49,9 +84,17 @@ void reconcile_collector_fail(reconcile_collector *c, const char *fmt, ...) {
 int reconcile_request(reconcile_pass *r, const char *method, const char *path, const char *ctype, const char *body,
                       char **resp, json_object **json, char *err, size_t errlen) {
     size_t len = 0;
+    if (!reconcile_alive(r)) {
+        *resp = NULL;
+        if (json) *json = NULL;
+        snprintf(err, errlen, "run cut short: %s", r->st->cut);
+        return -1;
+    }
+    long long left = r->deadline_ms - now_ms();
     r->st->requests++;
-    int code = kube_api_request(r->conn, method, path, NULL, ctype, body, body ? strlen(body) : 0, TIMEOUT_MS, resp,
-                                &len, err, errlen);
+    int code = kube_api_request(r->conn, method, path, NULL, ctype, body, body ? strlen(body) : 0,
+                                left < TIMEOUT_MS ? (long)left : TIMEOUT_MS, resp, &len, err, errlen);
+    if (code < 0 && now_ms() >= r->deadline_ms) reconcile_alive(r);
     if (json) *json = code > 0 && *resp ? json_tokener_parse(*resp) : NULL;
     return code;
 }
@@ -122,9 +165,11 @@ int reconcile_run(kube_api *api, const reconcile_run_opts *o, reconcile_run_stat
     int ret = 2;
     json_object *crs = jnew_arr();
     memset(st, 0, sizeof *st);
+    r.deadline_ms = now_ms() + (o->deadline_ms > 0 ? o->deadline_ms : RECONCILE_DEFAULT_DEADLINE_MS);
     r.live = jnew_obj();
     r.owned = jnew_obj();
     r.crs = jnew_obj();
+    r.cr_uids = jnew_obj();
     r.ta_owners = jnew_obj();
     r.ta_uids = jnew_obj();
     if (!(r.conn = kube_api_conn_new(api, NULL))) {
@@ -161,18 +206,23 @@ int reconcile_run(kube_api *api, const reconcile_run_opts *o, reconcile_run_stat
         snprintf(key, sizeof key, "%s/%s", jstr(m, "namespace") ? jstr(m, "namespace") : "",
                  jstr(m, "name") ? jstr(m, "name") : "");
         jset(r.crs, key, jnew_bool(1));
+        if (jstr(m, "uid")) jset(r.cr_uids, jstr(m, "uid"), jnew_bool(1));
     }
-    for (size_t i = 0; i < st->collectors; i++)
-        if (!reconcile_one(&r, json_object_array_get_idx(crs, i), &opt)) st->failed++;
+    /* First: the names a gone collector held are free before a new
+     * collector of the same name wants them. */
     reconcile_sweep(&r);
+    for (size_t i = 0; i < st->collectors && reconcile_alive(&r); i++)
+        if (!reconcile_one(&r, json_object_array_get_idx(crs, i), &opt)) st->failed++;
     /* After the collectors: the allocators they generated are applied. */
-    reconcile_run_target_allocators(&r, crs, &opt);
+    if (reconcile_alive(&r)) reconcile_run_target_allocators(&r, crs, &opt);
     ret = st->failed || r.sweep_failed ? 1 : 0;
 out:
+    if (st->cut[0]) ret = 3;
     json_object_put(crs);
     json_object_put(r.live);
     json_object_put(r.owned);
     json_object_put(r.crs);
+    json_object_put(r.cr_uids);
     json_object_put(r.ta_owners);
     json_object_put(r.ta_uids);
     kube_api_conn_free(r.conn);

@@ -18,6 +18,10 @@
 /* On cluster-scoped objects (no ownerReference possible): "NS/NAME" of the
  * collector, because the instance label is truncated and not unique. */
 #define RECONCILE_OWNER_ANNOTATION "otel-reconcile/collector"
+/* Beside it: the collector's uid, so that a collector deleted and created
+ * again under the same name does not inherit (or get swept into) the old
+ * one's objects, and a TargetAllocator of the same name never matches. */
+#define RECONCILE_OWNER_UID_ANNOTATION "otel-reconcile/collector-uid"
 /* On every applied object: a digest of what was applied last, so that a
  * field dropped from the desired object is noticed (a subset comparison
  * alone would not see a removal). */
@@ -28,7 +32,18 @@ typedef struct reconcile_run_opts {
     int dry_run;    /* read, compare and report; write nothing */
     FILE *log;      /* one line per write or problem */
     const char *target_allocator_image; /* NULL: the default */
+    /* What one run may spend (0: the default). Past any of them the run
+     * stops before the next request and reconcile_run returns 3. */
+    long max_deletions;   /* DELETEs (would-be ones with dry_run): 100 */
+    long deadline_ms;     /* the whole run: 100 s */
+    long max_list_pages;  /* pages of one LIST: 1000 */
+    size_t max_list_bytes; /* answer bytes of one LIST, all pages: 64 MiB */
 } reconcile_run_opts;
+
+#define RECONCILE_DEFAULT_MAX_DELETIONS 100
+#define RECONCILE_DEFAULT_DEADLINE_MS 100000L
+#define RECONCILE_DEFAULT_MAX_LIST_PAGES 1000
+#define RECONCILE_DEFAULT_MAX_LIST_BYTES ((size_t)64 << 20)
 
 typedef struct reconcile_run_stats {
     size_t collectors; /* listed (unmanaged included) */
@@ -41,11 +56,14 @@ typedef struct reconcile_run_stats {
     size_t failed;     /* collectors with a render, apply or prune error */
     size_t requests;   /* every API request of the pass */
     size_t allocators; /* TargetAllocators listed */
+    size_t collisions; /* objects of our names that are not ours: left alone */
+    char cut[256];     /* why the run was cut short ("" when it was not) */
 } reconcile_run_stats;
 
 /* One pass. Returns 0 when every collector reconciled, 1 when some failed
- * (the others were still reconciled), 2 when nothing could be done (the
- * collectors or an owned kind could not be listed), with the reason
- * logged. */
+ * (the others were still reconciled; a name collision is a failure), 2
+ * when nothing could be done (the collectors or an owned kind could not be
+ * listed), 3 when a limit of o cut the run short (st->cut says which; it
+ * wins over 1 and 2), with the reason logged. */
 int reconcile_run(kube_api *api, const reconcile_run_opts *o, reconcile_run_stats *st);
 #endif

@@ -148,12 +148,12 @@ void reconcile_run_target_allocators(reconcile_pass *r, json_object *crs, const 
     if (!r->have[RECONCILE_NEED_TA]) goto out;
     if (r->o->ns) snprintf(path, sizeof path, TA_API "/namespaces/%s/targetallocators", r->o->ns);
     else snprintf(path, sizeof path, TA_API "/targetallocators");
-    if (reconcile_list(r, path, tas, keep_ta, err, sizeof err) != 0) {
+    if (reconcile_list(r, path, "opentelemetry.io/v1alpha1", "TargetAllocator", tas, keep_ta, err, sizeof err) != 0) {
         reconcile_logf(r, "error: listing targetallocators: %s", err);
         r->st->failed++;
         goto out;
     }
-    for (size_t i = 0; i < jlen(tas); i++) {
+    for (size_t i = 0; i < jlen(tas) && reconcile_alive(r); i++) {
         json_object *ta = json_object_array_get_idx(tas, i);
         r->st->allocators++;
         if (!reconcile_ta(r, ta, crs, &opt, &ips, &endpoints_read)) r->st->failed++;

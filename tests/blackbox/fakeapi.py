@@ -40,6 +40,17 @@ On demand, through the methods of FakeAPI or POST /_control with
   linger(resource, name, gets)  after its next DELETE the object is still
                                found by the next `gets` GETs, as while the
                                garbage collector holds an Orphan delete
+  replace_before_delete(resource, name, namespace=None)  the next DELETE of
+                               that object finds it deleted and created again
+                               by someone else (a new uid) just before: a
+                               uid precondition then fails with 409
+  extra_items(resource, items)  LISTs of resource also answer these items
+                               (another kind, no uid, another namespace: what
+                               a client must not believe)
+  endless_list(resource, pad=0)  every LIST page of resource carries a
+                               continue token (pages without end), each
+                               page padded with pad bytes; endless_list(
+                               resource, None) stops it
 
 Writes, for otel-reconcile run:
   GET /apis                    APIGroupList of the groups in RESOURCES, every
@@ -56,7 +67,10 @@ Writes, for otel-reconcile run:
   PATCH collection/NAME        strategic merge or merge patch (maps merged as
                                RFC 7386; what `outdated --restart` and
                                `kubectl rollout restart` send)
-  DELETE collection/NAME       200 with the object, 404 when absent
+  DELETE collection/NAME       200 with the object, 404 when absent; a
+                               DeleteOptions body's preconditions.uid that
+                               is not the object's answers 409 with the API
+                               server's message (its generic store's)
   POST collection?dryRun=All   a dry-run create: 409 when the object exists,
                                unless fail_create refuses it first
 
@@ -231,6 +245,9 @@ class FakeAPI:
         self.failing = {}  # (resource, name) -> HTTP status of its applies
         self.lingering = {}  # (resource, name) -> (GETs left, the deleted object)
         self.failing_create = {}  # (resource, name) -> (HTTP status, message) of dry-run creates
+        self.replacing = set()  # (resource, namespace, name) replaced by someone else before the next DELETE
+        self.extras = {}  # resource -> items every LIST of it answers too
+        self.endless = {}  # resource -> padding bytes: its LISTs never end
         self.version = ("1", "30")
         self.grants = []  # (subject, verb, group, resource, path) the access reviews allow
         self.reviews = []
@@ -370,6 +387,23 @@ class FakeAPI:
         admission policy that would refuse it) until heal()."""
         with self.cond:
             self.failing_create[(resource, name)] = (int(code), message)
+
+    def replace_before_delete(self, resource, name, namespace=None):
+        if RESOURCES[resource][2]:
+            namespace = namespace or "default"
+        with self.cond:
+            self.replacing.add((resource, namespace, name))
+
+    def extra_items(self, resource, items):
+        with self.cond:
+            self.extras[resource] = json.loads(json.dumps(items))
+
+    def endless_list(self, resource, pad=0):
+        with self.cond:
+            if pad is None:
+                self.endless.pop(resource, None)
+            else:
+                self.endless[resource] = int(pad)
 
     def heal(self):
         with self.cond:
@@ -517,7 +551,8 @@ class _Handler(BaseHTTPRequestHandler):
         args = json.loads(self.rfile.read(n) or b"{}")
         op = args.pop("op", "")
         if op not in ("apply", "delete", "gone", "drop", "stall", "set_token", "hold", "release", "set_version", "hide",
-                      "unhide", "fail_apply", "fail_create", "heal", "hold_reviews", "release_reviews"):
+                      "unhide", "fail_apply", "fail_create", "heal", "hold_reviews", "release_reviews",
+                      "replace_before_delete", "extra_items", "endless_list"):
             return self._send(400, {"error": "unknown op %r" % op}, record=False)
         result = getattr(self.fake, op)(**args)
         self._send(200, {"ok": True, "result": result if isinstance(result, (bool, dict)) else None}, record=False)
@@ -642,8 +677,21 @@ class _Handler(BaseHTTPRequestHandler):
                 items = [o for (n, _), o in sorted(fake.objects[resource].items(), key=lambda kv: (kv[0][0] or "",
                                                                                                     kv[0][1]))
                          if (ns is None or n == ns) and selected(o, q.get("labelSelector", ""))]
+        with fake.cond:
+            if not token:
+                items = items + json.loads(json.dumps(fake.extras.get(resource, [])))
+            pad = fake.endless.get(resource)
         page, rest = (items[:limit], items[limit:]) if limit else (items, [])
         meta = {"resourceVersion": str(rv)}
+        if pad is not None:
+            # An API server (or something in front of it) that never stops
+            # answering continue: the same items again, page after page.
+            nt = uuid.uuid4().hex
+            fake.pages[nt] = (rv, items)
+            meta["continue"] = nt
+            if pad:
+                meta["padding"] = "x" * pad
+            rest = []
         if rest:
             nt = uuid.uuid4().hex
             fake.pages[nt] = (rv, rest)
@@ -754,7 +802,33 @@ class _Handler(BaseHTTPRequestHandler):
         if not target:
             return
         resource, ns, name, sub = target
+        try:
+            opts = self._body() if int(self.headers.get("Content-Length", "0")) else {}
+        except Exception as e:  # noqa: BLE001
+            return self._send(400, status(400, "BadRequest", "body: %s" % e))
+        with self.fake.cond:
+            replace = (resource, ns, name) in self.fake.replacing
+            self.fake.replacing.discard((resource, ns, name))
         old = self.fake.get(resource, name, ns)
+        if replace and old is not None:
+            # Someone deleted it and created another of the same name.
+            self.fake.delete(resource, name, ns)
+            again = json.loads(json.dumps(old))
+            again["metadata"]["uid"] = str(uuid.uuid4())
+            again["metadata"]["ownerReferences"] = []
+            old = self.fake.apply(resource, again)
+        want = ((opts or {}).get("preconditions") or {}).get("uid")
+        if old is not None and want and want != old["metadata"]["uid"]:
+            # k8s.io/apiserver's generic store: the storage's InvalidObj
+            # error, answered as a Conflict.
+            gv = RESOURCES[resource][0]
+            group = gv.split("/")[1] if gv.startswith("apis/") else ""
+            key = "/registry/%s/%s%s" % (resource, ns + "/" if ns else "", name)
+            return self._send(409, status(409, "Conflict", 'Operation cannot be fulfilled on %s%s "%s": StorageError: '
+                                          'invalid object, Code: 4, Key: %s, ResourceVersion: 0, AdditionalErrorMsg: '
+                                          'Precondition failed: UID in precondition: %s, UID in object meta: %s' % (
+                                              resource, "." + group if group else "", name, key, want,
+                                              old["metadata"]["uid"])))
         if sub or old is None or not self.fake.delete(resource, name, ns):
             return self._send(404, status(404, "NotFound", '%s "%s" not found' % (resource, name)))
         with self.fake.cond:

@@ -65,7 +65,11 @@ class Cluster:
         """One pass: (exit code, summary numbers or None, stderr, requests)."""
         before = len(self.fake.requests)
         argv = [BIN, "run", "--once", "--kubeconfig", self.kubeconfig] + list(extra) if args is None else [BIN] + args
-        p = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+        try:
+            p = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+        except subprocess.TimeoutExpired as e:  # a run that never ends (a LIST without end, before the page cap)
+            err = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) else (e.stderr or "")
+            return None, None, "timed out after 120 s\n" + err[-3000:], self.fake.requests[before:]
         check("no sanitizer report (%s)" % " ".join(argv[1:3]), not any(m in p.stderr for m in SANITIZER_MARKERS),
               p.stderr[-3000:])
         lines = p.stdout.splitlines()
@@ -639,7 +643,8 @@ def steps(k, fake, tmp):
     sts = k.get("statefulsets", "scraper-collector", "team")
     check("claim templates changed: StatefulSet deleted orphaning its pods, waited for, created again",
           rc == 0 and nums["recreated"] == 1 and [d["query"] for d in dels] == ["propagationPolicy=Orphan"] and
-          [p["status"] for p in polls] == [200, 200, 404] and
+          # the read before the write (is it ours?), then two polls while it lingers
+          [p["status"] for p in polls] == [200, 200, 200, 404] and
           [v["metadata"]["name"] for v in sts["spec"].get("volumeClaimTemplates", [])] == ["data"],
           (rc, nums, dels, [p["status"] for p in polls], err[-500:]))
     # The API server stores quantities in canonical form: equal by value is equal.
@@ -802,11 +807,258 @@ def steps(k, fake, tmp):
           not any(left.values()), left)
     fake.delete("opentelemetrycollectors", "scraper", "team")
 
+    ownership(k, fake)
+    limits(k, fake)
+
     # ---- API errors ----------------------------------------------------------
     fake.set_token("other")
     rc, nums, err, reqs = k.run()
     check("401: exit 2, reason logged", rc == 2 and "401" in err, (rc, err[-500:]))
     fake.set_token("run-token")
+
+
+MANAGED = {"app.kubernetes.io/managed-by": "opentelemetry-operator"}
+
+
+def collect_garbage(fake, uid):
+    """What Kubernetes' garbage collector does once an owner is gone (the
+    fake has none): namespaced objects whose owner is uid go."""
+    for res, objs in fake.objects.items():
+        for (ns, name), o in list(objs.items()):
+            if ns and any(r.get("uid") == uid for r in o["metadata"].get("ownerReferences") or []):
+                fake.delete(res, name, ns)
+
+
+def writes(reqs, contains=""):
+    return [(r["method"], r["path"]) for r in reqs if r["method"] not in ("GET",) and contains in r["path"]]
+
+
+def ownership(k, fake):
+    """Nothing that is not ours is applied over or deleted (issue 25 item 3):
+    a name taken by someone else's object is a collision, said on the
+    collector and in the log; a DELETE names the uid we read; LIST items of
+    another kind, without a uid or outside the namespace are not believed."""
+    # An Argo Rollout's Deployment has the name collector `api` would use;
+    # `api2`'s even carries our managed-by label (so our LIST sees it).
+    for name, labels in (("api", {"app": "api"}), ("api2", dict(MANAGED, app="api2"))):
+        rollout_uid = "0f0f0f0f-0000-4000-8000-%012d" % len(name)
+        argo = fake.apply("deployments", {"metadata": {
+            "name": name + "-collector", "namespace": "prod", "labels": labels,
+            "ownerReferences": [{"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout", "name": name,
+                                 "uid": rollout_uid, "controller": True, "blockOwnerDeletion": True}]},
+            "spec": {"replicas": 5, "selector": {"matchLabels": {"app": name}},
+                     "template": {"metadata": {"labels": {"app": name}},
+                                  "spec": {"containers": [{"name": "api", "image": "example.com/api:1"}]}}}})
+        col = fake.apply("opentelemetrycollectors", collector(name, ns="prod"))
+        for attempt in ("first run", "next run"):
+            rc, nums, err, reqs = k.run("--namespace", "prod")
+            dep = k.get("deployments", name + "-collector", "prod")
+            c = k.get("opentelemetrycollectors", name, "prod")
+            msg = ("name collision: Deployment prod/%s-collector exists and is not ours (its controller is Rollout %s "
+                   "(uid %s), not this one (uid %s)); it is left alone" % (name, name, rollout_uid,
+                                                                          col["metadata"]["uid"]))
+            check("collision (%s, %s): the Rollout's Deployment is neither applied over nor deleted" % (name, attempt),
+                  rc == 1 and not writes(reqs, "/deployments/") and dep == argo, (rc, writes(reqs), err[-800:]))
+            check("collision (%s, %s): Ready False on the collector, saying so" % (name, attempt),
+                  cond(c).get("status") == "False" and cond(c).get("reason") == "ReconcileError" and
+                  cond(c).get("message") == msg, cond(c))
+            check("collision (%s, %s): a warning in the log" % (name, attempt),
+                  ("warning: prod/%s: name collision: Deployment prod/%s-collector exists and is not ours" %
+                   (name, name)) in err, err[-800:])
+        fake.delete("opentelemetrycollectors", name, "prod")
+        rc, nums, err, reqs = k.run("--namespace", "prod")
+        check("collision (%s): its collector gone, the Deployment is still the Rollout's" % name,
+              rc == 0 and k.get("deployments", name + "-collector", "prod") == argo and not writes(reqs, "/deployments/"),
+              (rc, writes(reqs)))
+
+    # A ClusterRole of the name collector own/kube would use, made by the
+    # upstream operator (its labels, none of our annotations), and a binding
+    # forging our collector annotation without the uid.
+    role = fake.apply("clusterroles", {"metadata": {"name": "kube-own-cluster-role", "labels": MANAGED},
+                                       "rules": [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["*"]}]})
+    binding = fake.apply("clusterrolebindings", {"metadata": {
+        "name": "kube-own-collector", "labels": MANAGED, "annotations": {"otel-reconcile/collector": "own/kube"}},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+        "subjects": [{"kind": "ServiceAccount", "name": "admin", "namespace": "kube-system"}]})
+    kube = fake.apply("opentelemetrycollectors", collector("kube", ns="own", processors=["k8sattributes"]))
+    rc, nums, err, reqs = k.run("--namespace", "own")
+    c = k.get("opentelemetrycollectors", "kube", "own")
+    check("collision: a foreign ClusterRole and binding of our names are not taken over",
+          rc == 1 and not writes(reqs, "/clusterrole") and k.get("clusterroles", "kube-own-cluster-role") == role and
+          k.get("clusterrolebindings", "kube-own-collector") == binding, (rc, writes(reqs), err[-800:]))
+    check("collision: the ClusterRole's, on the collector", cond(c).get("message") ==
+          "name collision: ClusterRole kube-own-cluster-role exists and is not ours (it has no otel-reconcile/collector "
+          "annotation); it is left alone", cond(c))
+    check("collision: the binding's, in the log", "warning: own/kube: name collision: ClusterRoleBinding "
+          "kube-own-collector exists and is not ours (it has no otel-reconcile/collector-uid annotation); left alone"
+          in err, err[-800:])
+    fake.delete("opentelemetrycollectors", "kube", "own")
+    rc, nums, err, reqs = k.run("--namespace", "own")
+    check("collision: the collector gone, the foreign ClusterRole and binding are not swept",
+          rc == 0 and not writes(reqs, "/clusterrole") and k.get("clusterroles", "kube-own-cluster-role") == role and
+          k.get("clusterrolebindings", "kube-own-collector") == binding, (rc, writes(reqs), err[-800:]))
+    # README: adopting the operator's ClusterRole is two annotations.
+    collect_garbage(fake, kube["metadata"]["uid"])
+    kube = fake.apply("opentelemetrycollectors", collector("kube", ns="own", processors=["k8sattributes"]))
+    for res, obj in (("clusterroles", role), ("clusterrolebindings", binding)):
+        o = k.get(res, obj["metadata"]["name"]) or fake.apply(res, obj)  # (swept by a binary that took them over)
+        o["metadata"].setdefault("annotations", {}).update({"otel-reconcile/collector": "own/kube",
+                                                           "otel-reconcile/collector-uid": kube["metadata"]["uid"]})
+        fake.apply(res, o)
+    rc, nums, err, reqs = k.run("--namespace", "own")
+    role2 = k.get("clusterroles", "kube-own-cluster-role") or {}
+    check("adopted (annotated with the collector and its uid): applied as ours", rc == 0 and
+          count(reqs, "PATCH", "/clusterroles/kube-own-cluster-role") == 1 and
+          count(reqs, "PATCH", "/clusterrolebindings/kube-own-collector") == 1 and
+          role2.get("rules") != role["rules"] and
+          cond(k.get("opentelemetrycollectors", "kube", "own")).get("status") == "True", (rc, writes(reqs), err[-800:]))
+    # Created again under the same name: a new uid, so the old one's
+    # ClusterRoles are swept first and made anew, never inherited.
+    fake.delete("opentelemetrycollectors", "kube", "own")
+    collect_garbage(fake, kube["metadata"]["uid"])
+    kube2 = fake.apply("opentelemetrycollectors", collector("kube", ns="own", processors=["k8sattributes"]))
+    rc, nums, err, reqs = k.run("--namespace", "own")
+    role3 = k.get("clusterroles", "kube-own-cluster-role") or {"metadata": {}}
+    check("collector created again: the old uid's ClusterRole swept first, then created for the new uid",
+          rc == 0 and [m for m, _ in writes(reqs, "/clusterroles/")] == ["DELETE", "PATCH"] and
+          role3["metadata"].get("annotations", {}).get("otel-reconcile/collector-uid") == kube2["metadata"]["uid"],
+          (rc, writes(reqs), err[-800:]))
+    fake.delete("opentelemetrycollectors", "kube", "own")
+    k.run("--namespace", "own")
+
+    # A collector and the TargetAllocator it generates share a name: the
+    # allocator's prune must not take the collector's ClusterRole.
+    sc = collector("shared-name", ns="own", mode="statefulset", processors=["k8sattributes"],
+                   targetAllocator={"enabled": True})
+    sc["spec"]["config"]["receivers"]["prometheus"] = {"config": {"scrape_configs": [
+        {"job_name": "self", "static_configs": [{"targets": ["0.0.0.0:8888"]}]}]}}
+    sc["spec"]["config"]["service"]["pipelines"]["metrics"] = {"receivers": ["prometheus"], "exporters": ["debug"]}
+    fake.apply("opentelemetrycollectors", sc)
+    rc1, _, err1, _ = k.run("--namespace", "own")
+    rc, nums, err, reqs = k.run("--namespace", "own")
+    check("TargetAllocator of the collector's name: the collector's ClusterRole is not pruned by it",
+          rc1 == 0 and rc == 0 and k.get("clusterroles", "shared-name-own-cluster-role") is not None and
+          not writes(reqs), (rc1, rc, writes(reqs), err[-800:]))
+    fake.delete("opentelemetrycollectors", "shared-name", "own")
+    for res in ("targetallocators",):
+        fake.delete(res, "shared-name", "own")
+    k.run("--namespace", "own")
+
+    # Deletes are by uid: an object replaced since our LIST is not deleted.
+    rep = fake.apply("opentelemetrycollectors", collector("rep", ns="own2"))
+    k.run("--namespace", "own2")
+    owner = [{"apiVersion": "opentelemetry.io/v1beta1", "kind": "OpenTelemetryCollector", "name": "rep",
+              "uid": rep["metadata"]["uid"], "controller": True}]
+    stale = fake.apply("services", {"metadata": {"name": "rep-stale", "namespace": "own2", "labels": MANAGED,
+                                                 "ownerReferences": owner}})
+    fake.replace_before_delete("services", "rep-stale", "own2")
+    rc, nums, err, reqs = k.run("--namespace", "own2")
+    now = k.get("services", "rep-stale", "own2") or {"metadata": {}}
+    dels = [r for r in reqs if r["method"] == "DELETE"]
+    check("replaced before the delete: the uid precondition keeps the new object", rc == 0 and len(dels) == 1 and
+          dels[0]["status"] == 409 and now["metadata"].get("uid") not in (None, stale["metadata"]["uid"]),
+          (rc, dels, now, err[-800:]))
+    check("replaced before the delete: the API server's 409, in the log", (
+        'warning: not deleting Service own2/rep-stale: it was replaced since it was listed (409 Operation cannot be '
+        'fulfilled on services "rep-stale": StorageError: invalid object, Code: 4, Key: /registry/services/own2/'
+        'rep-stale, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: %s, UID in '
+        'object meta: %s)\n' % (stale["metadata"]["uid"], now["metadata"].get("uid"))) in err, err[-800:])
+    fake.delete("services", "rep-stale", "own2")
+
+    # LIST items a Services LIST should not have held, each naming a real
+    # Service that is not ours, each "owned" by rep.
+    precious = {}
+    for name, ns in (("precious", "own2"), ("precious2", "own2"), ("precious3", "elsewhere")):
+        precious[name] = fake.apply("services", {"metadata": {"name": name, "namespace": ns}})
+    fake.extra_items("services", [
+        {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {
+            "name": "precious", "namespace": "own2", "uid": "11111111-0000-4000-8000-000000000001", "labels": MANAGED,
+            "ownerReferences": owner}},
+        {"metadata": {"name": "precious2", "namespace": "own2", "labels": MANAGED, "ownerReferences": owner}},
+        {"metadata": {"name": "precious3", "namespace": "elsewhere", "uid": "11111111-0000-4000-8000-000000000003",
+                      "labels": MANAGED, "ownerReferences": owner}}])
+    rc, nums, err, reqs = k.run("--namespace", "own2")
+    check("LIST items of another kind, without uid, of another namespace: nothing deleted", rc == 0 and
+          count(reqs, "DELETE") == 0 and all(k.get("services", n, o["metadata"]["namespace"]) == o
+                                             for n, o in precious.items()), (rc, writes(reqs), err[-800:]))
+    check("LIST items not believed: said once", err.count("items ignored") == 1 and
+          "warning: LIST /api/v1/namespaces/own2/services: 3 items ignored, neither applied over nor deleted (first: "
+          "apps/v1 Deployment own2/precious: not a Service)\n" in err, err[-800:])
+    fake.extra_items("services", [])
+    fake.delete("opentelemetrycollectors", "rep", "own2")
+
+
+def limits(k, fake):
+    """A run's budget: deletions, a deadline, LIST pages and bytes. Past one
+    the run stops before its next request and exits 3."""
+    cap = fake.apply("opentelemetrycollectors", collector("cap", ns="cap"))
+    k.run("--namespace", "cap")
+    owner = [{"apiVersion": "opentelemetry.io/v1beta1", "kind": "OpenTelemetryCollector", "name": "cap",
+              "uid": cap["metadata"]["uid"], "controller": True}]
+    for i in range(3):
+        fake.apply("services", {"metadata": {"name": "cap-stale-%d" % i, "namespace": "cap", "labels": MANAGED,
+                                             "ownerReferences": owner}})
+    rc, nums, err, reqs = k.run("--namespace", "cap", "--max-deletions", "2")
+    left = [n for n in k.names("services", "cap") if n.startswith("cap-stale-")]
+    check("--max-deletions 2: two deletes, then cut short, exit 3", rc == 3 and count(reqs, "DELETE") == 2 and
+          len(left) == 1 and nums and nums["pruned"] == 2 and
+          "error: run cut short: --max-deletions 2 reached; nothing more is written in this run\n" in err and
+          not [r for r in reqs if r["method"] != "GET"][2:], (rc, nums, writes(reqs), err[-800:]))
+    rc, nums, err, reqs = k.run("--namespace", "cap")
+    check("the next run (default cap 100) finishes the prune", rc == 0 and count(reqs, "DELETE") == 1 and
+          not [n for n in k.names("services", "cap") if n.startswith("cap-stale-")], (rc, writes(reqs), err[-500:]))
+
+    # An API server that stops answering: the run's own deadline.
+    c = k.get("opentelemetrycollectors", "cap", "cap")
+    c["spec"]["replicas"] = 2
+    fake.apply("opentelemetrycollectors", c)
+    fake.hold("deployments")
+    try:
+        rc, nums, err, reqs = k.run("--namespace", "cap", "--deadline", "2")
+    finally:
+        fake.release("deployments")
+    check("--deadline 2: the held GET ends the run at the deadline, exit 3", rc == 3 and
+          "error: run cut short: --deadline 2 s passed; nothing more is written in this run\n" in err and
+          not writes(reqs), (rc, nums, writes(reqs), err[-800:]))
+    rc, nums, err, reqs = k.run("--namespace", "cap")
+    check("after the deadline: the next run applies", rc == 0 and count(reqs, "PATCH", "/deployments/") == 1,
+          (rc, writes(reqs), err[-500:]))
+
+    # LISTs without end.
+    fake.endless_list("configmaps")
+    rc, nums, err, reqs = k.run("--namespace", "cap", "--max-list-pages", "5")
+    pages = [r for r in reqs if r["method"] == "GET" and r["path"] == "/api/v1/namespaces/cap/configmaps"]
+    check("endless continue, --max-list-pages 5: five pages, cut short, nothing written", rc == 3 and len(pages) == 5
+          and not writes(reqs) and "error: run cut short: LIST /api/v1/namespaces/cap/configmaps: --max-list-pages 5 "
+          "reached (the API server keeps answering continue); nothing more is written in this run\n" in err,
+          (rc, len(pages), writes(reqs), err[-800:]))
+    rc, nums, err, reqs = k.run("--namespace", "cap")
+    pages = [r for r in reqs if r["method"] == "GET" and r["path"] == "/api/v1/namespaces/cap/configmaps"]
+    check("endless continue: the default cap, 1000 pages", rc == 3 and len(pages) == 1000 and not writes(reqs),
+          (rc, len(pages), err[-500:]))
+    # 100,000 bytes of padding and one ConfigMap a page: 1 MiB is passed in the 11th.
+    fake.endless_list("configmaps", pad=100000)
+    rc, nums, err, reqs = k.run("--namespace", "cap", "--max-list-bytes", "1Mi", "--max-list-pages", "100")
+    pages = [r for r in reqs if r["method"] == "GET" and r["path"] == "/api/v1/namespaces/cap/configmaps"]
+    check("a LIST past --max-list-bytes 1Mi: cut off in its 11th page, exit 3", rc == 3 and len(pages) == 11 and
+          not writes(reqs) and "error: run cut short: LIST /api/v1/namespaces/cap/configmaps: --max-list-bytes 1048576 "
+          "reached; nothing more is written in this run\n" in err, (rc, len(pages), err[-800:]))
+    fake.endless_list("configmaps", pad=300000)
+    rc, nums, err, reqs = k.run("--namespace", "cap", "--max-list-bytes", "1Mi")
+    pages = [r for r in reqs if r["method"] == "GET" and r["path"] == "/api/v1/namespaces/cap/configmaps"]
+    check("one page larger than a quarter of --max-list-bytes: cut off while read, exit 3", rc == 3 and
+          len(pages) == 1 and not writes(reqs) and "error: run cut short: LIST /api/v1/namespaces/cap/configmaps: a page "
+          "larger than a quarter of --max-list-bytes 1048576; nothing more is written in this run\n" in err,
+          (rc, len(pages), err[-800:]))
+    fake.endless_list("configmaps", None)
+    for flag, value in (("--max-deletions", "0"), ("--deadline", "soon"), ("--max-list-pages", "-1"),
+                        ("--max-list-bytes", "1Ti")):
+        rc, nums, err, reqs = k.run("--namespace", "cap", flag, value)
+        check("usage: %s %s exits 2, nothing asked" % (flag, value), rc == 2 and not reqs and
+              err.startswith("otel-reconcile run: %s %s: must be a positive" % (flag, value)), (rc, err[:300]))
+    rc, nums, err, reqs = k.run("--namespace", "cap")
+    check("limits: afterwards a run is whole again", rc == 0, (rc, err[-500:]))
+    fake.delete("opentelemetrycollectors", "cap", "cap")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
  * (reconcile/): the config hash against the spec's verified examples and
  * Go's encoding rules, names and truncation, Service ports, RBAC rules,
  * and which objects each mode renders (reconcile.md 2 to 4). The exact YAML
- * of every object type is checked from the outside by reconcile_test.py. */
+ * of every object type is checked from the outside by reconcile_test.py.
+ * Also run's ownership rule (owner.c): which objects are ours, and why not. */
 #include "collector/config.h"
 
 #include "base/json.h"
@@ -12,6 +13,7 @@
 #include "collector/probes.h"
 #include "kube/yaml.h"
 #include "reconcile/hash.h"
+#include "reconcile/pass.h"
 #include "reconcile/ports.h"
 #include "reconcile/render.h"
 #include "reconcile/stream.h"
@@ -1033,6 +1035,57 @@ START_TEST(render_v1alpha1_null_config) {
 }
 END_TEST
 
+/* owner.c: an object is ours by the owner's uid, never by its name. */
+START_TEST(owner_is_ours_by_uid) {
+    const reconcile_kind *dep = reconcile_kind_of("apps/v1", "Deployment");
+    const reconcile_kind *role = reconcile_kind_of("rbac.authorization.k8s.io/v1", "ClusterRole");
+    ck_assert_ptr_nonnull(dep);
+    ck_assert_ptr_nonnull(role);
+    const struct {
+        const reconcile_kind *k;
+        const char *obj, *why; /* why NULL: ours */
+    } cases[] = {
+        {dep, "{\"metadata\":{\"ownerReferences\":[{\"kind\":\"OpenTelemetryCollector\",\"name\":\"api\","
+              "\"uid\":\"U1\",\"controller\":true}]}}", NULL},
+        /* the uid decides, not the kind or name it says */
+        {dep, "{\"metadata\":{\"ownerReferences\":[{\"kind\":\"OpenTelemetryCollector\",\"name\":\"api\","
+              "\"uid\":\"U0\",\"controller\":true}]}}",
+         "its controller is OpenTelemetryCollector api (uid U0), not this one (uid U1)"},
+        {dep, "{\"metadata\":{\"ownerReferences\":[{\"kind\":\"Rollout\",\"name\":\"api\",\"uid\":\"R\","
+              "\"controller\":true}]}}", "its controller is Rollout api (uid R), not this one (uid U1)"},
+        /* an ownerReference that is not the controller proves nothing */
+        {dep, "{\"metadata\":{\"ownerReferences\":[{\"uid\":\"U1\"}]}}", "it has no controller ownerReference"},
+        {dep, "{\"metadata\":{\"name\":\"api-collector\"}}", "it has no controller ownerReference"},
+        {role, "{\"metadata\":{\"labels\":{\"app.kubernetes.io/managed-by\":\"opentelemetry-operator\"},"
+               "\"annotations\":{\"otel-reconcile/collector\":\"prod/api\",\"otel-reconcile/collector-uid\":\"U1\"}}}",
+         NULL},
+        {role, "{\"metadata\":{\"annotations\":{\"otel-reconcile/collector\":\"prod/api\","
+               "\"otel-reconcile/collector-uid\":\"U1\"}}}",
+         "it lacks the label app.kubernetes.io/managed-by=opentelemetry-operator"},
+        {role, "{\"metadata\":{\"labels\":{\"app.kubernetes.io/managed-by\":\"opentelemetry-operator\"}}}",
+         "it has no otel-reconcile/collector annotation"},
+        {role, "{\"metadata\":{\"labels\":{\"app.kubernetes.io/managed-by\":\"opentelemetry-operator\"},"
+               "\"annotations\":{\"otel-reconcile/collector\":\"prod/web\",\"otel-reconcile/collector-uid\":\"U1\"}}}",
+         "its otel-reconcile/collector annotation names prod/web"},
+        {role, "{\"metadata\":{\"labels\":{\"app.kubernetes.io/managed-by\":\"opentelemetry-operator\"},"
+               "\"annotations\":{\"otel-reconcile/collector\":\"prod/api\"}}}",
+         "it has no otel-reconcile/collector-uid annotation"},
+        {role, "{\"metadata\":{\"labels\":{\"app.kubernetes.io/managed-by\":\"opentelemetry-operator\"},"
+               "\"annotations\":{\"otel-reconcile/collector\":\"prod/api\",\"otel-reconcile/collector-uid\":\"U0\"}}}",
+         "its otel-reconcile/collector-uid annotation is U0, not this collector's U1"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        json_object *o = json_tokener_parse(cases[i].obj);
+        char why[512] = "";
+        ck_assert_ptr_nonnull(o);
+        bool ours = reconcile_owner_is_ours(cases[i].k, o, "prod", "api", "U1", why, sizeof why);
+        ck_assert_msg(ours == !cases[i].why, "case %zu: ours=%d (%s)", i, ours, why);
+        if (cases[i].why) ck_assert_str_eq(why, cases[i].why);
+        json_object_put(o);
+    }
+}
+END_TEST
+
 START_TEST(stream_one_bad_does_not_hide_others) {
     const char *text = CR("a", EMPTY_CONFIG) "---\n" CR("b", "  mode: job\n" EMPTY_CONFIG)
         "---\nkind: [unclosed\n---\n" CR("c", "  mode: sidecar\n" EMPTY_CONFIG);
@@ -1100,6 +1153,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, render_configmap_text_as_reference);
     tcase_add_test(tc, render_v1alpha1_null_config);
     tcase_add_test(tc, stream_one_bad_does_not_hide_others);
+    tcase_add_test(tc, owner_is_ours_by_uid);
     suite_add_tcase(s, tc);
     return s;
 }
