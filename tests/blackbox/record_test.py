@@ -145,7 +145,7 @@ check("pod changed since", rc == 1 and err == (
 # members of the wrong type.
 for i, (value, why) in enumerate((
         ('{"v":1,"was":{"/spec/containers/0/x":3}}',
-         "the record's was names /spec/containers/0/x, which does not lead through objects of the pod"),
+         "the record's containers, initContainers and into name nothing otel-webhook adds"),
         ('{"v":1,"containers":"app"}', "the record's containers is not what otel-webhook writes"),
         ('{"v":1,"into":{"a":1}}', "the record's into is not what otel-webhook writes"),
         ('{"v":1,"unset":[3]}', "the record's unset is not what otel-webhook writes"),

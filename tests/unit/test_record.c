@@ -196,8 +196,9 @@ START_TEST(ignored_records) {
     r = fx_mutate("record-gone", POD("{instrumentation.opentelemetry.io/inject-java: 'true', "
                                      "otel-webhook/status: '{\"v\":1,\"initContainers\":[\"opentelemetry-auto-instrumentation-java\"]}'}",
                                      "  - {name: app}\n"), "ns1");
-    ck_assert_str_eq(r->warnings, "otel-webhook/status names the init container opentelemetry-auto-instrumentation-java, "
-                                  "which the pod does not have; replaced by this injection's record");
+    ck_assert_str_eq(r->warnings, "otel-webhook/status: the record names the init container "
+                                  "opentelemetry-auto-instrumentation-java, which the pod does not have; "
+                                  "replaced by this injection's record");
     ck_assert_uint_eq(r->res.injected, MUTATE_BIT(MUTATE_JAVA));
     fx_free(r);
     r = fx_mutate("record-malformed", POD("{instrumentation.opentelemetry.io/inject-java: 'true', "
