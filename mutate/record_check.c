@@ -321,11 +321,12 @@ static bool into_one(rcheck *c, json_object *e, size_t i) {
                         ok = fail(c, "into[%zu].was.env[%zu]: %s is not in the container as it was, nor a variable "
                                      "otel-webhook rewrites", i, x, jstr(w, "name"));
                 }
-                if (ok && !json_object_is_type(v, json_type_array)) ok = fail(c, "into[%zu].was.env is not a list", i);
+                /* null: the pod's env was null (a list_field of record.c) */
+                if (ok && v && !json_object_is_type(v, json_type_array)) ok = fail(c, "into[%zu].was.env is not a list", i);
             } else if (!strcmp(k, "volumeMounts")) {
                 /* The original mounts: still there, or under a path ours
                  * replaced (a web server's configuration folder). */
-                if (!json_object_is_type(v, json_type_array)) {
+                if (v && !json_object_is_type(v, json_type_array)) {
                     ok = fail(c, "into[%zu].was.volumeMounts is not a list", i);
                     break;
                 }
