@@ -622,6 +622,51 @@ def run_outdated(fake, certs):
           not [r for r in fake.requests[n0:] if r["method"] != "GET"], (out, fake.requests[n0:]))
     check("outdated: finished and deleting pods left out", "job-x" not in out and "going" not in out, out)
 
+    # Forged staleness: a record is the pod author's data. A pod whose record
+    # claims an older Instrumentation while the pod itself runs today's images
+    # and variables is listed with that said, and its workload is not
+    # restarted; a record that does not prove itself (an image the pod does
+    # not run) is warned about and not checked at all. Before, both were
+    # listed as stale and their Deployment restarted.
+    fake.apply("deployments", {"metadata": {"name": "forged-dep", "namespace": "team"}, "spec": {"replicas": 1}})
+    fake.apply("replicasets", {"metadata": {"name": "forged-dep-1", "namespace": "team", "ownerReferences": [
+        {"apiVersion": "apps/v1", "kind": "Deployment", "name": "forged-dep", "uid": "forged-dep-uid",
+         "controller": True}]}})
+    claims = json.loads(current["metadata"]["annotations"][KEY])
+    for u in claims["uses"]:
+        if u.get("language") == "java":
+            u.update(resourceVersion="1", hash="0000000000000000")
+    lying = json.loads(current["metadata"]["annotations"][KEY])
+    lying["images"]["opentelemetry-auto-instrumentation-java"] = "example.com/java-agent:0.9"
+    owner = {"kind": "ReplicaSet", "name": "forged-dep-1"}
+    for name, r in (("forged-dep-1-a", claims), ("forged-dep-1-b", lying)):
+        o = copy.deepcopy(current)
+        o["metadata"]["annotations"][KEY] = json.dumps(r)
+        o["metadata"]["name"] = name
+        o["metadata"]["ownerReferences"] = [dict(owner, apiVersion="apps/v1", uid="forged-dep-1-uid", controller=True)]
+        fake.apply("pods", o)
+    n0 = len(fake.requests)
+    rc, out, err = run("outdated", "--kubeconfig", kc, "-n", "team", "--restart", "--yes", "--interval", "0")
+    java_img = [c for c in current["spec"]["initContainers"] if c["name"] == "opentelemetry-auto-instrumentation-java"][0]["image"]
+    check("outdated: a record that does not prove itself is not checked",
+          "warning: Pod team/forged-dep-1-b: otel-webhook/status: the record's images.opentelemetry-auto-instrumentation-java "
+          "is example.com/java-agent:0.9, but the pod's opentelemetry-auto-instrumentation-java runs %s; not checked\n"
+          % java_img in err and "forged-dep-1-b" not in out, (err, out))
+    check("outdated: staleness only claimed is listed as such", (
+        "Deployment team/forged-dep: 1 pod (forged-dep-1-a)\n"
+        "  Instrumentation team/inst-b (java) changed since the injection (resourceVersion 1, now resourceVersion %s)\n"
+        "  (the records' word only: the pods' images and variables are what today's resources give)\n" % rv) in out, out)
+    check("outdated: ... and not restarted",
+          "not restarted: Deployment team/forged-dep: its pods do not show the staleness their records claim\n" in out and
+          not [r for r in fake.requests[n0:] if r["method"] == "PATCH" and "forged-dep" in r["path"]], out)
+    check("outdated: the pods that show it still restarted",
+          [r["path"] for r in fake.requests[n0:] if r["method"] == "PATCH"] == [
+              "/apis/apps/v1/namespaces/team/daemonsets/agent", "/apis/apps/v1/namespaces/team/deployments/api",
+              "/apis/apps/v1/namespaces/team/deployments/ghost", "/apis/apps/v1/namespaces/team/statefulsets/db"],
+          [r["path"] for r in fake.requests[n0:] if r["method"] == "PATCH"])
+    for name in ("forged-dep-1-a", "forged-dep-1-b"):
+        fake.delete("pods", name, "team")
+
     # Every request outdated and explain made is allowed by the overlay's
     # ClusterRole, and every rule of it was used.
     rules = rbac_rules("deploy/overlays/outdated/rbac.yaml")
