@@ -37,6 +37,7 @@
 #define SIDECAR "otc-container"
 #define GO_CONTAINER "opentelemetry-auto-instrumentation"
 #define OUR_LABEL "sidecar.opentelemetry.io/injected"
+#define PY_LAUNCHER "/otel-auto-instrumentation-python/bin/opentelemetry-instrument" /* lang_python.c */
 
 static bool prefixed(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
 
@@ -305,11 +306,15 @@ static bool into_one(rcheck *c, json_object *e, size_t i) {
                 /* Python's launcher, put in front of the command. */
                 json_object *cmd = jarr(cont, "command");
                 bool shorter = json_object_is_type(v, json_type_array) && all_of(v, json_type_string) &&
-                               jlen(cmd) == jlen(v) + 1;
+                               jlen(cmd) == jlen(v) + 1 &&
+                               !strcmp(json_object_get_string(json_object_array_get_idx(cmd, 0)) ?
+                                           json_object_get_string(json_object_array_get_idx(cmd, 0)) : "",
+                                       PY_LAUNCHER);
                 for (size_t x = 0; shorter && x < jlen(v); x++)
                     shorter = json_object_equal(json_object_array_get_idx(v, x), json_object_array_get_idx(cmd, x + 1));
                 if (!shorter)
-                    ok = fail(c, "into[%zu].was.command is not the container's command without its first word", i);
+                    ok = fail(c, "into[%zu].was.command is not the container's command without the Python launcher "
+                                 "in front", i);
             } else if (!strcmp(k, "env")) {
                 /* The whole original (names repeated): each entry is still
                  * there as it was, or a variable we rewrite. */

