@@ -10,6 +10,11 @@
  * most comparisons stop at a pointer test; lists are indexed once (sorted
  * names, binary search) so the cost stays linear in what the pod holds.
  *
+ * Read back, a record is the pod author's data: mutate_record_read parses
+ * it only within its budget (record.h), and record_honoured skips a pod
+ * only for a record that proves itself against it (record_check.c); any
+ * other record is replaced by the injection, with a warning.
+ *
  * Layout (keys left out when empty):
  *   v, engine                   record format and engine version
  *   containers, initContainers, volumes   names added
