@@ -367,9 +367,14 @@ static const char *privileged(json_object *cont) {
     if (jint(sc, "runAsUser", &id) && id == 0) return "securityContext.runAsUser 0";
     if (jint(sc, "runAsGroup", &id) && id == 0) return "securityContext.runAsGroup 0";
     if (jlen(jarr(jmap(sc, "capabilities"), "add"))) return "securityContext.capabilities.add";
-    if (jget(sc, "procMount") || jget(sc, "seLinuxOptions") || jget(sc, "seccompProfile") || jget(sc, "appArmorProfile") ||
-        jget(sc, "windowsOptions"))
-        return "securityContext beyond user, group and capabilities dropped";
+    const char *t = jstr(sc, "procMount");
+    if (t && strcmp(t, "Default")) return "securityContext.procMount";
+    if (jget(sc, "seLinuxOptions")) return "securityContext.seLinuxOptions";
+    if ((t = jstr(jmap(sc, "seccompProfile"), "type")) && !strcmp(t, "Unconfined"))
+        return "securityContext.seccompProfile Unconfined";
+    if ((t = jstr(jmap(sc, "appArmorProfile"), "type")) && !strcmp(t, "Unconfined"))
+        return "securityContext.appArmorProfile Unconfined";
+    if (jbool(jmap(sc, "windowsOptions"), "hostProcess")) return "securityContext.windowsOptions.hostProcess";
     json_object *ports = jarr(cont, "ports");
     for (size_t i = 0; i < jlen(ports); i++)
         if (jget(json_object_array_get_idx(ports, i), "hostPort")) return "a hostPort";
@@ -402,7 +407,9 @@ static bool removed(rcheck *c) {
         if (!jint(r, "at", &at) || at < 0 || !json_object_is_type(v, json_type_object) || !n)
             return fail(c, "removed[%zu] is not what otel-webhook writes", i);
         bool vol = !strcmp(list, "volumes");
-        if (vol ? !our_volume(n) : !our_container(n) && !our_init(n))
+        /* Injection takes out one container, the sidecar
+         * (sidecar.opentelemetry.io/inject: "false"). */
+        if (vol ? !our_volume(n) : strcmp(n, SIDECAR) != 0)
             return fail(c, "removed[%zu].value: %s is not %s otel-webhook takes out", i, n, vol ? "a volume" : "a container");
         if (jfind_named(jarr(c->spec, list), n, NULL) && !sset_has(vol ? &c->vols : !strcmp(list, "containers") ? &c->conts : &c->inits, n))
             return fail(c, "removed[%zu].value: the pod has %s already", i, n);

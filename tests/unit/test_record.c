@@ -322,6 +322,15 @@ START_TEST(record_check_fields) {
         {"{\"v\":1,\"containers\":[\"otc-container\"],\"removed\":[{\"list\":\"volumes\",\"at\":0,\"value\":{\"name\":\"kernel-debug\"}},"
          "{\"list\":\"volumes\",\"at\":1,\"value\":{\"name\":\"kernel-debug\"}}]}",
          "the record's removed puts volumes/kernel-debug back twice"},
+        {"{\"v\":1,\"containers\":[\"otc-container\"],\"removed\":[{\"list\":\"initContainers\",\"at\":0,\"value\":"
+         "{\"name\":\"otc-container\",\"securityContext\":{\"runAsUser\":10001,\"capabilities\":{\"drop\":[\"ALL\"]},"
+         "\"seccompProfile\":{\"type\":\"RuntimeDefault\"}}}}]}", NULL},
+        {"{\"v\":1,\"containers\":[\"otc-container\"],\"removed\":[{\"list\":\"initContainers\",\"at\":0,\"value\":"
+         "{\"name\":\"otc-container\",\"securityContext\":{\"seccompProfile\":{\"type\":\"Unconfined\"}}}}]}",
+         "the record's removed[0].value: a container with securityContext.seccompProfile Unconfined; uninject never adds one"},
+        {"{\"v\":1,\"containers\":[\"otc-container\"],\"removed\":[{\"list\":\"containers\",\"at\":0,\"value\":"
+         "{\"name\":\"opentelemetry-auto-instrumentation\"}}]}",
+         "the record's removed[0].value: opentelemetry-auto-instrumentation is not a container otel-webhook takes out"},
         {"{\"v\":1,\"containers\":[\"otc-container\"],\"removed\":[{\"list\":\"serviceAccount\",\"at\":0,\"value\":{\"name\":\"x\"}}]}",
          "the record's removed[0].list is not a list otel-webhook takes elements from"},
     };
