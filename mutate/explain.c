@@ -138,7 +138,7 @@ char *mutate_explain(const mutate_request *req) {
     sbuf_puts(&b, "  status: ");
     if (bad) sbuf_printf(&b, "the %s annotation is unreadable (%s)\n", MUTATE_RECORD_KEY, bad);
     else if (!rec) sbuf_puts(&b, "not injected yet\n");
-    else if (!plain) sbuf_printf(&b, "injected, but the pod no longer matches its record: %s\n", err);
+    else if (!plain) sbuf_printf(&b, "the pod does not match its record, explained as if it had none: %s\n", err);
     else {
         char **why;
         int n = mutate_record_stale(req, &why);

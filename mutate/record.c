@@ -10,6 +10,11 @@
  * most comparisons stop at a pointer test; lists are indexed once (sorted
  * names, binary search) so the cost stays linear in what the pod holds.
  *
+ * Read back, a record is the pod author's data: mutate_record_read parses
+ * it only within its budget (record.h), and record_honoured skips a pod
+ * only for a record that proves itself against it (record_check.c); any
+ * other record is replaced by the injection, with a warning.
+ *
  * Layout (keys left out when empty):
  *   v, engine                   record format and engine version
  *   containers, initContainers, volumes   names added
@@ -518,7 +523,7 @@ void record_apply(json_object *orig, mutate_result *res, const patch_log *log, s
     /* A pod only changed (a sidecar removed) is not an injection. */
     if (!res->pod || !res->nops || (!res->injected && !res->sidecar)) return;
     json_object *pod = res->pod;
-    char why[256];
+    char why[320];
     if (record_mismatch(orig, why, sizeof why)) {
         res->warnings = xrealloc(res->warnings, sizeof *res->warnings * (res->nwarnings + 1));
         res->warnings[res->nwarnings++] = xasprintf("%s; replaced by this injection's record", why);
@@ -612,7 +617,35 @@ json_object *mutate_record_read(json_object *pod, const char **why) {
         *why = "not a string";
         return NULL;
     }
-    json_object *rec = json_tokener_parse(json_object_get_string(v));
+    /* Bounded before any tree exists: the text is the pod author's. */
+    size_t len = (size_t)json_object_get_string_len(v);
+    const char *text = json_object_get_string(v);
+    if (len > MUTATE_RECORD_MAX_BYTES) {
+        *why = "longer than the 262144 bytes the API server keeps of a pod's annotations";
+        return NULL;
+    }
+    size_t nests = 0;
+    bool quoted = false;
+    for (size_t i = 0; i < len; i++) {
+        char ch = text[i];
+        if (quoted) {
+            if (ch == '\\') i++;
+            else if (ch == '"') quoted = false;
+        } else if (ch == '"') quoted = true;
+        else if (ch == '{' || ch == '[') nests++;
+    }
+    if (nests > MUTATE_RECORD_MAX_NESTS) {
+        *why = "more than the 16384 objects and lists a record may hold";
+        return NULL;
+    }
+    json_tokener *tok = json_tokener_new_ex(32);
+    if (!tok) base_oom();
+    json_object *rec = json_tokener_parse_ex(tok, text, (int)len);
+    if (json_tokener_get_error(tok) != json_tokener_success || json_tokener_get_parse_end(tok) != len) {
+        json_object_put(rec);
+        rec = NULL;
+    }
+    json_tokener_free(tok);
     int64_t ver = 0;
     if (!json_object_is_type(rec, json_type_object)) *why = "not a JSON object";
     else if (!jint(rec, "v", &ver) || ver != MUTATE_RECORD_VERSION) *why = "a record version this engine does not know";
@@ -623,27 +656,10 @@ json_object *mutate_record_read(json_object *pod, const char **why) {
     return rec;
 }
 
-/* The first name of rec[key] that the pod's spec[list] lacks, or NULL.
- * The pod is read without base/json's readers: explain and the engine's
- * callers may hand in pods podcheck has not seen. */
-static const char *missing_name(json_object *rec, const char *key, json_object *pod, const char *list) {
-    json_object *names = jarr(rec, key), *spec, *arr;
-    member(pod, "spec", &spec);
-    member(spec, list, &arr);
-    if (!json_object_is_type(arr, json_type_array)) arr = NULL;
-    nindex ix;
-    nindex_build(&ix, arr, "name");
-    const char *gone = NULL;
-    for (size_t i = 0; i < jlen(names) && !gone; i++) {
-        const char *n = json_object_get_string(json_object_array_get_idx(names, i));
-        if (!n || !nindex_find(&ix, n, NULL)) gone = n ? n : "?";
-    }
-    free(ix.v);
-    return gone;
-}
-
 /* Why the pod's record (if any) cannot be trusted, into buf; false when
- * there is none or it matches the pod. */
+ * there is none or it proves itself against the pod (record_check.c): a
+ * forged record (`{"v":1}` on a pod with none of our parts) must not turn
+ * injection off. */
 static bool record_mismatch(json_object *pod, char *buf, size_t len) {
     const char *why;
     json_object *rec = mutate_record_read(pod, &why);
@@ -651,18 +667,18 @@ static bool record_mismatch(json_object *pod, char *buf, size_t len) {
         if (why) snprintf(buf, len, "%s: %s", MUTATE_RECORD_KEY, why);
         return why != NULL;
     }
-    const char *gone = missing_name(rec, "containers", pod, "containers"), *list = "container";
-    if (!gone) { gone = missing_name(rec, "initContainers", pod, "initContainers"); list = "init container"; }
-    if (gone) snprintf(buf, len, "%s names the %s %s, which the pod does not have", MUTATE_RECORD_KEY, list, gone);
+    char err[256];
+    bool bad = !mutate_record_check(pod, rec, err, sizeof err);
+    if (bad) snprintf(buf, len, "%s: %s", MUTATE_RECORD_KEY, err);
     json_object_put(rec);
-    return gone != NULL;
+    return bad;
 }
 
 /* Silent: a record that cannot be trusted is named when the injection
  * replaces it (mutate_record_apply), so that a pod refused for another
  * reason (malformed, past a bound) gets that one reason alone. */
 bool record_honoured(mctx *m) {
-    char why[256];
+    char why[320];
     json_object *meta, *ann, *v;
     if (!member(m->in, "metadata", &meta) || !member(meta, "annotations", &ann) || !member(ann, MUTATE_RECORD_KEY, &v))
         return false;

@@ -27,6 +27,22 @@ static const char *str_at(json_object *arr, size_t i) {
     return json_object_is_type(s, json_type_string) ? json_object_get_string(s) : NULL;
 }
 
+static int scmp(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
+/* The strings of names, sorted for bsearch (n set; free the result). */
+static const char **sorted_names(json_object *names, size_t *n) {
+    const char **v = xmalloc(sizeof *v * (jlen(names) ? jlen(names) : 1));
+    *n = 0;
+    for (size_t i = 0; i < jlen(names); i++)
+        if (str_at(names, i)) v[(*n)++] = str_at(names, i);
+    if (*n > 1) qsort(v, *n, sizeof *v, scmp);
+    return v;
+}
+
+static bool in_sorted(const char **v, size_t n, const char *name) {
+    return name && n && bsearch(&name, v, n, sizeof *v, scmp) != NULL;
+}
+
 static bool listed(json_object *names, const char *name) {
     for (size_t i = 0; name && i < jlen(names); i++) {
         const char *n = str_at(names, i);
@@ -35,10 +51,21 @@ static bool listed(json_object *names, const char *name) {
     return false;
 }
 
-/* Removes the elements of arr whose string field key is in names. */
-static void remove_listed(json_object *arr, const char *key, json_object *names) {
-    for (size_t i = jlen(arr); i-- > 0;)
-        if (listed(names, jstr(json_object_array_get_idx(arr, i), key))) json_object_array_del_idx(arr, i, 1);
+/* holder[key] without the elements whose string field key is in names:
+ * one pass into a new list (deleting one at a time moves the tail each
+ * time). */
+static void remove_listed(json_object *holder, const char *key, const char *field, json_object *names) {
+    json_object *arr = jarr(holder, key);
+    if (!arr || !jlen(names)) return;
+    size_t n;
+    const char **v = sorted_names(names, &n);
+    json_object *kept = jnew_arr();
+    for (size_t i = 0; i < jlen(arr); i++) {
+        json_object *e = json_object_array_get_idx(arr, i);
+        if (!in_sorted(v, n, jstr(e, field))) jpush(kept, json_object_get(e));
+    }
+    free(v);
+    jset(holder, key, kept);
 }
 
 static void apply_fields(json_object *o, json_object *e) {
@@ -51,8 +78,8 @@ static void apply_fields(json_object *o, json_object *e) {
 }
 
 static void restore_env(json_object *c, json_object *e) {
+    remove_listed(c, "env", "name", jarr(e, "env"));
     json_object *env = jarr(c, "env");
-    if (env) remove_listed(env, "name", jarr(e, "env"));
     json_object *was = jarr(e, "envWas");
     for (size_t i = 0; i < jlen(was); i++) {
         json_object *w = json_object_array_get_idx(was, i);
@@ -77,8 +104,7 @@ static void restore_env(json_object *c, json_object *e) {
         }
         jset(c, "env", sorted);
     }
-    json_object *mounts = jarr(c, "volumeMounts");
-    if (mounts) remove_listed(mounts, "mountPath", jarr(e, "volumeMounts"));
+    remove_listed(c, "volumeMounts", "mountPath", jarr(e, "volumeMounts"));
 }
 
 /* Walks a JSON pointer of objects; the parent of its last token (created
@@ -109,37 +135,53 @@ static json_object *pointer_parent(json_object *root, const char *ptr, bool crea
     }
 }
 
-/* The members uninject reads, of the types the record writes; anything else
- * is a record otel-webhook did not write (an annotation anyone can set),
- * refused whole rather than half applied. NULL, or the member at fault. */
-static const char *record_misshapen(json_object *rec) {
-    static const char *const strings[] = {"containers", "initContainers", "volumes", "unset", NULL};
-    for (int i = 0; strings[i]; i++) {
-        json_object *v = jget(rec, strings[i]);
-        if (!v) continue;
-        if (!json_object_is_type(v, json_type_array)) return strings[i];
-        for (size_t k = 0; k < jlen(v); k++)
-            if (!json_object_is_type(json_object_array_get_idx(v, k), json_type_string)) return strings[i];
+/* The elements rec says were taken out of spec's lists, put back at their
+ * places in one merge per list: the record lists them in ascending order of
+ * place (record.c: list_delta), which is the order the inserts need; any
+ * other order is put in that one (stable by place). */
+typedef struct back {
+    int64_t at;
+    size_t seq;
+    json_object *value;
+} back;
+
+static int back_cmp(const void *a, const void *b) {
+    const back *x = a, *y = b;
+    if (x->at != y->at) return x->at < y->at ? -1 : 1;
+    return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+static void put_back(json_object *spec, json_object *removed) {
+    static const char *const lists[] = {"containers", "initContainers", "volumes", NULL};
+    back *b = xmalloc(sizeof *b * (jlen(removed) ? jlen(removed) : 1));
+    for (int l = 0; lists[l] && spec; l++) {
+        size_t n = 0;
+        for (size_t i = 0; i < jlen(removed); i++) {
+            json_object *r = json_object_array_get_idx(removed, i);
+            int64_t at = 0;
+            const char *list = jstr(r, "list");
+            if (!list || strcmp(list, lists[l]) || !jint(r, "at", &at) || at < 0) continue;
+            b[n] = (back){at, n, jget(r, "value")};
+            n++;
+        }
+        if (!n) continue;
+        qsort(b, n, sizeof *b, back_cmp);
+        json_object *arr = jarr(spec, lists[l]), *out = jnew_arr();
+        size_t j = 0, len = jlen(arr);
+        for (size_t k = 0; k < n; k++) {
+            while (j < len && (int64_t)json_object_array_length(out) < b[k].at)
+                jpush(out, json_object_get(json_object_array_get_idx(arr, j++)));
+            jpush(out, jcopy(b[k].value));
+        }
+        while (j < len) jpush(out, json_object_get(json_object_array_get_idx(arr, j++)));
+        jset(spec, lists[l], out);
     }
-    static const char *const objects[] = {"into", "removed", NULL};
-    for (int i = 0; objects[i]; i++) {
-        json_object *v = jget(rec, objects[i]);
-        if (!v) continue;
-        if (!json_object_is_type(v, json_type_array)) return objects[i];
-        for (size_t k = 0; k < jlen(v); k++)
-            if (!json_object_is_type(json_object_array_get_idx(v, k), json_type_object)) return objects[i];
-    }
-    json_object *was = jget(rec, "was");
-    if (was && !json_object_is_type(was, json_type_object)) return "was";
-    return NULL;
+    free(b);
 }
 
 json_object *mutate_uninject(json_object *pod, json_object *rec, char *err, size_t errlen) {
-    const char *bad = record_misshapen(rec);
-    if (bad) {
-        snprintf(err, errlen, "the record's %s is not what otel-webhook writes", bad);
-        return NULL;
-    }
+    /* Nothing is done that the record does not prove (record_check.c). */
+    if (!mutate_record_check(pod, rec, err, errlen)) return NULL;
     json_object *np = jcopy(pod), *spec = jmap(np, "spec");
     json_object *ann = jmap(jmap(np, "metadata"), "annotations");
     if (ann) json_object_object_del(ann, MUTATE_RECORD_KEY);
@@ -147,36 +189,22 @@ json_object *mutate_uninject(json_object *pod, json_object *rec, char *err, size
     json_object *into = jarr(rec, "into");
     for (size_t i = 0; i < jlen(into); i++) {
         json_object *e = json_object_array_get_idx(into, i);
-        const char *name = jstr(e, "name");
         const char *list = jbool(e, "init") ? "initContainers" : "containers";
-        json_object *c = name ? jfind_named(jarr(spec, list), name, NULL) : NULL;
-        if (!c) {
-            snprintf(err, errlen, "the record names the %s %s, which the pod does not have",
-                     jbool(e, "init") ? "init container" : "container", name ? name : "?");
-            goto fail;
-        }
+        json_object *c = jfind_named(jarr(spec, list), jstr(e, "name"), NULL);
         restore_env(c, e);
+        json_object *unset = jarr(e, "unset");
+        for (size_t k = 0; k < jlen(unset); k++)
+            if (jlen(jarr(c, str_at(unset, k)))) {
+                snprintf(err, errlen, "the record's into[%zu].unset takes out %s, which still holds more than "
+                                      "otel-webhook added", i, str_at(unset, k));
+                goto fail;
+            }
         apply_fields(c, e);
     }
     static const char *const lists[] = {"containers", "initContainers", "volumes", NULL};
-    for (int l = 0; lists[l]; l++) {
-        json_object *names = jarr(rec, lists[l]), *arr = jarr(spec, lists[l]);
-        for (size_t i = 0; i < jlen(names); i++)
-            if (!str_at(names, i) || !jfind_named(arr, str_at(names, i), NULL)) {
-                snprintf(err, errlen, "the record names the %s %s, which the pod does not have",
-                         l == 0 ? "container" : l == 1 ? "init container" : "volume", str_at(names, i) ? str_at(names, i) : "?");
-                goto fail;
-            }
-        remove_listed(arr, "name", names);
-    }
-    json_object *removed = jarr(rec, "removed");
-    for (size_t i = 0; i < jlen(removed); i++) {
-        json_object *r = json_object_array_get_idx(removed, i);
-        const char *list = jstr(r, "list");
-        int64_t at = 0;
-        if (!list || !jint(r, "at", &at) || at < 0 || !spec) continue;
-        jinsert(jarr_at(spec, list), (size_t)at, jcopy(jget(r, "value")));
-    }
+    for (int l = 0; lists[l]; l++)
+        if (spec) remove_listed(spec, lists[l], "name", jarr(rec, lists[l]));
+    put_back(spec, jarr(rec, "removed"));
     json_object *was = jmap(rec, "was");
     if (was) {
         json_object_object_foreach(was, ptr, v) {
@@ -194,7 +222,15 @@ json_object *mutate_uninject(json_object *pod, json_object *rec, char *err, size
     json_object *unset = jarr(rec, "unset");
     for (size_t i = 0; i < jlen(unset); i++) {
         char *last;
-        json_object *parent = str_at(unset, i) ? pointer_parent(np, str_at(unset, i), false, &last) : NULL;
+        json_object *parent = str_at(unset, i) ? pointer_parent(np, str_at(unset, i), false, &last) : NULL, *v = NULL;
+        if (parent && last && json_object_object_get_ex(parent, last, &v) &&
+            (json_object_is_type(v, json_type_object) || json_object_is_type(v, json_type_array)) &&
+            !mutate_record_only_ours(v)) {
+            snprintf(err, errlen, "the record's unset takes out %s, which still holds more than otel-webhook added",
+                     str_at(unset, i));
+            free(last);
+            goto fail;
+        }
         if (parent && last) json_object_object_del(parent, last);
         if (str_at(unset, i)) free(last);
     }
@@ -285,12 +321,60 @@ static void compare(reasons *r, json_object *old, json_object *now) {
     }
 }
 
-int mutate_record_stale(const mutate_request *req, char ***why) {
+/* ---- what the pod itself shows ------------------------------------------ */
+
+/* Variables whose value comes from the pod's own identity (its name, its
+ * owner), which a second run on the stored pod may derive otherwise: not
+ * evidence of a changed resource. */
+static bool identity_env(const char *n) {
+    return !strcmp(n, "OTEL_SERVICE_NAME") || !strncmp(n, "OTEL_RESOURCE_ATTRIBUTES", 24);
+}
+
+static void seen_containers(reasons *r, json_object *pod, json_object *old, json_object *now_pod, json_object *now,
+                            const char *list) {
+    json_object *have = jarr(jmap(pod, "spec"), list), *want = jarr(jmap(now_pod, "spec"), list);
+    json_object *names = jarr(now, list), *was = jarr(old, list);
+    for (size_t i = 0; i < jlen(names); i++) {
+        const char *n = str_at(names, i);
+        json_object *h = jfind_named(have, n, NULL), *w = jfind_named(want, n, NULL);
+        if (!h) add(r, "the pod has no %s, which would be added now", n);
+        else if (strcmp(or_empty(jstr(h, "image")), or_empty(jstr(w, "image"))))
+            add(r, "the pod's %s runs %s, now %s", n, or_empty(jstr(h, "image")), or_empty(jstr(w, "image")));
+    }
+    for (size_t i = 0; i < jlen(was); i++)
+        if (!listed(names, str_at(was, i))) add(r, "the pod's %s would not be added now", str_at(was, i));
+}
+
+static void seen_env(reasons *r, json_object *pod, json_object *now_pod, json_object *now) {
+    json_object *into = jarr(now, "into");
+    for (size_t i = 0; i < jlen(into); i++) {
+        json_object *e = json_object_array_get_idx(into, i);
+        const char *list = jbool(e, "init") ? "initContainers" : "containers", *cn = jstr(e, "name");
+        json_object *h = jfind_named(jarr(jmap(pod, "spec"), list), cn, NULL);
+        json_object *w = jfind_named(jarr(jmap(now_pod, "spec"), list), cn, NULL);
+        json_object *henv = jarr(h, "env"), *wenv = jarr(w, "env");
+        for (size_t k = 0; k < jlen(wenv); k++) {
+            json_object *we = json_object_array_get_idx(wenv, k);
+            const char *n = jstr(we, "name"), *wv = jstr(we, "value");
+            if (!n || !wv || identity_env(n)) continue;
+            json_object *he = jfind_named(henv, n, NULL);
+            const char *hv = jstr(he, "value");
+            if (!he) add(r, "the pod's container %s has no %s, which would be %s now", or_empty(cn), n, wv);
+            else if (hv && strcmp(hv, wv)) add(r, "the pod's container %s has %s=%s, now %s", or_empty(cn), n, hv, wv);
+        }
+    }
+}
+
+static int stale_core(const mutate_request *req, char ***why, char ***seen, size_t *nseen) {
     *why = NULL;
+    if (seen) {
+        *seen = NULL;
+        *nseen = 0;
+    }
     const char *bad;
     json_object *rec = mutate_record_read(req->pod, &bad);
     if (!rec) return -1;
-    reasons r = {0};
+    reasons r = {0}, s = {0};
     char err[256];
     json_object *plain = mutate_uninject(req->pod, rec, err, sizeof err);
     if (!plain) {
@@ -306,11 +390,35 @@ int mutate_record_stale(const mutate_request *req, char ***why) {
         if (mutate_pod(&again, &res) == 0 && json_object_array_length(res.patch)) now = mutate_record_read(res.pod, &bad);
         if (!now) add(&r, "nothing would be injected now");
         else compare(&r, rec, now);
+        if (seen && r.n) {
+            if (!now) {
+                json_object *names[2] = {jarr(rec, "containers"), jarr(rec, "initContainers")};
+                for (int l = 0; l < 2; l++)
+                    for (size_t i = 0; i < jlen(names[l]); i++)
+                        add(&s, "the pod's %s would not be added now", str_at(names[l], i));
+            } else {
+                seen_containers(&s, req->pod, rec, res.pod, now, "containers");
+                seen_containers(&s, req->pod, rec, res.pod, now, "initContainers");
+                seen_env(&s, req->pod, res.pod, now);
+            }
+        }
         json_object_put(now);
         mutate_result_free(&res);
         json_object_put(plain);
     }
     json_object_put(rec);
     *why = r.v;
+    if (seen) {
+        *seen = s.v;
+        *nseen = s.n;
+    } else {
+        mutate_strings_free(s.v, s.n);
+    }
     return (int)r.n;
+}
+
+int mutate_record_stale(const mutate_request *req, char ***why) { return stale_core(req, why, NULL, NULL); }
+
+int mutate_record_stale_seen(const mutate_request *req, char ***why, char ***seen, size_t *nseen) {
+    return stale_core(req, why, seen, nseen);
 }

@@ -8,6 +8,13 @@
  * Owners are found through the pod's controller reference (a ReplicaSet's
  * own owner, once per ReplicaSet).
  *
+ * The record is the pod author's data: a record that does not prove itself
+ * (mutate_record_check) is warned about and skipped, and a workload is
+ * restarted only when one of its pods shows the staleness itself (the
+ * images of our containers, the values of our variables against what
+ * today's injection gives: mutate_record_stale_seen); one whose pods show
+ * nothing is listed with the records' claim, and not restarted.
+ *
  * --restart does what `kubectl rollout restart` does: a strategic merge
  * patch setting the pod template's kubectl.kubernetes.io/restartedAt
  * annotation, so the controller rolls the pods at its own pace. It is a
@@ -43,7 +50,9 @@ static const char usage[] =
     "\n"
     "Lists the running pods whose otel-webhook/status record names an older version of an\n"
     "Instrumentation or collector, or other images, than today's resources would give,\n"
-    "grouped by the workload that owns them.\n"
+    "grouped by the workload that owns them. A record is the pod author's claim: one that does\n"
+    "not match its pod is warned about and skipped, and only workloads whose pods show the\n"
+    "staleness themselves (their images and variables against today's injection) are restarted.\n"
     "\n"
     "  --kubeconfig FILE      the cluster (current-context, or --context NAME)\n"
     "  --in-cluster           from inside a pod: KUBERNETES_SERVICE_HOST/PORT and the\n"
@@ -117,6 +126,7 @@ typedef struct group {
     char *kind, *ns, *name;
     char **pods, **why;
     size_t npods, nwhy;
+    bool seen; /* a pod of it shows its staleness itself (mutate_record_stale_seen) */
 } group;
 
 typedef struct outdated {
@@ -369,17 +379,26 @@ int cmd_outdated(int argc, char **argv) {
             if (bad) fprintf(stderr, "warning: Pod %s/%s: %s: %s\n", ns, pname, MUTATE_RECORD_KEY, bad);
             continue;
         }
+        char cerr[256];
+        bool proven = mutate_record_check(pod, rec, cerr, sizeof cerr);
         json_object_put(rec);
+        if (!proven) { /* the pod author's word, not ours: neither listed nor restarted */
+            fprintf(stderr, "warning: Pod %s/%s: %s: %s; not checked\n", ns, pname, MUTATE_RECORD_KEY, cerr);
+            continue;
+        }
         checked++;
         mutate_request req = {.pod = pod, .namespace = ns, .src = &src, .opt = &cfg.opt};
         req.ns = kube_snapshot_get(view.snap, "Namespace", NULL, ns);
-        char **why;
-        int n = mutate_record_stale(&req, &why);
+        char **why, **seen;
+        size_t nseen;
+        int n = mutate_record_stale_seen(&req, &why, &seen, &nseen);
+        mutate_strings_free(seen, nseen);
         if (n <= 0) continue;
         const char *kind, *name;
         char qualified[192];
         owner_of(&od, pod, ns, &kind, &name, qualified, sizeof qualified);
         group *g = group_of(&od, kind, ns, name ? name : "");
+        g->seen |= nseen > 0;
         push(&g->pods, &g->npods, pname, false);
         for (int k = 0; k < n; k++) push(&g->why, &g->nwhy, why[k], true);
         mutate_strings_free(why, (size_t)n);
@@ -392,6 +411,7 @@ int cmd_outdated(int argc, char **argv) {
         for (size_t k = 0; k < g->npods; k++) printf("%s%s", k ? ", " : "", g->pods[k]);
         printf(")\n");
         for (size_t k = 0; k < g->nwhy; k++) printf("  %s\n", g->why[k]);
+        if (!g->seen) printf("  (the records' word only: the pods' images and variables are what today's resources give)\n");
     }
     if (!od.ng) printf("no outdated pods (%zu injected pod%s checked)\n", checked, checked == 1 ? "" : "s");
     else printf("%zu workload%s, %zu pod%s outdated (%zu injected pod%s checked)\n", od.ng, od.ng == 1 ? "" : "s", npods,
@@ -408,6 +428,11 @@ int cmd_outdated(int argc, char **argv) {
                        : !strcmp(g->kind, "ReplicaSet") ? "not owned by a Deployment; delete its pods"
                        : strchr(g->kind, '.') ? "not of apps/v1; restart it with its own tooling"
                        : "not a Deployment, StatefulSet or DaemonSet");
+                continue;
+            }
+            if (!g->seen) {
+                printf("not restarted: %s %s/%s: its pods do not show the staleness their records claim\n", g->kind,
+                       g->ns, g->name);
                 continue;
             }
             if (!o.yes) {

@@ -4,9 +4,11 @@
  * back what it was before the injection (mutate_uninject: exactly what the
  * record names, nothing else); everything else passes through untouched,
  * byte for byte, like `linkerd uninject`. Input and output are inject's
- * (inject.h). A record that cannot be read or no longer matches its pod is
- * reported as FILE:LINE: KIND NS/NAME: reason and that object is left as
- * it is (exit 1): a half-undone pod would be a wrong output. */
+ * (inject.h). A record that cannot be read, no longer matches its pod or
+ * does not prove itself (mutate_record_check: the pod's author writes it)
+ * is reported as FILE:LINE: KIND NS/NAME: reason and that object is left
+ * as it is (exit 1): a half-undone pod would be a wrong output, a forged
+ * one a privilege nobody reviewed. */
 #include "server/cli.h"
 
 #include "base/alloc.h"
@@ -27,7 +29,11 @@ static const char usage[] =
     "Removes what the injection recorded in a Pod's or pod template's otel-webhook/status\n"
     "annotation (containers, init containers, volumes, env entries, mounts, the label) and\n"
     "restores the values it rewrote (JAVA_TOOL_OPTIONS, NODE_OPTIONS, PYTHONPATH, a command,\n"
-    "...). Objects without a record are written back untouched.\n"
+    "...). Objects without a record are written back untouched. The record is the pod author's\n"
+    "data: only what has the shape of otel-webhook's own injection is undone (its container,\n"
+    "volume and variable names, the images the record gives); a record over 256 KiB, or asking\n"
+    "for anything else (privileges, host access, a service account, a namespace, ...), is\n"
+    "refused with the field named.\n"
     "\n"
     "  -f, --filename PATH   input manifest, repeatable: a file, a folder (its *.yaml, *.yml\n"
     "                        and *.json files in name order), - for standard input (once)\n"
@@ -37,8 +43,8 @@ static const char usage[] =
     "  --report              on standard error, one line per Pod or workload\n"
     "                        (KIND NS/NAME: uninjected|unchanged|invalid) and a summary line\n"
     "\n"
-    "Exit status: 0 done, 1 bad input or a record that does not match its object\n"
-    "(FILE:LINE: KIND NS/NAME: reason; the object is left as it is), 2 usage.\n";
+    "Exit status: 0 done, 1 bad input or a record that does not match its object or is\n"
+    "refused (FILE:LINE: KIND NS/NAME: reason; the object is left as it is), 2 usage.\n";
 
 typedef struct uopts {
     cli_input in;

