@@ -435,8 +435,13 @@ static void folder_read(kube_filesource *fs, size_t d, pass *p) {
      * 1% of a core and not 2.5%. */
     if (!fs->recheck && !fd->err && dst_ok && fd->st.st_ino && same_stat(&fd->st, &dst) &&
         fd->nfiles > KUBE_FILESOURCE_PACE_STATS && now < fd->next_full) {
+        /* Its unreadable files are retried at its next listing; until then
+         * they still count as read errors (readiness, the metrics). */
         for (size_t i = 0; i < fs->nfiles; i++)
-            if (fs->files[i].dir == d) fs->files[i].seen = true;
+            if (fs->files[i].dir == d) {
+                fs->files[i].seen = true;
+                p->read_error |= fs->files[i].read_error;
+            }
         return;
     }
     DIR *dir = opendir(fd->path);

@@ -1057,6 +1057,36 @@ START_TEST(fs_unreadable_file_keeps_last_good) {
 }
 END_TEST
 
+/* A folder of more than KUBE_FILESOURCE_PACE_STATS files is listed again
+ * when its own stat changes (a file added) or on kube_filesource_recheck,
+ * not on every poll: a file rewritten in place waits for its turn. */
+START_TEST(fs_large_folder_paced) {
+    fsfx x;
+    fs_open(&x, NULL);
+    char name[64], text[256];
+    for (int i = 0; i <= KUBE_FILESOURCE_PACE_STATS; i++) {
+        snprintf(name, sizeof name, "i%05d.yaml", i);
+        snprintf(text, sizeof text, INST("i%d"), i);
+        put(x.dir, name, text, 1000);
+    }
+    int failing = -1;
+    ck_assert_int_eq(fs_poll(&x, &failing), 1);
+    ck_assert_uint_eq(kube_snapshot_count(x.v.snap, "Instrumentation"), KUBE_FILESOURCE_PACE_STATS + 1);
+    put(x.dir, "i00005.yaml", INST("changed"), 2000); /* in place: the folder's stat is the same */
+    ck_assert_int_eq(fs_poll(&x, &failing), 0);
+    ck_assert_ptr_null(fs_get(&x, "Instrumentation", "default", "changed"));
+    kube_filesource_recheck(x.fs);
+    ck_assert_int_eq(fs_poll(&x, &failing), 1);
+    ck_assert_ptr_nonnull(fs_get(&x, "Instrumentation", "default", "changed"));
+    ck_assert_ptr_null(fs_get(&x, "Instrumentation", "default", "i5"));
+    put(x.dir, "new.yaml", INST("new"), 3000); /* a file added: the folder changed */
+    ck_assert_int_eq(fs_poll(&x, &failing), 1);
+    ck_assert_ptr_nonnull(fs_get(&x, "Instrumentation", "default", "new"));
+    ck_assert_uint_eq(kube_snapshot_count(x.v.snap, "Instrumentation"), KUBE_FILESOURCE_PACE_STATS + 2);
+    fs_close(&x);
+}
+END_TEST
+
 /* A symlink loop has no content either, like a dangling symlink: its
  * objects go, one warning says so (not one per poll), nothing counts as
  * failing; fixed, it is read again. It was a read error retried every
@@ -1713,6 +1743,7 @@ int main(void) {
     tcase_add_test(tc, fs_unreadable_file_keeps_last_good);
     tcase_add_test(tc, fs_dangling_symlink_is_gone);
     tcase_add_test(tc, fs_symlink_loop_is_skipped);
+    tcase_add_test(tc, fs_large_folder_paced);
     tcase_add_test(tc, fs_emfile_keeps_last_good);
     tcase_add_test(tc, fs_size_cap);
     tcase_add_test(tc, fs_replaced_content_freed_after_pinned_snapshot);
