@@ -50,10 +50,12 @@ struct kube_api_conn {
      * stalled watch would be noticed seconds late; we time the gap since
      * the last byte ourselves in the progress callback. */
     long idle_s;
-    double last_data;
+    double last_data; /* of the last complete line (watch event), not of the last byte */
     bool stalled;
     size_t max_body; /* 0: MAX_BODY (kube_api_conn_limit_body) */
     bool body_cut;   /* the last request's answer passed it */
+    _Atomic double *failing_since;
+    bool streaming_ok; /* the current stream answered 200 */
 };
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
@@ -206,10 +208,22 @@ static double mono(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+static void answered(kube_api_conn *c, bool yes) {
+    if (!c->failing_since) return;
+    if (yes) atomic_store(c->failing_since, 0.0);
+    else if (atomic_load(c->failing_since) == 0) atomic_store(c->failing_since, mono());
+}
+
 static int on_progress(void *ud, curl_off_t a, curl_off_t b, curl_off_t c2, curl_off_t d) {
     (void)a, (void)b, (void)c2, (void)d;
     kube_api_conn *c = ud;
     if (c->stop && atomic_load(c->stop)) return 1;
+    if (c->idle_s > 0 && c->failing_since) {
+        long code = 0;
+        if (!c->streaming_ok && curl_easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, &code) == CURLE_OK && code == 200)
+            c->streaming_ok = true;
+        if (c->streaming_ok) answered(c, true);
+    }
     if (c->idle_s > 0 && mono() - c->last_data > (double)c->idle_s) {
         c->stalled = true;
         return 1;
@@ -331,6 +345,7 @@ int kube_api_request(kube_api_conn *c, const char *method, const char *path, con
     curl_slist_free_all(hdrs);
     long status = 0;
     curl_easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, &status);
+    answered(c, status > 0);
     if (rc != CURLE_OK) {
         c->body_cut = b.overflow;
         if (b.overflow)
@@ -351,35 +366,48 @@ typedef struct stream {
     int (*on_line)(void *ud, char *line, size_t len);
     void *ud;
     buf b;
+    size_t scanned; /* the first bytes of b known to hold no newline */
     long status;
     bool stopped;
 } stream;
 
+/* Lines are looked for only in what arrived since the last call: rescanning
+ * the unfinished line from its start on every chunk made an 8 MiB event
+ * cost 3.7 s of CPU. The idle clock restarts only with a complete line, so
+ * a server dripping one byte a second cannot keep a watch open that never
+ * delivers an event. */
 static size_t on_stream(char *d, size_t sz, size_t nm, void *ud) {
     stream *s = ud;
     size_t n = sz * nm;
     if (!s->status) curl_easy_getinfo(s->c->h, CURLINFO_RESPONSE_CODE, &s->status);
-    s->c->last_data = mono();
     if (!buf_add(&s->b, d, n)) return 0;
     if (s->status != 200) return n; /* an error body: handed over whole at the end */
     size_t start = 0;
-    for (size_t i = 0; i < s->b.s.len; i++) {
-        if (s->b.s.s[i] != '\n') continue;
-        s->b.s.s[i] = 0;
+    char *p;
+    while ((p = memchr(s->b.s.s + s->scanned, '\n', s->b.s.len - s->scanned))) {
+        size_t i = (size_t)(p - s->b.s.s);
+        *p = 0;
+        s->c->last_data = mono();
         if (i > start && s->on_line(s->ud, s->b.s.s + start, i - start)) {
             s->stopped = true;
             return 0;
         }
-        start = i + 1;
+        start = s->scanned = i + 1;
     }
-    memmove(s->b.s.s, s->b.s.s + start, s->b.s.len - start + 1);
-    s->b.s.len -= start;
+    if (start) {
+        memmove(s->b.s.s, s->b.s.s + start, s->b.s.len - start + 1);
+        s->b.s.len -= start;
+    }
+    s->scanned = s->b.s.len;
     return n;
 }
 
+bool kube_api_conn_stalled(const kube_api_conn *c) { return c->stalled; }
+void kube_api_conn_set_health(kube_api_conn *c, _Atomic double *failing_since) { c->failing_since = failing_since; }
+
 int kube_api_stream(kube_api_conn *c, const char *path, const char *accept, long idle_s,
                     int (*on_line)(void *ud, char *line, size_t len), void *ud, char *err, size_t errlen) {
-    stream s = {.c = c, .on_line = on_line, .ud = ud};
+    stream s = {.c = c, .on_line = on_line, .ud = ud, .b = {.max = KUBE_API_MAX_LINE}};
     struct curl_slist *hdrs = setup(c, path, accept);
     curl_easy_setopt(c->h, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
     /* Stall detection instead of a total timeout: the server ends the
@@ -387,6 +415,7 @@ int kube_api_stream(kube_api_conn *c, const char *path, const char *accept, long
     c->idle_s = idle_s;
     c->last_data = mono();
     c->stalled = false;
+    c->streaming_ok = false;
     curl_easy_setopt(c->h, CURLOPT_WRITEFUNCTION, on_stream);
     curl_easy_setopt(c->h, CURLOPT_WRITEDATA, &s);
     CURLcode rc = curl_easy_perform(c->h);
@@ -394,13 +423,17 @@ int kube_api_stream(kube_api_conn *c, const char *path, const char *accept, long
     c->idle_s = 0;
     long status = 0;
     curl_easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, &status);
+    answered(c, status > 0);
     int ret;
     if (rc == CURLE_OK || (rc == CURLE_WRITE_ERROR && s.stopped)) {
         if (status == 401) token_rejected(c->api);
         if (status != 200) on_line(ud, s.b.s.s ? s.b.s.s : (char *)"", s.b.s.len);
         ret = (int)status;
     } else if (rc == CURLE_ABORTED_BY_CALLBACK && c->stalled) {
-        snprintf(err, errlen, "the watch sent nothing for %ld s", idle_s);
+        snprintf(err, errlen, "the watch sent no complete event for %ld s", idle_s);
+        ret = -1;
+    } else if (rc == CURLE_WRITE_ERROR && s.b.overflow) {
+        snprintf(err, errlen, "a watch event larger than %zu bytes", (size_t)KUBE_API_MAX_LINE);
         ret = -1;
     } else if (rc == CURLE_ABORTED_BY_CALLBACK) {
         snprintf(err, errlen, "stopped");

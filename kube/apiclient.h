@@ -49,7 +49,8 @@ void kube_api_conn_free(kube_api_conn *c);
 /* The most bytes an on-demand answer (kube_api_request) may have on c from
  * now on (0, or more than the built-in 256 MiB: that limit); a longer one
  * is cut off, the request fails, and kube_api_conn_body_cut says so until
- * the next request. otel-reconcile run spends its LIST byte budget so. */
+ * the next request. otel-reconcile run and the webhook's informers spend
+ * their LIST byte budgets so: each page gets what its total has left. */
 void kube_api_conn_limit_body(kube_api_conn *c, size_t max);
 bool kube_api_conn_body_cut(const kube_api_conn *c);
 
@@ -68,9 +69,24 @@ int kube_api_request(kube_api_conn *c, const char *method, const char *path, con
                      const char *content_type, const char *req_body, size_t req_len, long timeout_ms, char **body,
                      size_t *len, char *err, size_t errlen);
 
+/* The last stream was aborted for its idle timeout. */
+bool kube_api_conn_stalled(const kube_api_conn *c);
+/* *failing_since (CLOCK_MONOTONIC seconds) is set by the first request of
+ * this connection that got no HTTP answer at all (refused, unreachable,
+ * timed out) and back to 0 by any answer (any status; a watch open with 200
+ * counts about once a second, quiet or not). For readiness: an API server
+ * that answers badly is backed off, not gone. */
+void kube_api_conn_set_health(kube_api_conn *c, _Atomic double *failing_since);
+
+/* A watch line (one event) larger than this ends the stream: the API
+ * server refuses objects over 3 MiB as requests (1.5 MiB in etcd). */
+#define KUBE_API_MAX_LINE ((size_t)16 << 20)
+
 /* Streaming GET (a watch): on_line is called for every newline-terminated
  * line as it arrives and stops the stream by returning nonzero. A stream
- * that sends nothing for idle_s seconds is aborted. Returns the HTTP status
+ * that completes no line for idle_s seconds (nothing at all, or a line
+ * dripped a byte at a time) is aborted; a line longer than
+ * KUBE_API_MAX_LINE too. Returns the HTTP status
  * once the stream ends (status 200: the server closed it, or on_line
  * stopped it), or -1 with a reason in err (stalled, dropped, stopped). For
  * a status other than 200 the body is collected and handed to on_line

@@ -35,6 +35,18 @@
 #define BACKOFF_MAX_MS 30000
 #define LIST_TIMEOUT_MS 60000
 #define MAX_INTERNED 64
+/* A watch that lasted this long, or delivered an event, worked: the next
+ * reopen starts the backoff again from its minimum. Others (a server that
+ * answers 200 and ends at once, 410 on every watch, garbage, drops) double
+ * it, up to BACKOFF_MAX_MS. */
+#define BACKOFF_RESET_S 10.0
+/* Lists and events are parsed this deep (Go's decoder allows 10,000); an
+ * object deeper than KUBE_INFORMER_MAX_OBJECT_DEPTH is then refused alone. */
+#define PARSE_DEPTH 1024
+
+const char *const kube_watch_error_names[KUBE_WATCH_NERRORS] = {
+    "ended_early", "gone", "garbage", "stalled", "failed", "list_failed", "list_too_large", "list_too_many_pages",
+    "too_deep"};
 
 struct kube_informer {
     kube_informer_spec spec;
@@ -53,13 +65,62 @@ struct kube_informer {
     size_t ninterned;
     kube_api_conn *conn;
     char rv[128];
+    char bad[160]; /* the last line that was not a watch event (a 200 answer's garbage), quoted; "" none */
     bool need_list, gone, missing;
     long backoff_ms;
     unsigned seed;
     atomic_bool synced;
     atomic_ulong restarts, relists, nobjects, lists;
+    atomic_ulong errors[KUBE_WATCH_NERRORS];
     _Atomic double last_event;
+    _Atomic double failing_since; /* CLOCK_MONOTONIC: no HTTP answer since then; 0: answering (apiclient.h) */
 };
+
+static void count_error(kube_informer *inf, int reason) { atomic_fetch_add(&inf->errors[reason], 1); }
+
+/* The nesting of v (a scalar: 1), up to limit + 1. */
+static int depth_of(json_object *v, int limit) {
+    if (limit < 0) return 1;
+    int d = 0;
+    if (json_object_is_type(v, json_type_object)) {
+        json_object_object_foreach(v, k, c) {
+            (void)k;
+            int e = depth_of(c, limit - 1);
+            if (e > d) d = e;
+            if (d > limit) break;
+        }
+    } else if (json_object_is_type(v, json_type_array)) {
+        for (size_t i = 0, n = json_object_array_length(v); i < n && d <= limit; i++) {
+            int e = depth_of(json_object_array_get_idx(v, i), limit - 1);
+            if (e > d) d = e;
+        }
+    }
+    return d + 1;
+}
+
+/* An object nested deeper than the collector admission parses is refused
+ * alone (logged, counted): taking the whole list for unreadable kept every
+ * replica not ready for as long as one such object existed. */
+static bool too_deep(kube_informer *inf, json_object *o, const char *where) {
+    if (depth_of(o, KUBE_INFORMER_MAX_OBJECT_DEPTH) <= KUBE_INFORMER_MAX_OBJECT_DEPTH) return false;
+    const char *ns = kube_obj_str(o, "metadata.namespace"), *name = kube_obj_str(o, "metadata.name");
+    kube_logf(&inf->log, KUBE_LOG_WARN, "%s %s: %s%s%s nested deeper than %d levels; skipped", where, inf->spec.name,
+              ns ? ns : "", ns ? "/" : "", name ? name : "(no name)", KUBE_INFORMER_MAX_OBJECT_DEPTH);
+    count_error(inf, KUBE_WATCH_TOO_DEEP);
+    return true;
+}
+
+static json_object *parse_deep(const char *text, size_t len) {
+    json_tokener *tok = json_tokener_new_ex(PARSE_DEPTH);
+    if (!tok) return NULL;
+    json_object *o = json_tokener_parse_ex(tok, text, (int)len);
+    if (json_tokener_get_error(tok) != json_tokener_success) {
+        json_object_put(o);
+        o = NULL;
+    }
+    json_tokener_free(tok);
+    return o;
+}
 
 static double mono(void) {
     struct timespec ts;
@@ -188,15 +249,37 @@ static void drop_map(kube_informer *inf, json_object *map) {
     pthread_mutex_unlock(inf->wmu);
 }
 
-/* LIST in pages into a new map, swapped in whole. */
+/* LIST in pages into a new map, swapped in whole. The pages and their
+ * bytes are bounded (an endless continue token or a 100 MB list grew the
+ * process without limit): past either the list fails, and the last good
+ * map stays in service. */
 static int list(kube_informer *inf) {
     json_object *fresh = jnew_obj();
     char cont[2048] = "", path[4096], err[512], rv[128] = "";
-    for (;;) {
+    size_t used = 0;
+    for (long page = 0;; page++) {
+        if (page >= inf->o.list_max_pages) {
+            kube_logf(&inf->log, KUBE_LOG_WARN, "list %s: more than %ld pages; the list is given up (the last good "
+                      "objects stay in service)", inf->spec.name, inf->o.list_max_pages);
+            count_error(inf, KUBE_WATCH_LIST_TOO_MANY_PAGES);
+            drop_map(inf, fresh);
+            return -1;
+        }
         snprintf(path, sizeof path, "%s?limit=%ld%s%s", inf->spec.path, inf->o.page_size, cont[0] ? "&continue=" : "",
                  cont);
         char *body = NULL;
-        int st = kube_api_get(inf->conn, path, accept_list(inf), LIST_TIMEOUT_MS, &body, NULL, err, sizeof err);
+        size_t blen = 0;
+        kube_api_conn_limit_body(inf->conn, (size_t)inf->o.list_max_bytes - used);
+        int st = kube_api_get(inf->conn, path, accept_list(inf), LIST_TIMEOUT_MS, &body, &blen, err, sizeof err);
+        kube_api_conn_limit_body(inf->conn, 0);
+        if (st < 0 && kube_api_conn_body_cut(inf->conn)) {
+            kube_logf(&inf->log, KUBE_LOG_WARN, "list %s: more than %ld bytes; the list is given up (the last good "
+                      "objects stay in service)", inf->spec.name, inf->o.list_max_bytes);
+            count_error(inf, KUBE_WATCH_LIST_TOO_LARGE);
+            drop_map(inf, fresh);
+            return -1;
+        }
+        used += blen;
         if (st == 404 && !cont[0]) {
             /* The CRD is not installed: nothing of that kind can exist, and
              * readiness should not wait for it. Listed again after the
@@ -219,15 +302,17 @@ static int list(kube_informer *inf) {
         if (st != 200) {
             if (st < 0) kube_logf(&inf->log, KUBE_LOG_WARN, "list %s: %s", inf->spec.name, err);
             else kube_logf(&inf->log, KUBE_LOG_WARN, "list %s: HTTP %d: %.300s", inf->spec.name, st, body);
+            count_error(inf, KUBE_WATCH_LIST_FAILED);
             free(body);
             drop_map(inf, fresh);
             return -1;
         }
-        json_object *doc = json_tokener_parse(body);
+        json_object *doc = parse_deep(body, blen);
         free(body);
         json_object *items = kube_obj_get(doc, "items");
         if (!json_object_is_type(items, json_type_array)) {
             kube_logf(&inf->log, KUBE_LOG_WARN, "list %s: the answer is not a list", inf->spec.name);
+            count_error(inf, KUBE_WATCH_LIST_FAILED);
             json_object_put(doc);
             drop_map(inf, fresh);
             return -1;
@@ -235,7 +320,9 @@ static int list(kube_informer *inf) {
         for (size_t i = 0; i < json_object_array_length(items); i++) {
             char key[512];
             bool absent;
-            json_object *o = prepare(inf, json_object_array_get_idx(items, i), key, sizeof key, &absent);
+            json_object *item = json_object_array_get_idx(items, i);
+            if (too_deep(inf, item, "list")) continue;
+            json_object *o = prepare(inf, item, key, sizeof key, &absent);
             if (!o) continue;
             /* One object at a time, so the defaulted sections it drops are
              * reused by the next one instead of fragmenting the heap. */
@@ -248,6 +335,14 @@ static int list(kube_informer *inf) {
         }
         const char *r = kube_obj_str(doc, "metadata.resourceVersion"), *c = kube_obj_str(doc, "metadata.continue");
         if (r) snprintf(rv, sizeof rv, "%s", r);
+        if (c && strlen(c) >= sizeof cont) {
+            kube_logf(&inf->log, KUBE_LOG_WARN, "list %s: a continue token of %zu bytes; the list is given up",
+                      inf->spec.name, strlen(c));
+            count_error(inf, KUBE_WATCH_LIST_FAILED);
+            json_object_put(doc);
+            drop_map(inf, fresh);
+            return -1;
+        }
         snprintf(cont, sizeof cont, "%s", c ? c : "");
         json_object_put(doc);
         if (!cont[0]) break;
@@ -273,15 +368,14 @@ static int list(kube_informer *inf) {
 static int on_line(void *ud, char *line, size_t len) {
     kube_informer *inf = ud;
     if (atomic_load(&inf->ctl->stop)) return 1;
-    json_tokener *tok = json_tokener_new();
-    json_object *ev = json_tokener_parse_ex(tok, line, (int)len);
-    json_tokener_free(tok);
+    json_object *ev = parse_deep(line, len);
     const char *type = kube_obj_str(ev, "type");
     json_object *obj = kube_obj_get(ev, "object");
     int stop = 0;
-    if (!type || !obj) {
+    if (!type || !json_object_is_type(obj, json_type_object)) {
         /* A non-200 body (a Status) also lands here. */
         if (kube_obj_get(ev, "code") && json_object_get_int(kube_obj_get(ev, "code")) == 410) inf->gone = true;
+        else snprintf(inf->bad, sizeof inf->bad, "\"%.*s%s\"", len > 100 ? 100 : (int)len, line, len > 100 ? "..." : "");
         stop = 1;
     } else if (!strcmp(type, "ERROR")) {
         int code = json_object_get_int(kube_obj_get(obj, "code"));
@@ -292,8 +386,9 @@ static int on_line(void *ud, char *line, size_t len) {
     } else {
         const char *rv = kube_obj_str(obj, "metadata.resourceVersion");
         if (rv) snprintf(inf->rv, sizeof inf->rv, "%s", rv);
-        inf->backoff_ms = 0; /* the stream works */
-        if (!strcmp(type, "ADDED") || !strcmp(type, "MODIFIED") || !strcmp(type, "DELETED")) {
+        inf->backoff_ms = 0; /* the stream works: it delivers events (bookmarks too) */
+        bool deep = strcmp(type, "DELETED") != 0 && too_deep(inf, obj, "watch");
+        if (!deep && (!strcmp(type, "ADDED") || !strcmp(type, "MODIFIED") || !strcmp(type, "DELETED"))) {
             char key[512] = "";
             bool del = !strcmp(type, "DELETED"), absent;
             json_object *o = prepare(inf, obj, key, sizeof key, &absent);
@@ -318,34 +413,61 @@ static int on_line(void *ud, char *line, size_t len) {
     return stop;
 }
 
+/* Every reopen of a watch goes through the backoff: a server that
+ * answers 200 and ends at once was asked again with no pause, 2,600 times
+ * a second. Every reopen but a normal end (the server's timeoutSeconds) is
+ * logged and counted (restarts, and errors by reason). */
 static void *run(void *arg) {
     kube_informer *inf = arg;
     inf->conn = kube_api_conn_new(inf->api, &inf->ctl->stop);
+    if (inf->conn) kube_api_conn_set_health(inf->conn, &inf->failing_since);
     while (inf->conn && !atomic_load(&inf->ctl->stop)) {
         if (inf->need_list) {
             if (list(inf) != 0) {
                 backoff(inf);
                 continue;
             }
-            inf->backoff_ms = 0;
         }
         char path[4096], err[512];
         snprintf(path, sizeof path, "%s?watch=1&allowWatchBookmarks=true&resourceVersion=%s&timeoutSeconds=%ld",
                  inf->spec.path, inf->rv, inf->o.watch_timeout_s);
         inf->gone = false;
+        inf->bad[0] = 0;
+        double t0 = mono();
         int st = kube_api_stream(inf->conn, path, accept_watch(inf), inf->o.idle_timeout_s, on_line, inf, err,
                                  sizeof err);
         if (atomic_load(&inf->ctl->stop)) break;
+        double lasted = mono() - t0;
+        if (lasted >= BACKOFF_RESET_S) inf->backoff_ms = 0;
         if (inf->gone || st == 410) {
             kube_logf(&inf->log, KUBE_LOG_INFO, "watch %s: resourceVersion %s is gone; listing again", inf->spec.name,
                       inf->rv);
+            atomic_fetch_add(&inf->restarts, 1);
+            count_error(inf, KUBE_WATCH_GONE);
             inf->need_list = true;
+            backoff(inf);
             continue;
         }
-        if (st == 200) continue; /* the server's timeoutSeconds: a normal end */
+        if (st == 200 && inf->bad[0]) {
+            kube_logf(&inf->log, KUBE_LOG_WARN, "watch %s: not a watch event: %s; reconnecting", inf->spec.name,
+                      inf->bad);
+            count_error(inf, KUBE_WATCH_GARBAGE);
+        } else if (st == 200 && lasted + 1 >= (double)inf->o.watch_timeout_s) {
+            inf->backoff_ms = 0; /* the server's timeoutSeconds: a normal end */
+            backoff(inf);
+            continue;
+        } else if (st == 200) {
+            kube_logf(&inf->log, KUBE_LOG_WARN, "watch %s: the server ended the watch after %.1f s (%ld s asked); "
+                      "reconnecting", inf->spec.name, lasted, inf->o.watch_timeout_s);
+            count_error(inf, KUBE_WATCH_ENDED_EARLY);
+        } else if (st < 0) {
+            kube_logf(&inf->log, KUBE_LOG_WARN, "watch %s: %s; reconnecting", inf->spec.name, err);
+            count_error(inf, kube_api_conn_stalled(inf->conn) ? KUBE_WATCH_STALLED : KUBE_WATCH_FAILED);
+        } else {
+            kube_logf(&inf->log, KUBE_LOG_WARN, "watch %s: HTTP %d; reconnecting", inf->spec.name, st);
+            count_error(inf, KUBE_WATCH_FAILED);
+        }
         atomic_fetch_add(&inf->restarts, 1);
-        if (st < 0) kube_logf(&inf->log, KUBE_LOG_WARN, "watch %s: %s; reconnecting", inf->spec.name, err);
-        else kube_logf(&inf->log, KUBE_LOG_WARN, "watch %s: HTTP %d; reconnecting", inf->spec.name, st);
         backoff(inf);
     }
     kube_api_conn_free(inf->conn);
@@ -395,4 +517,6 @@ void kube_informer_stats_get(kube_informer *inf, kube_informer_stats *st) {
     st->relists = atomic_load(&inf->relists);
     st->objects = atomic_load(&inf->nobjects);
     st->last_event = atomic_load(&inf->last_event);
+    st->failing_since = atomic_load(&inf->failing_since);
+    for (int i = 0; i < KUBE_WATCH_NERRORS; i++) st->errors[i] = atomic_load(&inf->errors[i]);
 }

@@ -2,10 +2,14 @@
  * LIST, then WATCH from the list's resourceVersion with bookmarks and a
  * server-side timeoutSeconds, on its own thread.
  *
- * 410 Gone (as a status or as an ERROR event) relists; a dropped, refused
- * or stalled stream is reopened from the last resourceVersion seen after a
- * capped exponential backoff with jitter (reset by the next success), so a
- * flapping API server is not hammered by every replica at once.
+ * 410 Gone (as a status or as an ERROR event) relists; a dropped, refused,
+ * stalled, garbled or early-ended stream is reopened from the last
+ * resourceVersion seen. Every reopen and relist waits a capped exponential
+ * backoff with jitter (reset once a watch has lasted 10 s), so neither a
+ * flapping nor a hostile API server is hammered by every replica at once;
+ * each one but a watch's normal end is logged and counted. LISTs are
+ * bounded in pages and bytes; objects nested deeper than the collector
+ * admission parses are refused one by one.
  *
  * Objects are trimmed and prepared by kube_trim_object() and kept in the
  * informer's own map. The maps' objects are also in the store, whose
@@ -44,9 +48,22 @@ typedef struct kube_informer_ctl {
 
 typedef struct kube_informer_opts {
     long watch_timeout_s; /* timeoutSeconds asked of the server */
-    long idle_timeout_s;  /* a watch silent this long (no event, no bookmark) is reopened */
+    long idle_timeout_s;  /* a watch with no complete event (nor bookmark) this long is reopened */
     long page_size;       /* LIST limit */
+    long list_max_pages;  /* a LIST of more pages fails */
+    long list_max_bytes;  /* a LIST of more bytes (all pages, decompressed) fails */
 } kube_informer_opts;
+
+/* An object nested deeper than this is refused alone, with a warning: what
+ * the collector admission's parse takes (json-c's default depth, 32, for
+ * the AdmissionReview, whose object sits at the third level). */
+#define KUBE_INFORMER_MAX_OBJECT_DEPTH 30
+
+/* Why a watch was reopened or a list given up (errors_total's reason). */
+enum { KUBE_WATCH_ENDED_EARLY, KUBE_WATCH_GONE, KUBE_WATCH_GARBAGE, KUBE_WATCH_STALLED, KUBE_WATCH_FAILED,
+       KUBE_WATCH_LIST_FAILED, KUBE_WATCH_LIST_TOO_LARGE, KUBE_WATCH_LIST_TOO_MANY_PAGES, KUBE_WATCH_TOO_DEEP,
+       KUBE_WATCH_NERRORS };
+extern const char *const kube_watch_error_names[KUBE_WATCH_NERRORS];
 
 /* changed(ud) is called (from the informer thread, without locks held)
  * after the map changed. */
@@ -69,6 +86,8 @@ typedef struct kube_informer_stats {
     unsigned long relists;     /* LISTs after the first (410 Gone, errors) */
     unsigned long objects;
     double last_event;         /* CLOCK_MONOTONIC seconds of the last change; 0: none */
+    double failing_since;      /* CLOCK_MONOTONIC seconds since which nothing got an HTTP answer; 0: answering */
+    unsigned long errors[KUBE_WATCH_NERRORS];
 } kube_informer_stats;
 void kube_informer_stats_get(kube_informer *inf, kube_informer_stats *st);
 #endif

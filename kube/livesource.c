@@ -135,7 +135,10 @@ kube_livesource *kube_livesource_new(kube_store *store, kube_api *api, const kub
     pthread_cond_init(&ls->pcv, NULL);
     atomic_init(&ls->native, -1);
     pthread_key_create(&ls->key, thread_free);
-    kube_informer_opts io = {ls->o.watch_timeout_s, ls->o.idle_timeout_s, 500};
+    if (ls->o.list_max_pages <= 0) ls->o.list_max_pages = KUBE_LIVE_LIST_MAX_PAGES;
+    if (ls->o.list_max_bytes <= 0) ls->o.list_max_bytes = KUBE_LIVE_LIST_MAX_BYTES;
+    kube_informer_opts io = {ls->o.watch_timeout_s, ls->o.idle_timeout_s, 500, ls->o.list_max_pages,
+                             ls->o.list_max_bytes};
     for (int i = 0; i < KUBE_LIVE_NRES; i++)
         ls->inf[i] = kube_informer_new(&specs[i], api, &ls->prep, &io, writer_mu, &ls->ctl, on_changed, ls, &ls->log);
     return ls;
@@ -286,6 +289,16 @@ void kube_livesource_free(kube_livesource *ls) {
 
 bool kube_livesource_synced(kube_livesource *ls) { return atomic_load(&ls->ready); }
 
+double kube_livesource_silence(kube_livesource *ls) {
+    double now = mono(), worst = 0;
+    for (int i = 0; i < KUBE_LIVE_NRES; i++) {
+        kube_informer_stats s;
+        kube_informer_stats_get(ls->inf[i], &s);
+        if (s.failing_since > 0 && now - s.failing_since > worst) worst = now - s.failing_since;
+    }
+    return worst;
+}
+
 int kube_livesource_native_sidecars(kube_livesource *ls) { return atomic_load(&ls->native); }
 
 void kube_livesource_stats(kube_livesource *ls, kube_live_stats *st) {
@@ -304,6 +317,7 @@ void kube_livesource_stats(kube_livesource *ls, kube_live_stats *st) {
         st->res[i].restarts = s.restarts;
         st->res[i].relists = s.relists;
         st->res[i].objects = s.objects;
+        memcpy(st->res[i].errors, s.errors, sizeof s.errors);
         st->res[i].last_event_unix = s.last_event > 0 ? unix_now - (now - s.last_event) : 0;
     }
     for (int i = 0; i < KUBE_LOOKUP_NRESULTS; i++) st->lookups[i] = atomic_load(&ls->lookups[i]);

@@ -26,6 +26,7 @@
 #define KUBE_LIVESOURCE_H
 
 #include "kube/apiclient.h"
+#include "kube/informer.h"
 #include "kube/log.h"
 #include "kube/reader.h"
 #include "kube/store.h"
@@ -37,6 +38,12 @@
 #define KUBE_LIVE_COALESCE_MS 50
 #define KUBE_LIVE_VERSION_EVERY_S 300
 #define KUBE_LIVE_NRES 3
+/* A LIST's bounds: 1,000 pages of 500 objects, 32 MiB of JSON (10,000
+ * annotated namespaces as metadata are about 3 MiB). Past either the LIST
+ * fails (logged, counted) and is tried again after the backoff; the last
+ * good objects stay in service. */
+#define KUBE_LIVE_LIST_MAX_PAGES 1000
+#define KUBE_LIVE_LIST_MAX_BYTES (32L << 20)
 
 typedef struct kube_livesource kube_livesource;
 
@@ -44,6 +51,8 @@ typedef struct kube_live_opts {
     long watch_timeout_s;  /* server-side timeoutSeconds of a watch (default 300) */
     long idle_timeout_s;   /* reopen a watch silent this long (default 120) */
     long lookup_budget_ms; /* on-demand GETs per admission, in all (default 200) */
+    long list_max_pages;   /* a LIST of more pages fails (default KUBE_LIVE_LIST_MAX_PAGES) */
+    long list_max_bytes;   /* a LIST of more bytes fails (default KUBE_LIVE_LIST_MAX_BYTES) */
     bool check_version;    /* --native-sidecars auto */
 } kube_live_opts;
 
@@ -60,6 +69,11 @@ void kube_livesource_free(kube_livesource *ls);
 
 /* Every informer has listed at least once and the result is published. */
 bool kube_livesource_synced(kube_livesource *ls);
+/* The longest time any informer's requests have had no HTTP answer at all
+ * (refused, unreachable, timed out; a watch open with 200 is an answer,
+ * quiet or not, and so is any status); 0 while all are answered. For
+ * --stale-grace. */
+double kube_livesource_silence(kube_livesource *ls);
 /* 1 when the server is 1.29 or newer, 0 when older, -1 not known yet. */
 int kube_livesource_native_sidecars(kube_livesource *ls);
 
@@ -100,6 +114,7 @@ typedef struct kube_live_stats {
         const char *name;
         bool synced;
         unsigned long restarts, relists, objects;
+        unsigned long errors[KUBE_WATCH_NERRORS]; /* informer.h's reasons */
         double last_event_unix; /* Unix seconds of the last change seen; 0 when nothing yet */
     } res[KUBE_LIVE_NRES];
     unsigned long lookups[KUBE_LOOKUP_NRESULTS];

@@ -42,6 +42,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <netdb.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,7 +66,8 @@ static const char usage[] =
     "  --tls-cert FILE           serving certificate (PEM, leaf first); reloaded when it changes\n"
     "  --tls-key FILE            its private key (PEM); reloaded with the certificate\n"
     "  --resources DIR           folder of Instrumentation, OpenTelemetryCollector, Namespace (and other)\n"
-    "                            manifests, re-read when a file changes; repeatable\n"
+    "                            manifests, re-read when a file changes (checked every second; a folder\n"
+    "                            of more than 2,000 files when it changes, every FILES/2000 s); repeatable\n"
     "  --resources-grace SEC     /readyz answers 503 once the resources could not be read this long\n"
     "                            (the last good ones are served meanwhile; default 30)\n"
     "  --native-sidecars MODE    collector sidecar as a native sidecar: on, off, or auto (default; without\n"
@@ -81,7 +83,12 @@ static const char usage[] =
     "  --access-review-budget MS time a collector admission may spend on its SubjectAccessReviews, from its\n"
     "                            arrival (default 3000; sent by two worker threads, never by the loops)\n"
     "  --watch-timeout SEC       server-side timeout of each watch request (default 300)\n"
-    "  --watch-idle-timeout SEC  reopen a watch that sent nothing, not even a bookmark, this long (default 120)\n"
+    "  --watch-idle-timeout SEC  reopen a watch that completed no event, not even a bookmark, this long\n"
+    "                            (a line dripped a byte at a time counts as nothing; default 120)\n"
+    "  --stale-grace SEC         /readyz answers 503 once the API server has not answered a watch or list\n"
+    "                            this long (the last good objects are served meanwhile; default 60)\n"
+    "  --list-max-pages N        a LIST of more pages fails and is retried after the backoff (default 1000)\n"
+    "  --list-max-bytes BYTES    a LIST of more bytes (all pages) fails likewise (default 33554432)\n"
     "  --threads N               event loops (default: the number of cores)\n"
     "  --namespace NS            namespace of resource objects that name none (default: default)\n"
     "  --max-body BYTES          largest request body accepted, larger gets 413 (default 6291456)\n"
@@ -96,7 +103,8 @@ static const char usage[] =
     "  --log-level LEVEL         debug, info (default), warn or error\n"
     "\n"
     "Signals: SIGTERM and SIGINT shut down (see --shutdown-delay, --shutdown-grace); SIGHUP checks the\n"
-    "certificate and resource files at once (they are also checked every second) and never stops the server.\n";
+    "certificate and resource files at once (they are also checked every second; a folder of more than\n"
+    "2,000 files when it changes and every FILES/2000 s) and never stops the server.\n";
 
 typedef struct serve_opts {
     const char *listen, *cert, *key, *native, *config, *ns;
@@ -105,7 +113,8 @@ typedef struct serve_opts {
     const char *kubeconfig, *context, *sadir;
     bool incluster, http2, tls13, json_logs;
     int threads, level;
-    double rtimeout, budget_ms, review_ms, wtimeout, widle, delay, grace, res_grace;
+    double rtimeout, budget_ms, review_ms, wtimeout, widle, delay, grace, res_grace, stale_grace;
+    long list_pages, list_bytes;
 } serve_opts;
 
 enum { PARSED, PARSED_HELP, PARSED_USAGE };
@@ -127,7 +136,8 @@ static bool parse_seconds(const char *s, double *out) {
 static int parse_args(int argc, char **argv, serve_opts *o) {
     enum { O_LISTEN = 256, O_CERT, O_KEY, O_RES, O_NATIVE, O_CONFIG, O_THREADS, O_NS, O_MAXBODY, O_RTIMEOUT,
            O_SDELAY, O_SGRACE, O_TLSMIN, O_HTTP2, O_LOGFMT, O_LOGLVL, O_HELP, O_KUBECONFIG, O_CONTEXT, O_INCLUSTER,
-           O_SADIR, O_BUDGET, O_WTIMEOUT, O_WIDLE, O_RESGRACE, O_REVIEWBUDGET };
+           O_SADIR, O_BUDGET, O_WTIMEOUT, O_WIDLE, O_RESGRACE, O_REVIEWBUDGET, O_STALEGRACE, O_LISTPAGES,
+           O_LISTBYTES };
     static const struct option opts[] = {
         {"listen", required_argument, 0, O_LISTEN},       {"tls-cert", required_argument, 0, O_CERT},
         {"tls-key", required_argument, 0, O_KEY},         {"resources", required_argument, 0, O_RES},
@@ -142,13 +152,15 @@ static int parse_args(int argc, char **argv, serve_opts *o) {
         {"service-account-dir", required_argument, 0, O_SADIR}, {"lookup-budget", required_argument, 0, O_BUDGET},
         {"access-review-budget", required_argument, 0, O_REVIEWBUDGET},
         {"watch-timeout", required_argument, 0, O_WTIMEOUT}, {"watch-idle-timeout", required_argument, 0, O_WIDLE},
-        {"resources-grace", required_argument, 0, O_RESGRACE},
+        {"resources-grace", required_argument, 0, O_RESGRACE}, {"stale-grace", required_argument, 0, O_STALEGRACE},
+        {"list-max-pages", required_argument, 0, O_LISTPAGES}, {"list-max-bytes", required_argument, 0, O_LISTBYTES},
         {0, 0, 0, 0},
     };
     *o = (serve_opts){
         .native = "auto", .ns = "default", .dirs = xcalloc((size_t)argc + 1, sizeof *o->dirs),
         .max_body = 6u << 20, .json_logs = true, .threads = (int)sysconf(_SC_NPROCESSORS_ONLN), .level = LOG_INFO,
         .rtimeout = 10, .budget_ms = 200, .review_ms = 3000, .wtimeout = 300, .widle = 120, .grace = 10, .res_grace = 30,
+        .stale_grace = 60, .list_pages = KUBE_LIVE_LIST_MAX_PAGES, .list_bytes = KUBE_LIVE_LIST_MAX_BYTES,
     };
     int c;
     optind = 1;
@@ -215,6 +227,20 @@ static int parse_args(int argc, char **argv, serve_opts *o) {
             break;
         case O_RESGRACE:
             if (!parse_seconds(optarg, &o->res_grace)) BAD("--resources-grace %s: expected seconds from 0 to 86400", optarg);
+            break;
+        case O_STALEGRACE:
+            if (!parse_seconds(optarg, &o->stale_grace) || o->stale_grace < 1)
+                BAD("--stale-grace %s: expected seconds from 1 to 86400", optarg);
+            break;
+        case O_LISTPAGES:
+            o->list_pages = strtol(optarg, &end, 10);
+            if (!*optarg || *end || o->list_pages < 1 || o->list_pages > 1000000)
+                BAD("--list-max-pages %s: expected a number from 1 to 1000000", optarg);
+            break;
+        case O_LISTBYTES:
+            o->list_bytes = strtol(optarg, &end, 10);
+            if (!*optarg || *end || o->list_bytes < 1024 || o->list_bytes > (1L << 30))
+                BAD("--list-max-bytes %s: expected bytes from 1024 to 1073741824", optarg);
             break;
         case O_HELP: return PARSED_HELP;
         default: cli_bad_option("serve", usage, c, argv, opts); return PARSED_USAGE;
@@ -312,6 +338,16 @@ static int setup_listener(const char *hostport, char *err, size_t errlen) {
     return listen_on(hostport, err, errlen);
 }
 
+/* A poll of the resource folders stops at shutdown. Before the signal
+ * thread runs (the first read, which may be of 100,000 files), a SIGTERM
+ * is only pending: it is looked for there. */
+static bool files_cancel(void *arg) {
+    serve_server *srv = arg;
+    if (atomic_load(&srv->stopping)) return true;
+    sigset_t pend;
+    return sigpending(&pend) == 0 && (sigismember(&pend, SIGTERM) == 1 || sigismember(&pend, SIGINT) == 1);
+}
+
 /* The files' layer is read once before the first request. A folder that
  * cannot be read then fails the start: there is no last good content to
  * serve, and starting empty would inject nothing and say so nowhere. */
@@ -327,7 +363,10 @@ static int setup_store(const serve_opts *o) {
     if (o->ndirs) {
         kube_logger lg = log_kube_sink("files");
         S.srv.fs = kube_filesource_new(S.srv.store, &S.prep, o->dirs, o->ndirs, o->ns, &lg);
-        if (serve_loop_poll_files(&S.srv, true) < 0) return -1; /* the reason is logged */
+        kube_filesource_set_cancel(S.srv.fs, files_cancel, &S.srv);
+        int r = serve_loop_poll_files(&S.srv, true);
+        if (r == -2) return 1; /* SIGTERM or SIGINT during the first read */
+        if (r < 0) return -1;  /* the reason is logged */
     }
     atomic_store(&S.srv.ready, tls_server_loaded(S.srv.tls));
     return 0;
@@ -373,7 +412,9 @@ static void setup_signals(void) {
 /* Takes api (released by kube_livesource_free from now on). */
 static int setup_live(const serve_opts *o, kube_api *api) {
     kube_logger lg = log_kube_sink("cluster");
+    S.srv.live_grace = o->stale_grace;
     kube_live_opts lo = {.watch_timeout_s = (long)o->wtimeout, .idle_timeout_s = (long)o->widle,
+                         .list_max_pages = o->list_pages, .list_max_bytes = o->list_bytes,
                          .lookup_budget_ms = (long)o->budget_ms, .check_version = S.cfg.native_sidecars == MUTATE_AUTO};
     S.srv.live = kube_livesource_new(S.srv.store, api, &S.prep, &S.srv.store_mu, &lo, &lg);
     if (kube_livesource_start(S.srv.live) != 0) return -1;
@@ -414,7 +455,18 @@ static int serve(const serve_opts *o) {
         log_kv(LOG_ERROR, "cannot use the cluster", "error", err, NULL);
         goto out_listener;
     }
-    if (setup_store(o) != 0) {
+    int st = setup_store(o);
+    if (st > 0) {
+        /* Stopped while reading the resources: nothing was served yet. */
+        int sig = 0;
+        struct timespec now = {0, 0};
+        sig = sigtimedwait(&srv->signals, NULL, &now);
+        log_kv(LOG_INFO, "shutting down", "signal", sig == SIGINT ? "SIGINT" : "SIGTERM", NULL);
+        log_kv(LOG_INFO, "stopped", NULL);
+        rc = 0;
+        goto out_store;
+    }
+    if (st != 0) {
         log_kv(LOG_ERROR, "cannot read the resources", NULL);
         goto out_store;
     }

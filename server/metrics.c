@@ -177,6 +177,12 @@ static void render_live(sbuf *f, const kube_live_stats *l) {
     family(f, "otel_webhook_watch_relists_total", "counter", "LISTs after the first (410 Gone, errors).");
     for (int i = 0; i < KUBE_LIVE_NRES; i++)
         sbuf_printf(f, "otel_webhook_watch_relists_total{resource=\"%s\"} %lu\n", l->res[i].name, l->res[i].relists);
+    family(f, "otel_webhook_watch_errors_total", "counter",
+           "Watches reopened and LISTs given up, and objects refused, by reason.");
+    for (int i = 0; i < KUBE_LIVE_NRES; i++)
+        for (int r = 0; r < KUBE_WATCH_NERRORS; r++)
+            sbuf_printf(f, "otel_webhook_watch_errors_total{resource=\"%s\",reason=\"%s\"} %lu\n", l->res[i].name,
+                        kube_watch_error_names[r], l->res[i].errors[r]);
     family(f, "otel_webhook_watch_last_event_timestamp_seconds", "gauge",
            "Unix time of the last change seen (list or event); no sample before the first.");
     for (int i = 0; i < KUBE_LIVE_NRES; i++)

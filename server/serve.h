@@ -45,6 +45,8 @@ typedef struct serve_server {
     cr_env cr;                /* the custom resources' admissions */
     double grace, delay;      /* --shutdown-grace, --shutdown-delay (seconds) */
     double files_grace;       /* --resources-grace: read errors tolerated before /readyz says 503 */
+    double live_grace;        /* --stale-grace: API server silence tolerated before /readyz says 503 */
+    atomic_bool live_stale;   /* the watcher's verdict on live_grace */
     size_t max_body;          /* --max-body: one request body (HTTP/2: one stream's) */
     size_t h2_budget;         /* the request bodies one HTTP/2 connection may hold at once */
     sigset_t signals;         /* blocked everywhere, taken by the signal thread */
@@ -191,7 +193,8 @@ void serve_loops_start(serve_server *srv, int fd, int n);
 void serve_loops_join(serve_server *srv);
 /* One poll of srv->fs (the watcher's, and the first one at set-up: first
  * says nothing of a reload): kube_filesource_poll's answer, with the
- * failing counts, the read-error start and files_stale updated. */
+ * failing counts, the read-error start and files_stale updated (not after
+ * -2: a poll stopped by the shutdown). */
 int serve_loop_poll_files(serve_server *srv, bool first);
 /* The JSON tokener and the mutation cache of the loop that owns ctx (for
  * its handlers; the loop's own, never shared with another thread). */

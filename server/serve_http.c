@@ -121,7 +121,7 @@ static void on_mutate(serve_server *srv, h2o_req_t *req) {
  * meanwhile, and a moment's EMFILE must not drop the pod's endpoints. */
 static bool is_ready(serve_server *srv) {
     return atomic_load(&srv->ready) && (!srv->live || kube_livesource_synced(srv->live)) &&
-           !atomic_load(&srv->files_stale);
+           !atomic_load(&srv->files_stale) && !atomic_load(&srv->live_stale);
 }
 
 static void gauges(serve_server *srv, metrics_gauges *g, kube_live_stats *live) {

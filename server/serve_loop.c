@@ -154,6 +154,7 @@ int serve_loop_poll_files(serve_server *srv, bool first) {
     int changed = kube_filesource_poll(srv->fs, NULL);
     kube_filesource_get_status(srv->fs, &st);
     pthread_mutex_unlock(&srv->store_mu);
+    if (changed == -2) return changed; /* stopped for the shutdown: nothing learnt */
     if (changed > 0 && !first) log_kv(LOG_INFO, "resources reloaded", NULL);
     for (int i = 0; i < st.new_failures; i++) metrics_error(ERR_SOURCE);
     atomic_store(&srv->failing_files, st.failing_files);
@@ -171,8 +172,24 @@ int serve_loop_poll_files(serve_server *srv, bool first) {
     return changed;
 }
 
-/* Once a second, and at once after SIGHUP: the certificate and the
- * resource files. */
+/* The API server silent past --stale-grace (every request failing, not a
+ * quiet watch: an open one counts as an answer) makes the replica not
+ * ready, said once when it starts and once when it ends. Only once synced:
+ * before, /readyz is 503 anyway. */
+static void check_live(serve_server *srv) {
+    double silent = kube_livesource_silence(srv->live);
+    bool stale = kube_livesource_synced(srv->live) && silent >= srv->live_grace;
+    if (stale == atomic_exchange(&srv->live_stale, stale)) return;
+    char g[32];
+    snprintf(g, sizeof g, "%g", srv->live_grace);
+    if (stale)
+        log_kv(LOG_ERROR, "the API server has not answered past the grace period: not ready", LOG_NUM("grace_seconds"),
+               g, NULL);
+    else log_kv(LOG_INFO, "the API server answers again: ready", NULL);
+}
+
+/* Once a second, and at once after SIGHUP: the certificate, the resource
+ * files and the API server's silence. */
 static void *watcher_main(void *arg) {
     serve_server *srv = arg;
     pthread_mutex_lock(&srv->mu);
@@ -199,7 +216,13 @@ static void *watcher_main(void *arg) {
             log_kv(LOG_ERROR, "rotated certificate refused", "error", msg, NULL);
             snprintf(refused, sizeof refused, "%s", msg);
         }
+        if (srv->fs && hup) {
+            pthread_mutex_lock(&srv->store_mu);
+            kube_filesource_recheck(srv->fs);
+            pthread_mutex_unlock(&srv->store_mu);
+        }
         if (srv->fs) serve_loop_poll_files(srv, false);
+        if (srv->live) check_live(srv);
         /* After the checks, so that whoever sent the signal can tell from
          * the log that what changed before it is in service. */
         if (hup) log_kv(LOG_INFO, "SIGHUP: certificate and resource files checked", NULL);

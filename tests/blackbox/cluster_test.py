@@ -730,6 +730,200 @@ def test_cr_shutdown(tmp, certs, kc, fake):
             wh.final_checks()
 
 
+def proc_cpu(proc):
+    with open("/proc/%d/stat" % proc.pid) as f:
+        v = f.read().rsplit(")", 1)[1].split()
+    return (int(v[11]) + int(v[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def log_msgs(wh):
+    out = []
+    for l in wh.stderr().splitlines():
+        try:
+            out.append(json.loads(l))
+        except ValueError:
+            pass
+    return out
+
+
+def test_faults(tmp, certs):
+    """What a hostile or broken API server can do that a real one will not
+    on demand (fakeapi.py's faults), against one webhook of its own: each
+    is backed off, logged and counted in otel_webhook_watch_errors_total,
+    exactly once per answer the fault gave, and serving goes on from the
+    last good objects. On main's binary: the deep collector kept the
+    replica not ready, an instant-ending 200 watch was reopened with no
+    pause, no log and no metric, a drip kept a watch open for ever, the
+    8 MiB line cost seconds of CPU, /readyz stayed 200 with the API server
+    gone."""
+    fake = fakeapi.FakeAPI(os.path.join(certs, "tls.crt"), os.path.join(certs, "tls.key"), token="t",
+                           bookmark_interval=0.5)
+    fake.start()
+    port = fake.port
+    fake.apply("instrumentations", instrumentation("inst-a"))
+    fake.apply("opentelemetrycollectors", collector("ok"))
+    deep = collector("deep")
+    cur = deep["spec"]["config"]
+    for _ in range(40):
+        cur["a"] = {}
+        cur = cur["a"]
+    fake.apply("opentelemetrycollectors", deep)
+    kc = kubeconfig(os.path.join(tmp, "kc-faults.yaml"), "https://127.0.0.1:%d" % port, {"token": "t"},
+                    {"certificate-authority": os.path.join(certs, "ca.crt")})
+    wh = Webhook("faults", tmp, certs, ["--kubeconfig", kc, "--watch-idle-timeout", "2", "--watch-timeout", "30",
+                                        "--stale-grace", "3", "--list-max-pages", "5", "--list-max-bytes", "300000"])
+    fakes = [fake]
+    try:
+        if not wh.start():
+            return
+        if not wh.wait_ready():
+            return
+        err = lambda reason, res="instrumentations": wh.metrics().get(
+            'otel_webhook_watch_errors_total{resource="%s",reason="%s"}' % (res, reason))
+        msgs = lambda: [o.get("msg") for o in log_msgs(wh)]
+        said = lambda m: sum(x == m for x in msgs())
+        m = wh.metrics()
+        check("deep collector refused alone, counted once",
+              m.get('otel_webhook_store_objects{kind="OpenTelemetryCollector"}') == 1 and
+              err("too_deep", "opentelemetrycollectors") == 1, m)
+        check("deep collector: one warning",
+              said("list opentelemetrycollectors: default/deep nested deeper than 30 levels; skipped") == 1,
+              msgs()[-10:])
+        n_inst = lambda: wh.metrics().get('otel_webhook_store_objects{kind="Instrumentation"}')
+
+        def watch_works(tag):
+            # Two: the first may come with a relist, the second is then an
+            # event of a watch that works (which resets the backoff).
+            for k in ("", "-2"):
+                before = n_inst()
+                fake.apply("instrumentations", instrumentation("probe-" + tag + k))
+                ok, _ = wait_for(lambda: n_inst() == before + 1, 40)
+                check("%s%s: the watch works again" % (tag, k), ok, (before, n_inst()))
+
+        # An 8 MiB event on one line: linear, not seconds of CPU.
+        cpu0 = proc_cpu(wh.proc)
+        big = instrumentation("big")
+        big["metadata"]["annotations"] = {"pad": "x" * (8 << 20)}
+        before = n_inst()
+        fake.apply("instrumentations", big)
+        ok, _ = wait_for(lambda: n_inst() == before + 1, 30)
+        used = proc_cpu(wh.proc) - cpu0
+        check("8 MiB watch event: taken", ok)
+        check("8 MiB watch event: under 1.5 s of CPU", used < 1.5, "%.2f s" % used)
+        print("  (8 MiB watch event: %.2f s of CPU)" % used)
+        fake.delete("instrumentations", "big")
+        ok, _ = wait_for(lambda: n_inst() == before, 15)
+
+        # A watch answered 200 and ended at once: backed off, logged, counted.
+        t0 = time.monotonic()
+        fake.fault("instrumentations", "end")
+        ok, _ = wait_for(lambda: (err("ended_early") or 0) >= 4, 20)
+        took = time.monotonic() - t0
+        check("instant 200 watch: counted", ok, err("ended_early"))
+        served = fake.faults("instrumentations", "end")
+        # 0.1-0.2, 0.2-0.4, 0.4-0.8 s before the 2nd, 3rd, 4th: not 2.6k a second.
+        check("instant 200 watch: backed off", took >= 0.7 and served <= 6, "%d in %.2f s" % (served, took))
+        fake.heal_faults()
+        watch_works("end")
+        n = fake.faults("instrumentations", "end")
+        check("instant 200 watch: one error per answer", err("ended_early") == n, (err("ended_early"), n))
+        check("instant 200 watch: one log line per answer",
+              sum(x.startswith("watch instrumentations: the server ended the watch after ") and
+                  x.endswith(" s (30 s asked); reconnecting") for x in msgs()) == n,
+              [x for x in msgs() if "ended" in x][:3])
+
+        # Every watch 410 Gone: relists, backed off, counted.
+        r0 = wh.metrics().get('otel_webhook_watch_relists_total{resource="instrumentations"}')
+        fake.fault("instrumentations", "gone")
+        ok, _ = wait_for(lambda: (err("gone") or 0) >= 3, 20)
+        check("410 on every watch: counted", ok, err("gone"))
+        fake.heal_faults()
+        watch_works("gone")
+        n = fake.faults("instrumentations", "gone")
+        m = wh.metrics()
+        check("410 on every watch: one error and one relist per answer",
+              err("gone") == n and m.get('otel_webhook_watch_relists_total{resource="instrumentations"}') == r0 + n,
+              (err("gone"), n, r0, m.get('otel_webhook_watch_relists_total{resource="instrumentations"}')))
+        check("410 on every watch: logged", sum(x.startswith("watch instrumentations: resourceVersion ") and
+                                                x.endswith(" is gone; listing again") for x in msgs()) == n)
+
+        # Garbage on a 200 watch.
+        fake.fault("instrumentations", "garbage")
+        ok, _ = wait_for(lambda: (err("garbage") or 0) >= 3, 20)
+        check("garbage watch: counted", ok, err("garbage"))
+        fake.heal_faults()
+        watch_works("garbage")
+        n = fake.faults("instrumentations", "garbage")
+        check("garbage watch: one error and one log line per answer", err("garbage") == n and said(
+            'watch instrumentations: not a watch event: "<html>this is not a watch event</html>"; reconnecting') == n,
+            (err("garbage"), n, [x for x in msgs() if "not a watch" in x][:2]))
+
+        # One byte every half second of a line that never ends: idle after 2 s.
+        s0 = err("stalled") or 0
+        fake.fault("instrumentations", "drip", every=0.5)
+        ok, _ = wait_for(lambda: (err("stalled") or 0) >= s0 + 1, 15)
+        check("dripped watch: stalled after --watch-idle-timeout", ok, err("stalled"))
+        fake.heal_faults()
+        watch_works("drip")
+        check("dripped watch: logged", said("watch instrumentations: the watch sent no complete event for 2 s; "
+                                            "reconnecting") == err("stalled"), [x for x in msgs() if "sent" in x][:2])
+
+        # LISTs: an endless continue, then a list past --list-max-bytes; the
+        # last good objects stay in service meanwhile.
+        have = n_inst()
+        for mode, reason, msg, kw in (
+                ("endless", "list_too_many_pages", "list instrumentations: more than 5 pages; the list is given up "
+                 "(the last good objects stay in service)", {}),
+                ("huge", "list_too_large", "list instrumentations: more than 300000 bytes; the list is given up "
+                 "(the last good objects stay in service)", {"pad": 100000})):
+            fake.fault("instrumentations", mode, **kw)
+            fake.gone("status")
+            ok, _ = wait_for(lambda: (err(reason) or 0) >= 2, 20)
+            check("LIST %s: given up, counted" % mode, ok, err(reason))
+            check("LIST %s: the last good objects served" % mode, n_inst() == have, (n_inst(), have))
+            fake.heal_faults()
+            watch_works(mode)
+            have += 2
+            n = err(reason)
+            check("LIST %s: logged once per list" % mode, said(msg) == n, [x for x in msgs() if "list " in x][-3:])
+            if mode == "endless":
+                # (a list under way when the fault was healed meets an expired token: not counted here)
+                check("LIST endless: 5 pages per list", 5 * n <= fake.faults("instrumentations", "endless") < 5 * n + 5,
+                      (fake.faults("instrumentations", "endless"), n))
+        check("still ready", wh.ready())
+
+        # The API server gone: 503 after --stale-grace, ready again when it is back.
+        t0 = time.monotonic()
+        fake.stop()
+        ok, _ = wait_for(lambda: wh.get("/readyz")[0] == 503, 15)
+        took = time.monotonic() - t0
+        check("API server gone: /readyz 503 after --stale-grace", ok and took >= 3, "%.2f s" % took)
+        check("API server gone: said once",
+              [o.get("grace_seconds") for o in log_msgs(wh)
+               if o.get("msg") == "the API server has not answered past the grace period: not ready"] == [3])
+        st, r, patched, _ = wh.admit(pod("p-stale", {"instrumentation.opentelemetry.io/inject-java": "inst-a"}))
+        check("API server gone: the last good objects served", "java" in injected_langs(r, patched), r)
+        fake2 = fakeapi.FakeAPI(os.path.join(certs, "tls.crt"), os.path.join(certs, "tls.key"), token="t",
+                                bookmark_interval=0.5, port=port)
+        fakes.append(fake2)
+        fake2.start()
+        fake2.apply("instrumentations", instrumentation("inst-a"))
+        ok, _ = wait_for(wh.ready, 40)
+        check("API server back: ready again", ok)
+        ok, _ = wait_for(lambda: said("the API server answers again: ready") == 1, 5)
+        check("API server back: said once", ok, msgs()[-5:])
+        wh.final_checks()
+    finally:
+        if wh.proc is not None and wh.proc.poll() is None:
+            wh.proc.kill()
+            wh.proc.wait(10)
+        for f in fakes:
+            try:
+                f.stop()
+            except Exception:
+                pass
+
+
 def test_cli_errors(tmp, certs, server):
     def run(args, env=None):
         e = dict(os.environ)
@@ -965,6 +1159,8 @@ def main():
             check("client certificate: admission uses the cluster's objects", "java" in injected_langs(r, patched), r)
             cc.final_checks()
         test_cli_errors(tmp, certs, server)
+        test_faults(tmp, certs)
+        print("  (faults: %.1f s)" % (time.monotonic() - t_start))
         print("  (total: %.1f s)" % (time.monotonic() - t_start))
     finally:
         for h in hooks:

@@ -47,10 +47,19 @@ On demand, through the methods of FakeAPI or POST /_control with
   extra_items(resource, items)  LISTs of resource also answer these items
                                (another kind, no uid, another namespace: what
                                a client must not believe)
-  endless_list(resource, pad=0)  every LIST page of resource carries a
-                               continue token (pages without end), each
-                               page padded with pad bytes; endless_list(
-                               resource, None) stops it
+  fault(resource, mode, **kw)  what a real API server will not do on demand,
+                               until heal_faults(); watches of resource:
+                               "end" (200, ended at once, no event), "gone"
+                               (every watch 410 Gone), "garbage" (200, one
+                               line that is not JSON), "drip" (200, one byte
+                               of a line that never ends every kw["every"]
+                               seconds, 0.5 by default); LISTs of resource:
+                               "endless" (every page has a continue token:
+                               the same items again, page after page, each
+                               page's metadata padded by kw["pad"] bytes),
+                               "huge" (each item padded by kw["pad"] bytes in
+                               an annotation); faults(resource, mode) says
+                               how many requests each fault answered
 
 Writes, for otel-reconcile run:
   GET /apis                    APIGroupList of the groups in RESOURCES, every
@@ -247,7 +256,8 @@ class FakeAPI:
         self.failing_create = {}  # (resource, name) -> (HTTP status, message) of dry-run creates
         self.replacing = set()  # (resource, namespace, name) replaced by someone else before the next DELETE
         self.extras = {}  # resource -> items every LIST of it answers too
-        self.endless = {}  # resource -> padding bytes: its LISTs never end
+        self.fault_modes = {}  # resource -> (mode, kwargs) of fault()
+        self.fault_counts = {}  # (resource, mode) -> requests answered by the fault
         self.version = ("1", "30")
         self.grants = []  # (subject, verb, group, resource, path) the access reviews allow
         self.reviews = []
@@ -338,6 +348,30 @@ class FakeAPI:
             self.gone_gen += 1
             self.cond.notify_all()
 
+    def fault(self, resource, mode, **kw):
+        with self.cond:
+            self.fault_modes[resource] = (mode, kw)
+            self.drop_gen += 1  # open watches end: the next one meets the fault
+            self.cond.notify_all()
+
+    def heal_faults(self):
+        with self.cond:
+            self.fault_modes.clear()
+            self.cond.notify_all()
+
+    def faults(self, resource, mode):
+        with self.cond:
+            return self.fault_counts.get((resource, mode), 0)
+
+    def _fault(self, resource, kinds):
+        """The fault of resource when its mode is one of kinds (counted), or (None, {})."""
+        with self.cond:
+            mode, kw = self.fault_modes.get(resource, (None, {}))
+            if mode not in kinds:
+                return None, {}
+            self.fault_counts[(resource, mode)] = self.fault_counts.get((resource, mode), 0) + 1
+            return mode, kw
+
     def drop(self):
         with self.cond:
             self.drop_gen += 1
@@ -397,13 +431,6 @@ class FakeAPI:
     def extra_items(self, resource, items):
         with self.cond:
             self.extras[resource] = json.loads(json.dumps(items))
-
-    def endless_list(self, resource, pad=0):
-        with self.cond:
-            if pad is None:
-                self.endless.pop(resource, None)
-            else:
-                self.endless[resource] = int(pad)
 
     def heal(self):
         with self.cond:
@@ -552,7 +579,7 @@ class _Handler(BaseHTTPRequestHandler):
         op = args.pop("op", "")
         if op not in ("apply", "delete", "gone", "drop", "stall", "set_token", "hold", "release", "set_version", "hide",
                       "unhide", "fail_apply", "fail_create", "heal", "hold_reviews", "release_reviews",
-                      "replace_before_delete", "extra_items", "endless_list"):
+                      "replace_before_delete", "extra_items"):
             return self._send(400, {"error": "unknown op %r" % op}, record=False)
         result = getattr(self.fake, op)(**args)
         self._send(200, {"ok": True, "result": result if isinstance(result, (bool, dict)) else None}, record=False)
@@ -666,6 +693,7 @@ class _Handler(BaseHTTPRequestHandler):
         fake = self.fake
         limit = int(q.get("limit") or 0)
         token = q.get("continue")
+        fault, kw = fake._fault(resource, ("endless", "huge"))
         with fake.cond:
             if token:
                 entry = fake.pages.get(token)
@@ -680,22 +708,25 @@ class _Handler(BaseHTTPRequestHandler):
         with fake.cond:
             if not token:
                 items = items + json.loads(json.dumps(fake.extras.get(resource, [])))
-            pad = fake.endless.get(resource)
         page, rest = (items[:limit], items[limit:]) if limit else (items, [])
         meta = {"resourceVersion": str(rv)}
-        if pad is not None:
+        if fault == "endless":
             # An API server (or something in front of it) that never stops
             # answering continue: the same items again, page after page.
             nt = uuid.uuid4().hex
             fake.pages[nt] = (rv, items)
             meta["continue"] = nt
-            if pad:
-                meta["padding"] = "x" * pad
+            if kw.get("pad"):
+                meta["padding"] = "x" * kw["pad"]
             rest = []
         if rest:
             nt = uuid.uuid4().hex
             fake.pages[nt] = (rv, rest)
             meta["continue"] = nt
+        if fault == "huge":
+            page = [json.loads(json.dumps(o)) for o in page]
+            for o in page:
+                o["metadata"].setdefault("annotations", {})["pad"] = "x" * kw.get("pad", 1 << 20)
         if meta_only:
             body = {"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1", "metadata": meta,
                     "items": [partial(o) for o in page]}
@@ -849,7 +880,8 @@ class _Handler(BaseHTTPRequestHandler):
             too_old = pos < fake.floor
             mode = fake.gone_mode
             gens = (fake.drop_gen, fake.stall_gen, fake.gone_gen)
-        if too_old and mode == "status":
+        fault, kw = fake._fault(resource, ("end", "gone", "garbage", "drip"))
+        if (too_old and mode == "status") or fault == "gone":
             return self._send(410, status(410, "Expired", "too old resource version: %s" % rv_param))
         self._record(200)
         self.send_response(200)
@@ -859,6 +891,31 @@ class _Handler(BaseHTTPRequestHandler):
         if too_old:
             self._chunk({"type": "ERROR", "object": status(410, "Expired", "too old resource version")})
             self.wfile.write(b"0\r\n\r\n")
+            return
+        try:
+            if fault == "end":
+                self.wfile.write(b"0\r\n\r\n")
+                return
+            if fault == "garbage":
+                data = b"<html>this is not a watch event</html>\n"
+                self.wfile.write(b"%x\r\n%s\r\n0\r\n\r\n" % (len(data), data))
+                return
+            if fault == "drip":
+                # A line that never ends, a byte at a time, until healed.
+                self.wfile.write(b"1\r\n{\r\n")
+                self.wfile.flush()
+                while True:
+                    with fake.cond:
+                        fake.cond.wait(kw.get("every", 0.5))
+                        if fake.stopping or fake.fault_modes.get(resource, (None,))[0] != "drip":
+                            break
+                    self.wfile.write(b"1\r\n \r\n")
+                    self.wfile.flush()
+                self.request.shutdown(socket.SHUT_RDWR)
+                self.close_connection = True
+                return
+        except (OSError, ssl.SSLError):
+            self.close_connection = True
             return
         deadline = time.monotonic() + float(q.get("timeoutSeconds") or 1800)
         bookmarks = q.get("allowWatchBookmarks") == "true"

@@ -1025,7 +1025,7 @@ def limits(k, fake):
           (rc, writes(reqs), err[-500:]))
 
     # LISTs without end.
-    fake.endless_list("configmaps")
+    fake.fault("configmaps", "endless")
     rc, nums, err, reqs = k.run("--namespace", "cap", "--max-list-pages", "5")
     pages = [r for r in reqs if r["method"] == "GET" and r["path"] == "/api/v1/namespaces/cap/configmaps"]
     check("endless continue, --max-list-pages 5: five pages, cut short, nothing written", rc == 3 and len(pages) == 5
@@ -1037,20 +1037,20 @@ def limits(k, fake):
     check("endless continue: the default cap, 1000 pages", rc == 3 and len(pages) == 1000 and not writes(reqs),
           (rc, len(pages), err[-500:]))
     # 100,000 bytes of padding and one ConfigMap a page: 1 MiB is passed in the 11th.
-    fake.endless_list("configmaps", pad=100000)
+    fake.fault("configmaps", "endless", pad=100000)
     rc, nums, err, reqs = k.run("--namespace", "cap", "--max-list-bytes", "1Mi", "--max-list-pages", "100")
     pages = [r for r in reqs if r["method"] == "GET" and r["path"] == "/api/v1/namespaces/cap/configmaps"]
     check("a LIST past --max-list-bytes 1Mi: cut off in its 11th page, exit 3", rc == 3 and len(pages) == 11 and
           not writes(reqs) and "error: run cut short: LIST /api/v1/namespaces/cap/configmaps: --max-list-bytes 1048576 "
           "reached; nothing more is written in this run\n" in err, (rc, len(pages), err[-800:]))
-    fake.endless_list("configmaps", pad=300000)
+    fake.fault("configmaps", "endless", pad=300000)
     rc, nums, err, reqs = k.run("--namespace", "cap", "--max-list-bytes", "1Mi")
     pages = [r for r in reqs if r["method"] == "GET" and r["path"] == "/api/v1/namespaces/cap/configmaps"]
     check("one page larger than a quarter of --max-list-bytes: cut off while read, exit 3", rc == 3 and
           len(pages) == 1 and not writes(reqs) and "error: run cut short: LIST /api/v1/namespaces/cap/configmaps: a page "
           "larger than a quarter of --max-list-bytes 1048576; nothing more is written in this run\n" in err,
           (rc, len(pages), err[-800:]))
-    fake.endless_list("configmaps", None)
+    fake.heal_faults()
     for flag, value in (("--max-deletions", "0"), ("--deadline", "soon"), ("--max-list-pages", "-1"),
                         ("--max-list-bytes", "1Ti")):
         rc, nums, err, reqs = k.run("--namespace", "cap", flag, value)

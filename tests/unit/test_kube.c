@@ -1011,7 +1011,7 @@ START_TEST(fs_unreadable_file_keeps_last_good) {
     ck_assert_int_eq(fs_poll(&x, &failing), 1);
     char *a = pjoin(x.dir, "a.yaml"), *b = pjoin(x.dir, "b.yaml"), want[2048];
     ck_assert_int_eq(unlink(a), 0);
-    ck_assert_int_eq(symlink("a.yaml", a), 0);
+    ck_assert_int_eq(symlink("/proc/self/mem/x", a), 0); /* ENOTDIR: a symlink loop is skipped instead (below) */
     ck_assert_int_eq(unlink(b), 0);
     ck_assert_int_eq(symlink("/proc/self/mem", b), 0);
     ck_assert_int_eq(fs_poll(&x, &failing), 0);
@@ -1019,7 +1019,7 @@ START_TEST(fs_unreadable_file_keeps_last_good) {
     EQ(each_text(x.v.snap, "Instrumentation", NULL), "default/a=,default/b=,");
     /* In readdir's order, which is the file system's. */
     char w1[1024], w2[1024];
-    snprintf(w1, sizeof w1, "%s: cannot read: Too many levels of symbolic links (the last good content stays in service)", a);
+    snprintf(w1, sizeof w1, "%s: cannot read: Not a directory (the last good content stays in service)", a);
     snprintf(w2, sizeof w2, "%s: cannot read: Input/output error (the last good content stays in service)", b);
     char *got = cap_text(&x.log, KUBE_LOG_DEBUG), *ab = xasprintf("%s\n%s", w1, w2), *ba = xasprintf("%s\n%s", w2, w1);
     ck_assert_msg(!strcmp(got, ab) || !strcmp(got, ba), "got %s", got);
@@ -1053,6 +1053,72 @@ START_TEST(fs_unreadable_file_keeps_last_good) {
     EQ(each_text(x.v.snap, "Instrumentation", NULL), "default/a2=,default/b2=,");
     free(a);
     free(b);
+    fs_close(&x);
+}
+END_TEST
+
+/* A folder of more than KUBE_FILESOURCE_PACE_STATS files is listed again
+ * when its own stat changes (a file added) or on kube_filesource_recheck,
+ * not on every poll: a file rewritten in place waits for its turn. */
+START_TEST(fs_large_folder_paced) {
+    fsfx x;
+    fs_open(&x, NULL);
+    char name[64], text[256];
+    for (int i = 0; i <= KUBE_FILESOURCE_PACE_STATS; i++) {
+        snprintf(name, sizeof name, "i%05d.yaml", i);
+        snprintf(text, sizeof text, INST("i%d"), i);
+        put(x.dir, name, text, 1000);
+    }
+    int failing = -1;
+    ck_assert_int_eq(fs_poll(&x, &failing), 1);
+    ck_assert_uint_eq(kube_snapshot_count(x.v.snap, "Instrumentation"), KUBE_FILESOURCE_PACE_STATS + 1);
+    put(x.dir, "i00005.yaml", INST("changed"), 2000); /* in place: the folder's stat is the same */
+    ck_assert_int_eq(fs_poll(&x, &failing), 0);
+    ck_assert_ptr_null(fs_get(&x, "Instrumentation", "default", "changed"));
+    kube_filesource_recheck(x.fs);
+    ck_assert_int_eq(fs_poll(&x, &failing), 1);
+    ck_assert_ptr_nonnull(fs_get(&x, "Instrumentation", "default", "changed"));
+    ck_assert_ptr_null(fs_get(&x, "Instrumentation", "default", "i5"));
+    put(x.dir, "new.yaml", INST("new"), 3000); /* a file added: the folder changed */
+    ck_assert_int_eq(fs_poll(&x, &failing), 1);
+    ck_assert_ptr_nonnull(fs_get(&x, "Instrumentation", "default", "new"));
+    ck_assert_uint_eq(kube_snapshot_count(x.v.snap, "Instrumentation"), KUBE_FILESOURCE_PACE_STATS + 2);
+    fs_close(&x);
+}
+END_TEST
+
+/* A symlink loop has no content either, like a dangling symlink: its
+ * objects go, one warning says so (not one per poll), nothing counts as
+ * failing; fixed, it is read again. It was a read error retried every
+ * second, which made the replica not ready after --resources-grace. */
+START_TEST(fs_symlink_loop_is_skipped) {
+    fsfx x;
+    fs_open(&x, NULL);
+    put(x.dir, "a.yaml", INST("a"), 1000);
+    put(x.dir, "b.yaml", INST("b"), 1000);
+    int failing = -1;
+    ck_assert_int_eq(fs_poll(&x, &failing), 1);
+    char *a = pjoin(x.dir, "a.yaml"), want[2048];
+    ck_assert_int_eq(unlink(a), 0);
+    ck_assert_int_eq(symlink("a.yaml", a), 0);
+    cap_clear(&x.log);
+    ck_assert_int_eq(fs_poll(&x, &failing), 1);
+    ck_assert_int_eq(failing, 0);
+    EQ(each_text(x.v.snap, "Instrumentation", NULL), "default/b=,");
+    snprintf(want, sizeof want, "%s: symlink loop; skipped", a);
+    EQ(cap_text(&x.log, KUBE_LOG_WARN), want);
+    kube_filesource_status st = fs_status(&x);
+    ck_assert_int_eq(st.failing_files, 0);
+    ck_assert_int_eq(st.new_failures, 0);
+    ck_assert(st.unreadable_since == 0);
+    cap_clear(&x.log);
+    ck_assert_int_eq(fs_poll(&x, &failing), 0);
+    EQ(cap_text(&x.log, KUBE_LOG_DEBUG), "");
+    ck_assert_int_eq(unlink(a), 0);
+    put(x.dir, "a.yaml", INST("a2"), 1000);
+    ck_assert_int_eq(fs_poll(&x, &failing), 1);
+    EQ(each_text(x.v.snap, "Instrumentation", NULL), "default/a2=,default/b=,");
+    free(a);
     fs_close(&x);
 }
 END_TEST
@@ -1676,6 +1742,8 @@ int main(void) {
     tcase_add_test(tc, fs_folder_renamed_away_keeps_last_good);
     tcase_add_test(tc, fs_unreadable_file_keeps_last_good);
     tcase_add_test(tc, fs_dangling_symlink_is_gone);
+    tcase_add_test(tc, fs_symlink_loop_is_skipped);
+    tcase_add_test(tc, fs_large_folder_paced);
     tcase_add_test(tc, fs_emfile_keeps_last_good);
     tcase_add_test(tc, fs_size_cap);
     tcase_add_test(tc, fs_replaced_content_freed_after_pinned_snapshot);
