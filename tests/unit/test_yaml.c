@@ -573,8 +573,8 @@ static void ck_emit_style(const char *json, const kube_yaml_style *st, const cha
 
 /* The other writers' layouts and quoting (kube/yaml.h). */
 START_TEST(test_emit_styles) {
-    static const kube_yaml_style goccy = {2, 0, KUBE_YAML_QUOTE_GO_YAML}, goccy4 = {4, 0, KUBE_YAML_QUOTE_GO_YAML},
-                                 v2 = {2, 1, KUBE_YAML_QUOTE_YAML_V2};
+    static const kube_yaml_style goccy = {2, 0, KUBE_YAML_QUOTE_GO_YAML, 0}, goccy4 = {4, 0, KUBE_YAML_QUOTE_GO_YAML, 0},
+                                 v2 = {2, 1, KUBE_YAML_QUOTE_YAML_V2, 0};
     const char *in = "{\"e\":\"0.0.0.0:4317\",\"s\":\"1:20\",\"t\":\"true\",\"l\":[{\"a\":1,\"b\":{\"c\":[\"x\"]}}]}";
     ck_emit(in, "e: \"0.0.0.0:4317\"\ns: \"1:20\"\nt: \"true\"\nl:\n  - a: 1\n    b:\n      c:\n        - x\n");
     ck_emit_style(in, &goccy, "e: 0.0.0.0:4317\ns: 1:20\nt: \"true\"\nl:\n  - a: 1\n    b:\n      c:\n        - x\n");
