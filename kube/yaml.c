@@ -756,6 +756,16 @@ static int set_key(ctx *c, const char *text, size_t n, int merge_key, int line) 
         }
         f->merge_line = line;
     }
+    if (merge_key && json_object_object_get_ex(f->obj, "<<", NULL)) {
+        go_quote(q, sizeof q, text, n);
+        return fail(c, line, "mapping key %s already defined at line %d", q,
+                    first_key_line(c, f->start, text, n, f->line));
+    }
+    if (!merge_key && f->merge_line && n == 2 && text[0] == '<' && text[1] == '<') {
+        /* go-yaml compares the keys' text: a quoted "<<" after a merge */
+        go_quote(q, sizeof q, text, n);
+        return fail(c, line, "mapping key %s already defined at line %d", q, f->merge_line);
+    }
     f->key = xstrndup(text, n);
     if (!merge_key && json_object_object_get_ex(f->obj, f->key, NULL)) {
         if (f->merged && json_object_object_get_ex(f->merged, f->key, NULL)) {
