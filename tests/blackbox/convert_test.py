@@ -372,7 +372,7 @@ def test_budget(srv):
         srv.kill()
         return
     r = res.get("r")
-    want = ("objects[1] (default/bomb-1): spec.config line 6: the ConversionReview: the YAML would take more than "
+    want = ("objects[1] (default/bomb-1): spec.config line 7: the ConversionReview: the YAML would take more than "
             "the %d bytes of memory allowed" % ((64 << 20) + 16 * len(body)))
     got = r.json()["response"]["result"] if r and r.status == 200 else res
     check("bomb: 64 in one review fail whole, naming the limit",
