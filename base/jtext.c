@@ -339,7 +339,19 @@ static inline __attribute__((always_inline)) void append_scalar(sbuf *o, json_ob
         if (json_object_get_boolean(v)) sbuf_lit(o, "true");
         else sbuf_lit(o, "false");
         break;
-    case json_type_int: put_int(o, json_object_get_int64(v)); break;
+    case json_type_int: {
+        /* json-c answers INT64_MAX for a uint64 past it (a YAML config's
+         * 18446744073709551615): that one is written as what it holds. */
+        int64_t x = json_object_get_int64(v);
+        if (x == INT64_MAX) {
+            char num[24];
+            int k = snprintf(num, sizeof num, "%" PRIu64, json_object_get_uint64(v));
+            sbuf_add(o, num, (size_t)k);
+        } else {
+            put_int(o, x);
+        }
+        break;
+    }
     case json_type_double: {
         /* Rare in pods; json-c keeps the original text of parsed numbers. */
         const char *d = json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN);

@@ -90,15 +90,19 @@ static int reorder(json_object *src, yctx ctx, int depth, json_object **out) {
     }
 }
 
-char *collector_config_yaml(json_object *config) {
+char *collector_config_yaml_capped(json_object *config, size_t max_bytes, bool *too_big) {
     /* goccy/go-yaml's quoting: 0.0.0.0:4317 plain, as the reference
      * writes it (the ConfigMap text is compared and hashed, and the
      * sidecar's OTEL_CONFIG is the same text). */
-    static const kube_yaml_style goccy = {2, 0, KUBE_YAML_QUOTE_GO_YAML};
+    kube_yaml_style goccy = {2, 0, KUBE_YAML_QUOTE_GO_YAML, max_bytes};
     json_object *copy = NULL;
+    if (too_big) *too_big = false;
     if (config == NULL) copy = jnew_obj();
     else if (reorder(config, Y_ROOT, 0, &copy) < 0) return NULL;
     char *text = kube_yaml_emit_style(copy, &goccy);
     json_object_put(copy);
+    if (!text && too_big) *too_big = true;
     return text;
 }
+
+char *collector_config_yaml(json_object *config) { return collector_config_yaml_capped(config, 0, NULL); }

@@ -194,18 +194,26 @@ fail:
     return NULL;
 }
 
-json_object *collector_convert_config_from_yaml(const char *text, size_t len, char *err, size_t errlen) {
+static json_object *config_from_yaml(const char *text, size_t len, collector_convert_budget *budget, char *err,
+                                     size_t errlen) {
     kube_yaml_doc *docs = NULL;
     size_t n = 0;
     kube_yaml_error ye;
-    if (kube_yaml_parse(text ? text : "", text ? len : 0, &docs, &n, &ye) != 0) {
+    int rc = budget ? kube_yaml_parse_budget(text ? text : "", text ? len : 0, &docs, &n, &ye, &budget->yaml)
+                    : kube_yaml_parse(text ? text : "", text ? len : 0, &docs, &n, &ye);
+    if (rc != 0) {
         err_printf(err, errlen, "spec.config line %d: %s", ye.line, ye.msg);
+        if (budget && budget->yaml.exceeded) budget->exceeded = 1;
         return NULL;
     }
     /* The first document, as the reference's YAML decoder reads it. */
     json_object *cfg = shape_config(n ? docs[0].obj : NULL, err, errlen);
     kube_yaml_docs_free(docs, n);
     return cfg;
+}
+
+json_object *collector_convert_config_from_yaml(const char *text, size_t len, char *err, size_t errlen) {
+    return config_from_yaml(text, len, NULL, err, errlen);
 }
 
 static json_object *empty_config(void) { return shape_config(NULL, NULL, 0); }
@@ -383,7 +391,8 @@ static int ta_to_alpha(json_object *v, json_object *out, ovnode *up, char *err, 
 }
 
 /* The config as v1alpha1's YAML string (6.4). */
-static int config_to_alpha(json_object *cfg, json_object *meta, json_object *out, char *err, size_t errlen) {
+static int config_to_alpha(json_object *cfg, json_object *meta, json_object *out, collector_convert_budget *budget,
+                           char *err, size_t errlen) {
     if (want_obj(cfg, "spec.config", err, errlen) < 0) return -1;
     json_object *shaped = shape_config(cfg, err, errlen);
     if (!shaped) return -1;
@@ -401,8 +410,15 @@ static int config_to_alpha(json_object *cfg, json_object *meta, json_object *out
     /* Changed since: the text is history, and the v1alpha1 object that is
      * written back (if one is) has a config that reads. */
     drop_annotation(meta, COLLECTOR_CONVERT_CONFIG);
-    char *yaml = collector_config_yaml(shaped);
+    bool too_big = false;
+    size_t cap = budget ? budget->yaml_bytes : 0;
+    char *yaml = collector_config_yaml_capped(shaped, cap, &too_big);
     json_object_put(shaped);
+    if (too_big) {
+        budget->exceeded = 1;
+        return err_printf(err, errlen, "failed to convert to v1alpha1: spec.config as YAML takes more than the %zu bytes left of the review's answer limit",
+                          cap);
+    }
     if (!yaml)
         return err_printf(err, errlen, "failed to convert to v1alpha1: spec.config nests deeper than %d levels",
                           COLLECTOR_YAML_MAX_DEPTH);
@@ -411,13 +427,13 @@ static int config_to_alpha(json_object *cfg, json_object *meta, json_object *out
     return 0;
 }
 
-static int spec_to_alpha(json_object *spec, json_object *meta, json_object *out, ovnode *ov, char *err,
-                         size_t errlen) {
+static int spec_to_alpha(json_object *spec, json_object *meta, json_object *out, ovnode *ov,
+                         collector_convert_budget *budget, char *err, size_t errlen) {
     bool config = false;
     if (spec) {
         json_object_object_foreach(spec, k, v) {
             if (strcmp(k, "config") == 0) {
-                if (config_to_alpha(v, meta, out, err, errlen) < 0) return -1;
+                if (config_to_alpha(v, meta, out, budget, err, errlen) < 0) return -1;
                 config = true;
             } else if (strcmp(k, "daemonSetUpdateStrategy") == 0) {
                 jset(out, "updateStrategy", jcopy(v));
@@ -433,11 +449,11 @@ static int spec_to_alpha(json_object *spec, json_object *meta, json_object *out,
         }
     }
     /* v1alpha1 requires the config. */
-    if (!config && config_to_alpha(NULL, meta, out, err, errlen) < 0) return -1;
+    if (!config && config_to_alpha(NULL, meta, out, budget, err, errlen) < 0) return -1;
     return 0;
 }
 
-json_object *collector_convert_to_v1alpha1(json_object *beta, char *err, size_t errlen) {
+static json_object *to_alpha_fn(json_object *beta, collector_convert_budget *budget, char *err, size_t errlen) {
     json_object *out = NULL, *fields = jnew_obj(), *meta, *spec, *status;
     ovnode root = {NULL, NULL, fields}, sn = {&root, "spec", NULL}, stn = {&root, "status", NULL};
     if (!json_object_is_type(beta, json_type_object)) {
@@ -456,7 +472,7 @@ json_object *collector_convert_to_v1alpha1(json_object *beta, char *err, size_t 
     json_object_object_foreach(beta, k, v) {
         if (!strcmp(k, "apiVersion") || !strcmp(k, "kind") || !strcmp(k, "metadata")) continue;
         if (strcmp(k, "spec") == 0) {
-            if (spec_to_alpha(v, meta, jset_obj(out, "spec"), &sn, err, errlen) < 0) goto fail;
+            if (spec_to_alpha(v, meta, jset_obj(out, "spec"), &sn, budget, err, errlen) < 0) goto fail;
         } else if (strcmp(k, "status") == 0 && v) {
             json_object *s = jset_obj(out, "status");
             json_object_object_foreach(v, sk, sv) {
@@ -467,7 +483,8 @@ json_object *collector_convert_to_v1alpha1(json_object *beta, char *err, size_t 
             jset(out, k, jcopy(v));
         }
     }
-    if (!has_key(out, "spec") && spec_to_alpha(NULL, meta, jset_obj(out, "spec"), &sn, err, errlen) < 0) goto fail;
+    if (!has_key(out, "spec") && spec_to_alpha(NULL, meta, jset_obj(out, "spec"), &sn, budget, err, errlen) < 0)
+        goto fail;
     /* A stale copy of ours never survives: this conversion says what is kept. */
     drop_annotation(meta, COLLECTOR_CONVERT_FIELDS);
     if (json_object_object_length(fields) > 0) {
@@ -483,6 +500,10 @@ fail:
     json_object_put(out);
     json_object_put(fields);
     return NULL;
+}
+
+json_object *collector_convert_to_v1alpha1(json_object *beta, char *err, size_t errlen) {
+    return to_alpha_fn(beta, NULL, err, errlen);
 }
 
 /* ---------------------------------------------------------------------------
@@ -644,7 +665,7 @@ static void config_unread(collector_convert_notes *notes, json_object *meta, con
 }
 
 static int spec_to_beta(json_object *spec, json_object *meta, json_object *out, collector_convert_notes *notes,
-                        char *err, size_t errlen) {
+                        collector_convert_budget *budget, char *err, size_t errlen) {
     bool config = false, real_update = has_key(spec, "updateStrategy");
     if (spec) {
         json_object_object_foreach(spec, k, v) {
@@ -654,7 +675,8 @@ static int spec_to_beta(json_object *spec, json_object *meta, json_object *out, 
                 const char *text = v ? json_object_get_string(v) : "";
                 size_t len = v ? (size_t)json_object_get_string_len(v) : 0;
                 char why[256];
-                json_object *cfg = collector_convert_config_from_yaml(text, len, why, sizeof why);
+                json_object *cfg = config_from_yaml(text, len, budget, why, sizeof why);
+                if (!cfg && budget && budget->exceeded) return err_printf(err, errlen, "%s", why);
                 if (cfg) {
                     drop_annotation(meta, COLLECTOR_CONVERT_CONFIG);
                 } else {
@@ -715,8 +737,8 @@ static json_object *read_fields(json_object *meta, collector_convert_notes *note
     return o;
 }
 
-json_object *collector_convert_to_v1beta1(json_object *alpha, collector_convert_notes *notes, char *err,
-                                          size_t errlen) {
+static json_object *to_beta_fn(json_object *alpha, collector_convert_notes *notes, collector_convert_budget *budget,
+                            char *err, size_t errlen) {
     json_object *out = NULL, *fields = NULL, *meta, *spec, *status;
     if (notes) memset(notes, 0, sizeof *notes);
     if (!json_object_is_type(alpha, json_type_object)) {
@@ -737,7 +759,7 @@ json_object *collector_convert_to_v1beta1(json_object *alpha, collector_convert_
     json_object_object_foreach(alpha, k, v) {
         if (!strcmp(k, "apiVersion") || !strcmp(k, "kind") || !strcmp(k, "metadata")) continue;
         if (strcmp(k, "spec") == 0) {
-            if (spec_to_beta(v, meta, jset_obj(out, "spec"), notes, err, errlen) < 0) goto fail;
+            if (spec_to_beta(v, meta, jset_obj(out, "spec"), notes, budget, err, errlen) < 0) goto fail;
         } else if (strcmp(k, "status") == 0 && v) {
             /* messages and replicas: deprecated, and v1beta1 has no place for them. */
             json_object *s = jset_obj(out, "status");
@@ -748,7 +770,8 @@ json_object *collector_convert_to_v1beta1(json_object *alpha, collector_convert_
             jset(out, k, jcopy(v));
         }
     }
-    if (!has_key(out, "spec") && spec_to_beta(NULL, meta, jset_obj(out, "spec"), notes, err, errlen) < 0) goto fail;
+    if (!has_key(out, "spec") && spec_to_beta(NULL, meta, jset_obj(out, "spec"), notes, budget, err, errlen) < 0)
+        goto fail;
     if (jmap(fields, "spec")) fill(jmap(out, "spec"), jmap(fields, "spec"), L_SPEC);
     if (jmap(fields, "status")) {
         json_object *s = jmap(out, "status");
@@ -763,8 +786,18 @@ fail:
     return NULL;
 }
 
+json_object *collector_convert_to_v1beta1(json_object *alpha, collector_convert_notes *notes, char *err,
+                                          size_t errlen) {
+    return to_beta_fn(alpha, notes, NULL, err, errlen);
+}
+
 json_object *collector_convert(json_object *obj, const char *desired, collector_convert_notes *notes, char *err,
                                size_t errlen) {
+    return collector_convert_budgeted(obj, desired, notes, NULL, err, errlen);
+}
+
+json_object *collector_convert_budgeted(json_object *obj, const char *desired, collector_convert_notes *notes,
+                                        collector_convert_budget *budget, char *err, size_t errlen) {
     if (notes) memset(notes, 0, sizeof *notes);
     if (!json_object_is_type(obj, json_type_object)) {
         err_printf(err, errlen, "expected an object, got %s", type_name(obj));
@@ -785,5 +818,5 @@ json_object *collector_convert(json_object *obj, const char *desired, collector_
         err_printf(err, errlen, "already %s: converting to the same version is not allowed", api);
         return NULL;
     }
-    return to_beta ? collector_convert_to_v1beta1(obj, notes, err, errlen) : collector_convert_to_v1alpha1(obj, err, errlen);
+    return to_beta ? to_beta_fn(obj, notes, budget, err, errlen) : to_alpha_fn(obj, budget, err, errlen);
 }

@@ -33,6 +33,8 @@
 #ifndef COLLECTOR_CONVERT_H
 #define COLLECTOR_CONVERT_H
 
+#include "kube/yaml.h"
+
 #include <json-c/json.h>
 #include <stddef.h>
 
@@ -75,6 +77,22 @@ json_object *collector_convert_to_v1alpha1(json_object *beta, char *err, size_t 
  * does. */
 json_object *collector_convert(json_object *obj, const char *desired, collector_convert_notes *notes, char *err,
                                size_t errlen);
+
+/* A budget shared by the conversions of one ConversionReview, so that the
+ * review as a whole is bounded, not each object alone: every spec.config
+ * read charges yaml (kube/yaml.h), and each v1alpha1 config written may
+ * take at most yaml_bytes (0: no limit). Crossing either fails the object
+ * (never the empty config of an unreadable text) with the limit named in
+ * err, and sets exceeded. */
+typedef struct collector_convert_budget {
+    kube_yaml_budget yaml;
+    size_t yaml_bytes;
+    int exceeded;
+} collector_convert_budget;
+
+/* collector_convert, charging budget (may be NULL). */
+json_object *collector_convert_budgeted(json_object *obj, const char *desired, collector_convert_notes *notes,
+                                        collector_convert_budget *budget, char *err, size_t errlen);
 
 /* The v1alpha1 config string read into the reference's config shape (6.4),
  * receivers, exporters and service.pipelines made {} when absent: a new

@@ -16,9 +16,10 @@
  *     False FALSE off Off OFF are false. Other casings are strings.
  *   - integers: optional sign, '_' anywhere (dropped), 0x/0X hex, 0o/0O and
  *     leading-0 octal, 0b/0B binary. "08" is not octal; like go-yaml it
- *     falls through to the float rule and becomes 8.0. Values past int64
- *     become doubles (unsigned, unprefixed-sign forms up to 2^64-1, and any
- *     decimal via the float rule); a non-decimal beyond 2^64-1 is a string.
+ *     falls through to the float rule and becomes 8.0. Unsigned values past
+ *     int64 up to 2^64-1 (no sign) are json-c uint64s, exact, as go-yaml's
+ *     uint64; larger decimals become doubles via the float rule (go-yaml's
+ *     float64); a non-decimal beyond 2^64-1 is a string.
  *   - floats: [-+]?(.d+|d+(.d*)?)([eE][-+]?d+)? -> double; overflow to
  *     infinity leaves the text a string, as go-yaml does.
  *   - .inf .Inf .INF (+/- signed) and .nan .NaN .NAN are floats in YAML but
@@ -30,7 +31,9 @@
  *     !!float accepts integers.
  *
  * Map keys are always the scalar's text (so "1:" is "1", "yes:" is "yes");
- * a later duplicate key replaces the earlier value in place. Merge keys
+ * a key the mapping already has is refused as go-yaml v3 refuses it
+ * ("mapping key \"a\" already defined at line 2", two "<<" included; the
+ * first one's line is found by a second pass, made only then). Merge keys
  * follow the YAML spec rather than go-yaml v2's order-dependent behaviour:
  * explicit keys beat merged ones wherever they appear, and among merged
  * maps the first one to supply a key wins.
@@ -120,7 +123,8 @@ typedef struct scalar {
     int kind;
     int b;
     int64_t i;
-    double d; /* K_FLOAT and K_BIGINT */
+    uint64_t u; /* K_BIGINT */
+    double d;   /* K_FLOAT, and K_BIGINT as a float (!!float) */
 } scalar;
 
 static const struct {
@@ -228,8 +232,9 @@ static void resolve_number(const char *s, size_t n, scalar *out) {
             out->i = u == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)u;
             goto done;
         }
-        if (!sign) { /* ParseUint takes no sign */
+        if (!sign) { /* ParseUint takes no sign: a uint64, exact */
             out->kind = K_BIGINT;
+            out->u = u;
             out->d = (double)u;
             goto done;
         }
@@ -357,6 +362,9 @@ typedef struct frame {
     size_t cost0;      /* memory estimate when this container started */
     int flow;          /* flow style: its end event marks the closing bracket */
     int is_items;      /* the root mapping's items sequence */
+    size_t start;      /* libyaml's index of the mapping's start (duplicate keys) */
+    int merge_line;    /* maps: the line of its "<<" key, 0 when none */
+    json_object *merged; /* maps: the keys a merge put there (explicit ones may follow) */
 } frame;
 
 typedef struct anchor {
@@ -396,6 +404,7 @@ typedef struct ctx {
     size_t ndocs, capdocs;
     kube_yaml_error *err;
     kube_yaml_lines *lines; /* NULL unless the caller asked for lines */
+    kube_yaml_budget *shared; /* NULL unless the caller shares one across parses */
 } ctx;
 
 /* ------------------------------------------------------------------------
@@ -597,7 +606,13 @@ static int charge_memory(ctx *c, size_t cost, int line) {
     if (cost > c->max_cost - c->cost)
         return fail(c, line, "the parsed YAML would take more than the %zu bytes of memory allowed for %zu bytes of input",
                     c->max_cost, c->len);
+    if (c->shared && cost > c->shared->memory - c->shared->used_memory) {
+        c->shared->exceeded = 1;
+        return fail(c, line, "%s: the YAML would take more than the %zu bytes of memory allowed", c->shared->what,
+                    c->shared->memory);
+    }
     c->cost += cost;
+    if (c->shared) c->shared->used_memory += cost;
     return 0;
 }
 
@@ -605,23 +620,31 @@ static int charge_memory(ctx *c, size_t cost, int line) {
 static int charge_bytes(ctx *c, size_t bytes, int line) {
     if (bytes > KUBE_YAML_ALIAS_BYTES - c->alias_bytes)
         return fail(c, line, "alias expansion exceeds the limit of %zu bytes", KUBE_YAML_ALIAS_BYTES);
+    if (c->shared && bytes > c->shared->alias_bytes - c->shared->used_alias_bytes) {
+        c->shared->exceeded = 1;
+        return fail(c, line, "%s: alias expansion exceeds the limit of %zu bytes", c->shared->what,
+                    c->shared->alias_bytes);
+    }
     c->alias_bytes += bytes;
     c->bytes += bytes;
+    if (c->shared) c->shared->used_alias_bytes += bytes;
     return 0;
 }
 
-static void merge_one(json_object *dst, json_object *src) {
+static void merge_one(frame *f, json_object *src) {
     json_object_object_foreach(src, k, v) {
-        if (json_object_object_get_ex(dst, k, NULL)) continue;
-        jset(dst, k, json_object_get(v));
+        if (json_object_object_get_ex(f->obj, k, NULL)) continue;
+        jset(f->obj, k, json_object_get(v));
+        if (!f->merged) f->merged = jnew_obj();
+        jset(f->merged, k, NULL);
     }
 }
 
-static int merge(ctx *c, json_object *dst, json_object *src, int line) {
+static int merge(ctx *c, frame *f, json_object *src, int line) {
     const char *bad = "map merge requires map or sequence of maps as the value";
 
     if (json_object_is_type(src, json_type_object)) {
-        merge_one(dst, src);
+        merge_one(f, src);
         return 0;
     }
     if (!json_object_is_type(src, json_type_array)) return fail(c, line, "%s", bad);
@@ -629,7 +652,7 @@ static int merge(ctx *c, json_object *dst, json_object *src, int line) {
         if (!json_object_is_type(json_object_array_get_idx(src, i), json_type_object))
             return fail(c, line, "%s", bad);
     for (size_t i = 0, n = json_object_array_length(src); i < n; i++)
-        merge_one(dst, json_object_array_get_idx(src, i));
+        merge_one(f, json_object_array_get_idx(src, i));
     return 0;
 }
 
@@ -653,7 +676,7 @@ static int add_value(ctx *c, json_object *v, int height, int line) {
         return 0;
     }
     if (f->key_merge) {
-        rc = merge(c, f->obj, v, f->key_line);
+        rc = merge(c, f, v, f->key_line);
         json_object_put(v);
     } else {
         if (c->lines && v) lines_put(c->lines, v, f->key_line);
@@ -668,10 +691,91 @@ static int in_key_position(ctx *c) {
     return c->nst && c->st[c->nst - 1].is_map && !c->st[c->nst - 1].key;
 }
 
+/* Go's %#v of a string (strconv.Quote), cut to fit. */
+static void go_quote(char *dst, size_t cap, const char *s, size_t n) {
+    size_t o = 0;
+    dst[o++] = '"';
+    for (size_t i = 0; i < n && o + 8 < cap; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (ch == '"' || ch == '\\') dst[o++] = '\\', dst[o++] = (char)ch;
+        else if (ch == '\n') dst[o++] = '\\', dst[o++] = 'n';
+        else if (ch == '\t') dst[o++] = '\\', dst[o++] = 't';
+        else if (ch == '\r') dst[o++] = '\\', dst[o++] = 'r';
+        else if (ch < 0x20 || ch == 0x7f) o += (size_t)snprintf(dst + o, cap - o, "\\x%02x", ch);
+        else dst[o++] = (char)ch;
+    }
+    dst[o++] = '"';
+    dst[o] = 0;
+}
+
+/* The line of key's first occurrence among the keys of the mapping that
+ * starts at libyaml index start: a second pass over the text, made only
+ * for the message, so that the first pass keeps no line per key. */
+static int first_key_line(ctx *c, size_t start, const char *key, size_t n, int fallback) {
+    yaml_parser_t p;
+    yaml_event_t ev;
+    int line = fallback, depth = 0, found = 0;
+    size_t pos = 0;
+    if (!yaml_parser_initialize(&p)) base_oom();
+    yaml_parser_set_input_string(&p, (const unsigned char *)c->buf, c->len);
+    while (yaml_parser_parse(&p, &ev)) {
+        yaml_event_type_t t = ev.type;
+        int stop = t == YAML_STREAM_END_EVENT;
+        if (!found) {
+            if (t == YAML_MAPPING_START_EVENT && ev.start_mark.index == start) found = depth = 1;
+        } else if (t == YAML_MAPPING_START_EVENT || t == YAML_SEQUENCE_START_EVENT) {
+            depth++;
+        } else if (t == YAML_MAPPING_END_EVENT || t == YAML_SEQUENCE_END_EVENT) {
+            if (--depth == 0) stop = 1;
+            else if (depth == 1) pos++;
+        } else if ((t == YAML_SCALAR_EVENT || t == YAML_ALIAS_EVENT) && depth == 1) {
+            if (t == YAML_SCALAR_EVENT && pos % 2 == 0 && ev.data.scalar.length == n &&
+                memcmp(ev.data.scalar.value, key, n) == 0) {
+                line = mark_line(ev.start_mark);
+                stop = 1;
+            }
+            pos++;
+        }
+        yaml_event_delete(&ev);
+        if (stop) break;
+    }
+    yaml_parser_delete(&p);
+    return line;
+}
+
+/* go-yaml v3 refuses a key a mapping already has (two "<<" included);
+ * keys a merge brought may be given again explicitly. */
 static int set_key(ctx *c, const char *text, size_t n, int merge_key, int line) {
     frame *f = &c->st[c->nst - 1];
+    char q[160];
     if (memchr(text, 0, n)) return fail(c, line, "mapping key contains a NUL character");
+    if (merge_key) {
+        if (f->merge_line) {
+            go_quote(q, sizeof q, text, n);
+            return fail(c, line, "mapping key %s already defined at line %d", q, f->merge_line);
+        }
+        f->merge_line = line;
+    }
+    if (merge_key && json_object_object_get_ex(f->obj, "<<", NULL)) {
+        go_quote(q, sizeof q, text, n);
+        return fail(c, line, "mapping key %s already defined at line %d", q,
+                    first_key_line(c, f->start, text, n, f->line));
+    }
+    if (!merge_key && f->merge_line && n == 2 && text[0] == '<' && text[1] == '<') {
+        /* go-yaml compares the keys' text: a quoted "<<" after a merge */
+        go_quote(q, sizeof q, text, n);
+        return fail(c, line, "mapping key %s already defined at line %d", q, f->merge_line);
+    }
     f->key = xstrndup(text, n);
+    if (!merge_key && json_object_object_get_ex(f->obj, f->key, NULL)) {
+        if (f->merged && json_object_object_get_ex(f->merged, f->key, NULL)) {
+            json_object_object_del(f->merged, f->key);
+        } else {
+            go_quote(q, sizeof q, text, n);
+            return fail(c, line, "mapping key %s already defined at line %d", q,
+                        first_key_line(c, f->start, text, n, f->line));
+        }
+    }
     f->key_merge = merge_key;
     f->key_line = line;
     return 0;
@@ -682,7 +786,11 @@ static json_object *scalar_json(const scalar *s, const char *text, size_t n) {
     case K_NULL: return NULL;
     case K_BOOL: return jnew_bool(s->b);
     case K_INT: return jnew_int(s->i);
-    case K_BIGINT:
+    case K_BIGINT: {
+        json_object *v = json_object_new_uint64(s->u);
+        if (!v) base_oom();
+        return v;
+    }
     case K_FLOAT: return jnew_double(s->d);
     default: return jnew_strn(text, n);
     }
@@ -758,6 +866,7 @@ static int on_start(ctx *c, yaml_event_t *ev, int is_map) {
     memset(f, 0, sizeof *f);
     f->is_map = is_map;
     f->line = line;
+    f->start = ev->start_mark.index;
     f->anchor = idx;
     f->height = 1;
     f->nodes0 = c->nodes - 1;
@@ -778,6 +887,7 @@ static int on_end(ctx *c) {
     frame f = c->st[--c->nst];
     anchor_end(c, f.anchor, f.obj, c->nodes - f.nodes0, c->bytes - f.bytes0, c->cost - f.cost0, f.height);
     free(f.key); /* libyaml always supplies a value; defensive */
+    json_object_put(f.merged);
     return add_value(c, f.obj, f.height, f.line);
 }
 
@@ -863,13 +973,14 @@ int kube_yaml_parse(const char *buf, size_t len, kube_yaml_doc **docs, size_t *n
     return kube_yaml_parse_lines(buf, len, docs, ndocs, err, NULL);
 }
 
-int kube_yaml_parse_lines(const char *buf, size_t len, kube_yaml_doc **docs, size_t *ndocs,
-                          kube_yaml_error *err, kube_yaml_lines **lines) {
+static int parse(const char *buf, size_t len, kube_yaml_doc **docs, size_t *ndocs, kube_yaml_error *err,
+                 kube_yaml_lines **lines, kube_yaml_budget *shared) {
     kube_yaml_error scratch;
     ctx c;
     int rc;
 
     memset(&c, 0, sizeof c);
+    c.shared = shared;
     if (lines) *lines = c.lines = xcalloc(1, sizeof *c.lines);
     c.err = err ? err : &scratch;
     c.err->line = 0;
@@ -895,6 +1006,7 @@ int kube_yaml_parse_lines(const char *buf, size_t len, kube_yaml_doc **docs, siz
     while (c.nst) {
         frame *f = &c.st[--c.nst];
         json_object_put(f->obj);
+        json_object_put(f->merged);
         free(f->key);
     }
     free(c.st);
@@ -914,6 +1026,16 @@ int kube_yaml_parse_lines(const char *buf, size_t len, kube_yaml_doc **docs, siz
     *docs = c.docs;
     *ndocs = c.ndocs;
     return 0;
+}
+
+int kube_yaml_parse_lines(const char *buf, size_t len, kube_yaml_doc **docs, size_t *ndocs,
+                          kube_yaml_error *err, kube_yaml_lines **lines) {
+    return parse(buf, len, docs, ndocs, err, lines, NULL);
+}
+
+int kube_yaml_parse_budget(const char *buf, size_t len, kube_yaml_doc **docs, size_t *ndocs, kube_yaml_error *err,
+                           kube_yaml_budget *budget) {
+    return parse(buf, len, docs, ndocs, err, NULL, budget);
 }
 
 json_object *kube_yaml_parse_one(const char *buf, size_t len, kube_yaml_error *err) {
@@ -981,7 +1103,7 @@ static int needs_escape(uint32_t c) {
 
 enum { S_PLAIN, S_DQUOTE, S_SQUOTE, S_LITERAL };
 
-static const kube_yaml_style default_style = {2, 0, KUBE_YAML_QUOTE_SAFE};
+static const kube_yaml_style default_style = {2, 0, KUBE_YAML_QUOTE_SAFE, 0};
 
 /* YAML 1.1 sexagesimals as go-yaml v2's encoder spots them (isBase60Float:
  * [-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\.[0-9_]*)?), which it quotes. */
@@ -1272,9 +1394,15 @@ static int is_block_collection(json_object *o) {
     return 0;
 }
 
+/* Past the style's max_bytes the writing stops (kube_yaml_emit_style
+ * then answers NULL): checked per member, so a value's own text at most
+ * is written past it. */
+static int over(const sbuf *b, const kube_yaml_style *st) { return st->max_bytes && b->len > st->max_bytes; }
+
 static void emit_map(sbuf *b, json_object *o, int indent, int first_inline, const kube_yaml_style *st) {
     int first = 1;
     json_object_object_foreach(o, k, v) {
+        if (over(b, st)) return;
         size_t kn = strlen(k), mark;
         if (!(first && first_inline)) sb_indent(b, indent);
         first = 0;
@@ -1295,6 +1423,7 @@ static void emit_map(sbuf *b, json_object *o, int indent, int first_inline, cons
 
 static void emit_seq(sbuf *b, json_object *o, int indent, int first_inline, const kube_yaml_style *st) {
     for (size_t i = 0, n = json_object_array_length(o); i < n; i++) {
+        if (over(b, st)) return;
         if (i > 0 || !first_inline) sb_indent(b, indent);
         sbuf_add(b, "- ", 2);
         emit_node(b, json_object_array_get_idx(o, i), indent, AT_SEQITEM, st);
@@ -1368,7 +1497,12 @@ static void emit_node(sbuf *b, json_object *o, int indent, int at, const kube_ya
 char *kube_yaml_emit_style(json_object *obj, const kube_yaml_style *style) {
     sbuf b = SBUF_INIT;
 
-    emit_node(&b, obj, 0, AT_ROOT, style ? style : &default_style);
+    style = style ? style : &default_style;
+    emit_node(&b, obj, 0, AT_ROOT, style);
+    if (over(&b, style)) {
+        sbuf_free(&b);
+        return NULL;
+    }
     return sbuf_take(&b, NULL);
 }
 

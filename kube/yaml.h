@@ -1,12 +1,15 @@
 /* kube/yaml.h - YAML <-> json-c, the way Kubernetes reads manifests.
  *
  * Reading: a multi-document stream becomes one json-c value per document;
- * block and flow styles, anchors/aliases and merge keys (<<) are supported.
+ * block and flow styles, anchors/aliases and merge keys (<<) are supported;
+ * a duplicate mapping key is an error, as in go-yaml v3 ("mapping key \"a\"
+ * already defined at line 2").
  * Each document also says where it is (its line, its bytes, the lines of
  * a List's items), so that callers can point at it and copy it unchanged.
  * Quoted scalars always stay strings; plain scalars are typed like
  * sigs.k8s.io/yaml (YAML 1.1 core resolution as go-yaml v2 does it): null/~,
- * true/false (and yes/no/on/off), ints (decimal, 0x, 0o/leading-0 octal),
+ * true/false (and yes/no/on/off), ints (decimal, 0x, 0o/leading-0 octal; past int64 a
+ * uint64 up to 2^64-1, exact),
  * floats (.inf/.nan included), everything else a string.
  * Limits, per parse (the whole stream), so that every reader of YAML
  * (inject, otel-reconcile render, resource files, the settings file) is
@@ -64,11 +67,26 @@ int kube_yaml_parse_lines(const char *buf, size_t len, kube_yaml_doc **docs, siz
 int kube_yaml_line_of(const kube_yaml_lines *lines, const json_object *v);
 void kube_yaml_lines_free(kube_yaml_lines *lines);
 
+/* One budget shared by several parses (a ConversionReview's spec.configs):
+ * each parse keeps its own limits above, and also charges here its memory
+ * estimate and its alias copies' bytes. A parse that crosses one fails
+ * with "WHAT: alias expansion exceeds the limit of N bytes" or "WHAT: the
+ * YAML would take more than the N bytes of memory allowed" and sets
+ * exceeded. */
+typedef struct kube_yaml_budget {
+    const char *what;               /* names the budget in messages */
+    size_t memory, alias_bytes;     /* the limits */
+    size_t used_memory, used_alias_bytes;
+    int exceeded;
+} kube_yaml_budget;
+int kube_yaml_parse_budget(const char *buf, size_t len, kube_yaml_doc **docs, size_t *ndocs, kube_yaml_error *err,
+                           kube_yaml_budget *budget);
+
 /* Parses exactly one document; convenience for config files and tests. */
 json_object *kube_yaml_parse_one(const char *buf, size_t len, kube_yaml_error *err);
 
 /* Returns a malloc'ed YAML rendering of obj (one document, no "---"),
- * ending with a newline. NULL only on allocation failure. */
+ * ending with a newline. */
 char *kube_yaml_emit(json_object *obj);
 
 /* How other writers lay out and quote the same tree, for text that must be
@@ -87,6 +105,8 @@ typedef struct kube_yaml_style {
     int indent;   /* columns per map level: 2 or 4 */
     int flush_seq; /* a map's list at the key's column (yaml.v2), not indented */
     int quoting;
+    /* 0, or the most bytes the text may take: past it, NULL instead. */
+    size_t max_bytes;
 } kube_yaml_style;
 /* kube_yaml_emit with style (NULL: {2, 0, SAFE}, kube_yaml_emit's). */
 char *kube_yaml_emit_style(json_object *obj, const kube_yaml_style *style);

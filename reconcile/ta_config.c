@@ -351,7 +351,7 @@ static int prometheus_cr(json_object *doc, json_object *cr, char *err, size_t er
 }
 
 char *reconcile_ta_config_text(const reconcile_ta_config_in *in, char *err, size_t errlen) {
-    static const kube_yaml_style v2 = {2, 1, KUBE_YAML_QUOTE_YAML_V2};
+    static const kube_yaml_style v2 = {2, 1, KUBE_YAML_QUOTE_YAML_V2, 0};
     json_object *spec = in->spec, *doc = jnew_obj(), *global = NULL, *scs = jnew_arr(), *v;
     char *text = NULL;
     const char *strategy = jstr(spec, "allocationStrategy");

@@ -102,7 +102,7 @@ static json_object *sorted_deep(json_object *v) {
 }
 
 int reconcile_ta_config_yaml(reconcile_ctx *c, char **yaml) {
-    static const kube_yaml_style goccy4 = {4, 0, KUBE_YAML_QUOTE_GO_YAML};
+    static const kube_yaml_style goccy4 = {4, 0, KUBE_YAML_QUOTE_GO_YAML, 0};
     json_object *cfg, *prom, *pc, *ta, *sorted, *interval;
     char err[512] = "", *svc, *endpoint;
     int mtls;

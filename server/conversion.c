@@ -10,12 +10,16 @@
  *    byte;
  *  - the first object that cannot be converted fails the whole review
  *    (result Failure, convertedObjects null), as the API server needs all
- *    or nothing. */
+ *    or nothing; so does crossing the review's budget (conversion.h);
+ *  - integers past 64 bits are kept exactly (base/jbigint.h), never the
+ *    json-c tokener's clamp. */
 #include "server/conversion.h"
 
 #include "base/alloc.h"
+#include "base/jbigint.h"
 #include "base/json.h"
 #include "base/jtext.h"
+#include "base/sbuf.h"
 #include "collector/convert.h"
 
 #include <stdio.h>
@@ -94,13 +98,18 @@ static void where(char *dst, size_t cap, size_t i, json_object *obj) {
 void conversion_handle(json_tokener *tok, const char *body, size_t len, conversion_out *out) {
     memset(out, 0, sizeof *out);
     out->direction = CONV_TO_OTHER;
-    json_object *root = NULL, *converted = NULL;
+    json_object *root = NULL;
     if (!body || len == 0) {
         reject(out, "empty request body%s", NULL);
         return;
     }
     char perr[160];
-    int prc = jparse_object(tok, body, len, &root, perr, sizeof perr);
+    size_t mlen = 0;
+    char *marked = jbigint_mark(body, len, &mlen);
+    int prc = marked ? jparse_object(tok, marked, mlen, &root, perr, sizeof perr)
+                     : jparse_object(tok, body, len, &root, perr, sizeof perr);
+    free(marked);
+    if (prc == 0 && marked) jbigint_restore(root);
     if (prc != 0) {
         if (prc < 0) reject(out, "%s", perr);
         else reject(out, "expected a ConversionReview object%s", NULL);
@@ -146,18 +155,40 @@ void conversion_handle(json_tokener *tok, const char *body, size_t len, conversi
         free(msg);
         goto done;
     }
-    converted = jnew_arr();
     size_t n = jlen(objs);
+    if (n > CONVERSION_MAX_OBJECTS) {
+        char *msg = xasprintf("request.objects: %zu objects, over the limit of %d per ConversionReview", n,
+                              CONVERSION_MAX_OBJECTS);
+        respond(out, kind, api, uid, NULL, msg);
+        free(msg);
+        goto done;
+    }
+    /* The answer is written as the objects are converted, each tree freed
+     * at once: what a review holds is its input and the answer's text. */
+    collector_convert_budget budget = {
+        .yaml = {.what = "the ConversionReview",
+                 .memory = CONVERSION_YAML_MEMORY_BASE + len * CONVERSION_YAML_MEMORY_PER_BYTE,
+                 .alias_bytes = CONVERSION_YAML_ALIAS_BYTES},
+    };
+    sbuf ans = SBUF_INIT;
+    sbuf_puts(&ans, "{\"kind\":");
+    jtext_string(&ans, kind, strlen(kind));
+    sbuf_puts(&ans, ",\"apiVersion\":");
+    jtext_string(&ans, api, strlen(api));
+    sbuf_puts(&ans, ",\"response\":{\"uid\":");
+    jtext_string(&ans, json_object_get_string(uid), (size_t)json_object_get_string_len(uid));
+    sbuf_puts(&ans, ",\"convertedObjects\":[");
     for (size_t i = 0; i < n; i++) {
         json_object *obj = json_object_array_get_idx(objs, i);
         char err[512] = "", at[320];
         collector_convert_notes notes;
-        json_object *c = collector_convert(obj, desired, &notes, err, sizeof err);
+        size_t left = CONVERSION_MAX_ANSWER > ans.len ? CONVERSION_MAX_ANSWER - ans.len : 1;
+        budget.yaml_bytes = left;
+        json_object *c = collector_convert_budgeted(obj, desired, &notes, &budget, err, sizeof err);
         where(at, sizeof at, i, obj);
         if (!c) {
             char *msg = xasprintf("%s: %s", at, err);
-            json_object_put(converted);
-            converted = NULL;
+            sbuf_free(&ans);
             respond(out, kind, api, uid, NULL, msg);
             free(msg);
             goto done;
@@ -167,10 +198,24 @@ void conversion_handle(json_tokener *tok, const char *body, size_t len, conversi
                 snprintf(out->first_note, sizeof out->first_note, "%s: %s", at,
                          notes.config[0] ? notes.config : notes.fields);
         }
-        jpush(converted, c);
+        if (i) sbuf_add(&ans, ",", 1);
+        jtext_append(&ans, c);
+        json_object_put(c);
+        if (ans.len > CONVERSION_MAX_ANSWER) {
+            char *msg = xasprintf("%s: the converted objects take more than the %zu bytes allowed for one "
+                                  "ConversionReview's answer",
+                                  at, CONVERSION_MAX_ANSWER);
+            sbuf_free(&ans);
+            out->nnotes = 0;
+            respond(out, kind, api, uid, NULL, msg);
+            free(msg);
+            goto done;
+        }
     }
+    sbuf_puts(&ans, "],\"result\":{\"metadata\":{},\"status\":\"Success\"}}}");
     out->nobjects = n;
-    respond(out, kind, api, uid, converted, NULL);
+    out->status = 200;
+    out->body = sbuf_take(&ans, &out->len);
 done:
     json_object_put(root);
 }

@@ -13,6 +13,18 @@
 /* Bodies nest deeper than pods: the tokener /convert parses with. */
 #define CONVERSION_MAX_DEPTH 256
 
+/* One review's budget (README, "Bounds"), over all its objects: past one
+ * the review fails whole, with the limit named in result.message.
+ * Objects per review; the answer's bytes (each object is written into it
+ * as soon as it is converted, its tree freed); and, shared by every
+ * spec.config read as YAML, alias copies' bytes and the memory estimate
+ * of kube/yaml.h (its base plus its per-byte share of the whole body). */
+#define CONVERSION_MAX_OBJECTS 10000
+#define CONVERSION_MAX_ANSWER ((size_t)32 << 20)
+#define CONVERSION_YAML_ALIAS_BYTES ((size_t)16 << 20)
+#define CONVERSION_YAML_MEMORY_BASE ((size_t)64 << 20)
+#define CONVERSION_YAML_MEMORY_PER_BYTE 16
+
 typedef struct conversion_out {
     int status;   /* 200, or 400 for a body that is not a ConversionReview */
     char *body;   /* malloc'ed response body */

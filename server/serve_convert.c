@@ -5,7 +5,10 @@
  * costs milliseconds (every object is converted, a v1alpha1 config written
  * as YAML), which the loop's other connections wait for; the API server
  * sends one review per read, so that is the price of one listener and one
- * certificate. Its tokener is the request's own, deeper than the pod
+ * certificate. What one review may cost is bounded as a whole
+ * (conversion.h: objects, answer bytes, one YAML budget for all its
+ * configs): at those limits a review takes well under a second (README,
+ * "Conversion"), so it stays on the loop rather than a worker. Its tokener is the request's own, deeper than the pod
  * path's loop tokener (stored collectors nest deeper than pods); making one
  * costs microseconds next to a conversion, and conversions are rare (reads
  * and writes through v1alpha1, storage migration). */

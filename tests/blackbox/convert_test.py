@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import shutil
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -309,6 +310,142 @@ def test_logs(srv):
           [o.get("uid") for o in recs if o.get("msg") == "converted"][:5])
 
 
+def bomb_config():
+    """A v1alpha1 config under every per-parse limit of kube/yaml.h (400k
+    nodes, 6 MB of alias copies, ~45 MB estimated): one such object
+    converts, 64 in one review are the issue's attack."""
+    leaf = "x" * 20
+    lines = ["receivers:", "  a: &a [%s]" % ",".join([leaf] * 10)]
+    prev = "a"
+    for name in "bcde":
+        lines.append("  %s: &%s [%s]" % (name, name, ",".join(["*" + prev] * 10)))
+        prev = name
+    lines.append("  g: [%s]" % ",".join(["*e"] * 2))
+    return "\n".join(lines) + "\n"
+
+
+def alpha_obj(name, config, ns="default"):
+    return {"apiVersion": A, "kind": "OpenTelemetryCollector", "metadata": {"name": name, "namespace": ns},
+            "spec": {"config": config}}
+
+
+def test_budget(srv):
+    """The review as a whole is budgeted (README, Bounds): 64 alias bombs
+    fail fast, the loop keeps answering meanwhile, memory stays bounded;
+    past 10,000 objects a review is refused."""
+    import threading
+    cfg = bomb_config()
+    one = review(V1, B, [alpha_obj("bomb-0", cfg)], uid="uid-bomb1")
+    r = srv.call("POST", "/convert", dumps(one).encode())
+    ok = r.status == 200 and r.json()["response"]["result"]["status"] == "Success"
+    g = r.json()["response"]["convertedObjects"][0]["spec"]["config"]["receivers"].get("g") if ok else None
+    check("bomb: one object alone converts whole", ok and g and len(g) == 2 and len(g[1][9][9][9][9]) == 10,
+          repr(r)[:300])
+    body = dumps(review(V1, B, [alpha_obj("bomb-%d" % i, cfg) for i in range(64)], uid="uid-bomb")).encode()
+    check("bomb: the body is small", len(body) < 100000, len(body))
+    res, lat = {}, []
+
+    def post():
+        t0 = time.monotonic()
+        try:
+            c = srv.conn(timeout=8)
+            res["r"] = c.request("POST", "/convert", body)
+            c.close()
+        except (OSError, EOFError, ValueError) as e:
+            res["e"] = e
+        res["t"] = time.monotonic() - t0
+
+    t = threading.Thread(target=post)
+    t.start()
+    while t.is_alive():
+        t0 = time.monotonic()
+        try:
+            c = srv.conn(timeout=3)
+            h = c.request("GET", "/healthz")
+            c.close()
+            lat.append(time.monotonic() - t0 if h.status == 200 else 99)
+        except (OSError, EOFError, ValueError):
+            lat.append(99)
+    t.join()
+    check("bomb: /healthz answered within 1 s meanwhile", lat and max(lat) < 1.0, lat)
+    if "r" not in res:  # the old binary: hung, growing; stop it here
+        check("bomb: answered", False, repr(res))
+        srv.kill()
+        return
+    r = res.get("r")
+    want = ("objects[1] (default/bomb-1): spec.config line 7: the ConversionReview: the YAML would take more than "
+            "the %d bytes of memory allowed" % ((64 << 20) + 16 * len(body)))
+    got = r.json()["response"]["result"] if r and r.status == 200 else res
+    check("bomb: 64 in one review fail whole, naming the limit",
+          got == {"metadata": {}, "status": "Failure", "message": want}, "%r\nwant %r" % (got, want))
+    check("bomb: answered within 2 s", res.get("t", 99) < 2.0, res.get("t"))
+    hwm = 0
+    try:
+        with open("/proc/%d/status" % srv.proc.pid) as f:
+            hwm = int([ln for ln in f if ln.startswith("VmHWM:")][0].split()[1]) << 10
+    except (OSError, IndexError, ValueError):
+        hwm = 1 << 40
+    check("bomb: peak RSS under 600 MiB (ASan build)", hwm < 600 << 20, hwm >> 20)
+
+    mini = {"apiVersion": B, "kind": "OpenTelemetryCollector", "metadata": {"name": "m"}}
+    big = review(V1, A, [mini] * 60000, uid="uid-60k")
+    want = answer(V1, "uid-60k", failure="request.objects: 60000 objects, over the limit of 10000 per "
+                                           "ConversionReview")
+    t0 = time.monotonic()
+    try:
+        convert(srv, "60k objects refused", big, want)
+    except (OSError, EOFError, ValueError) as e:
+        check("60k objects refused", False, repr(e))
+    check("60k objects: within 2 s", time.monotonic() - t0 < 2.0, time.monotonic() - t0)
+    t0 = time.monotonic()
+    r = srv.call("POST", "/convert", dumps(review(V1, A, [mini] * 10000, uid="uid-10k")).encode())
+    ok = r.status == 200 and r.json()["response"]["result"]["status"] == "Success" and \
+        len(r.json()["response"]["convertedObjects"]) == 10000
+    check("10,000 objects: converted", ok, repr(r)[:300])
+    check("10,000 objects: within 2 s", time.monotonic() - t0 < 2.0, time.monotonic() - t0)
+    srv.healthy("budget")
+
+
+def test_exact_numbers(srv):
+    """Integers past 64 bits are kept exactly, never json-c's clamp."""
+    lits = ["18446744073709551617", "-9223372036854775809", "18446744073709551615", "18446744073709552000",
+            "-9223372036854775808", "9223372036854775807", "123456789012345678901234567890"]
+    raw = ('{"kind":"ConversionReview","apiVersion":"%s","request":{"uid":"uid-big","desiredAPIVersion":"%s",'
+           '"objects":[{"apiVersion":"%s","kind":"OpenTelemetryCollector","metadata":{"name":"n"},'
+           '"spec":{"config":"receivers: {}\\n","extra":[%s]}}]}}') % (V1, B, A, ",".join(lits))
+    r = srv.call("POST", "/convert", raw.encode())
+    check("big integers: 200", r.status == 200, repr(r))
+    check("big integers: every literal kept exactly", ('"extra":[%s]' % ",".join(lits)).encode() in r.body,
+          r.body[:2000])
+    # And in a v1alpha1 config's YAML: go-yaml reads 2^64-1 as a uint64.
+    obj = alpha_obj("y", "receivers:\n  r:\n    n: 18446744073709551615\n    m: 9223372036854775808\n")
+    r = srv.call("POST", "/convert", dumps(review(V1, B, [obj], uid="uid-ybig")).encode())
+    check("big YAML integers: kept exactly", b'"r":{"n":18446744073709551615,"m":9223372036854775808}' in r.body,
+          r.body[:2000])
+
+
+def test_duplicate_keys(srv):
+    """A v1alpha1 config with a duplicate key does not read (go-yaml v3
+    refuses it): the empty config, the text kept, the reason logged."""
+    text = "receivers:\n  otlp: {}\nexporters:\n  debug: {}\nreceivers:\n  jaeger: {}\n"
+    r = srv.call("POST", "/convert", dumps(review(V1, B, [alpha_obj("dup", text, ns="obs")], uid="uid-dup")).encode())
+    o = r.json()["response"]["convertedObjects"][0] if r.status == 200 else {}
+    check("duplicate keys: the empty config", o.get("spec", {}).get("config") ==
+          {"receivers": {}, "exporters": {}, "service": {"pipelines": {}}}, o)
+    check("duplicate keys: the text kept", o.get("metadata", {}).get("annotations", {}).get(
+        "otel-webhook/v1alpha1-config") == text, o.get("metadata"))
+    note = 'objects[0] (obs/dup): spec.config line 5: mapping key "receivers" already defined at line 1'
+    deadline = time.monotonic() + 5
+    found = False
+    while time.monotonic() < deadline and not found:
+        found = any('"uid":"uid-dup"' in ln and json.loads(ln).get("note") == note
+                    for ln in srv.stderr().splitlines() if ln.startswith("{"))
+        if not found:
+            time.sleep(0.05)  # polls the log for the line, bounded by the deadline
+    check("duplicate keys: the Go message logged", found, [ln for ln in srv.stderr().splitlines()
+                                                             if "uid-dup" in ln])
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="otel-convert-test-")
     srv = None
@@ -328,6 +465,16 @@ def main():
         test_metrics(srv)
         srv.final_checks()
         test_logs(srv)
+        # One loop: a review that stalled it would stall /healthz too.
+        big = Server(check, BIN, "convert-budget", tmp, crt, key, ca,
+                     ["--threads", "1", "--max-body", str(8 << 20), "--log-level", "debug"])
+        if big.start():
+            try:
+                test_exact_numbers(big)
+                test_duplicate_keys(big)
+                test_budget(big)
+            finally:
+                big.kill()
     finally:
         if srv:
             srv.kill()

@@ -737,7 +737,7 @@ START_TEST(yaml_key_order) {
     json_object *in = load(DATA "realistic.json"), *ordered = load(DATA "realistic.ordered.json");
     char *before = tu_str(in);
     char *got = collector_config_yaml(in);
-    static const kube_yaml_style goccy = {2, 0, KUBE_YAML_QUOTE_GO_YAML};
+    static const kube_yaml_style goccy = {2, 0, KUBE_YAML_QUOTE_GO_YAML, 0};
     char *want = kube_yaml_emit_style(ordered, &goccy);
     ck_assert_ptr_nonnull(got);
     ck_assert_ptr_nonnull(want);

@@ -381,7 +381,8 @@ START_TEST(failures) {
          "\"opentelemetry.io/v1alpha1\", kind \"Instrumentation\")"},
         {"[1]", COLLECTOR_CONVERT_V1BETA1, "expected an object, got a list"},
         {A "spec: x\n", COLLECTOR_CONVERT_V1BETA1, "spec: expected an object, got a string"},
-        {A "metadata: 1\n", COLLECTOR_CONVERT_V1BETA1, "metadata: expected an object, got a number"},
+        {"apiVersion: opentelemetry.io/v1alpha1\nkind: OpenTelemetryCollector\nmetadata: 1\n", COLLECTOR_CONVERT_V1BETA1,
+         "metadata: expected an object, got a number"},
         {A "spec: {config: {}}\n", COLLECTOR_CONVERT_V1BETA1, "spec.config: expected a string, got an object"},
         {A "spec: {maxReplicas: '3'}\n", COLLECTOR_CONVERT_V1BETA1, "spec.maxReplicas: expected an integer, got a string"},
         {A "spec: {targetAllocator: [1]}\n", COLLECTOR_CONVERT_V1BETA1,
@@ -454,6 +455,40 @@ static void check_same(json_object *want, json_object *got, const char *what) {
 
 /* Upstream's v1alpha1 e2e collectors: to v1beta1, back, and to v1beta1
  * again, each step exactly as tests/data/convert says. */
+/* A budget shared by conversions: a config past it fails the object (not
+ * the empty config of an unreadable text), and so does a v1alpha1 config
+ * whose YAML would pass what is left of the answer. */
+START_TEST(budgeted) {
+    collector_convert_budget b = {.yaml = {.what = "the review", .memory = 1 << 20, .alias_bytes = 100}};
+    char err[512];
+    json_object *alpha = json_tokener_parse(
+        "{\"apiVersion\":\"opentelemetry.io/v1alpha1\",\"kind\":\"OpenTelemetryCollector\",\"metadata\":{\"name\":\"a\"},"
+        "\"spec\":{\"config\":\"receivers:\\n  a: &a xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\\n  b: [*a, *a, *a]\\n\"}}");
+    json_object *c = collector_convert_budgeted(alpha, COLLECTOR_CONVERT_V1BETA1, NULL, &b, err, sizeof err);
+    ck_assert_ptr_null(c);
+    ck_assert_str_eq(err, "spec.config line 3: the review: alias expansion exceeds the limit of 100 bytes");
+    ck_assert_int_eq(b.exceeded, 1);
+    /* without a budget: converted */
+    c = collector_convert(alpha, COLLECTOR_CONVERT_V1BETA1, NULL, err, sizeof err);
+    ck_assert_ptr_nonnull(c);
+    json_object *beta = c;
+    collector_convert_budget w = {.yaml = {.what = "the review", .memory = 1 << 20, .alias_bytes = 1 << 20},
+                                  .yaml_bytes = 40};
+    c = collector_convert_budgeted(beta, COLLECTOR_CONVERT_V1ALPHA1, NULL, &w, err, sizeof err);
+    ck_assert_ptr_null(c);
+    ck_assert_str_eq(err, "failed to convert to v1alpha1: spec.config as YAML takes more than the 40 bytes left of "
+                          "the review's answer limit");
+    ck_assert_int_eq(w.exceeded, 1);
+    w.yaml_bytes = 4096;
+    w.exceeded = 0;
+    c = collector_convert_budgeted(beta, COLLECTOR_CONVERT_V1ALPHA1, NULL, &w, err, sizeof err);
+    ck_assert_ptr_nonnull(c);
+    json_object_put(c);
+    json_object_put(beta);
+    json_object_put(alpha);
+}
+END_TEST
+
 START_TEST(upstream_fixtures) {
     static const char *const names[] = {"autoscale", "conversion-webhook-invalid-config", "daemonset-features",
                                         "targetallocator-features", "upgrade-test"};
@@ -565,6 +600,7 @@ int main(void) {
     tcase_add_test(tc, upstream_fixtures);
     tcase_add_test(tc, invalid_config_fixture);
     tcase_add_test(tc, defaulting_converts);
+    tcase_add_test(tc, budgeted);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
     return tu_run(s);

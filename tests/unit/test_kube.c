@@ -1529,7 +1529,7 @@ START_TEST(config_native_sidecars_values) {
         {"native-sidecars: on\n", MUTATE_ON},        {"native-sidecars: off\n", MUTATE_OFF},
         {"native-sidecars: 'on'\n", MUTATE_ON},      {"native-sidecars: \"off\"\n", MUTATE_OFF},
         {"native-sidecars: auto\n", MUTATE_AUTO},    {"native-sidecars: true\n", MUTATE_ON},
-        {"native-sidecars: false\n", MUTATE_OFF},    {"native-sidecars: on\nnative-sidecars: auto\n", MUTATE_AUTO},
+        {"native-sidecars: false\n", MUTATE_OFF},
         {"python-mode: pythonpath\nnative-sidecars: off\n", MUTATE_OFF},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -1538,6 +1538,11 @@ START_TEST(config_native_sidecars_values) {
         ck_assert_msg(x.c.native_sidecars == cases[i].want, "%s: got %d", cases[i].text, x.c.native_sidecars);
         cfg_done(&x);
     }
+    /* A key given twice is refused, as go-yaml v3 refuses it. */
+    cfgfx x;
+    ck_assert_int_ne(cfg_load(&x, "native-sidecars: on\nnative-sidecars: auto\n"), 0);
+    ck_assert_msg(strstr(x.err, "config.yaml:2: mapping key \"native-sidecars\" already defined at line 1"), "%s", x.err);
+    cfg_done(&x);
 }
 END_TEST
 

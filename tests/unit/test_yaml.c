@@ -57,10 +57,11 @@ static const struct {
     {"-0b11", "-3"}, {"0x", "\"0x\""}, {"0o", "\"0o\""}, {"0b2", "\"0b2\""},
     {"9223372036854775807", "9223372036854775807"},
     {"-9223372036854775808", "-9223372036854775808"},
-    /* past int64: doubles */
-    {"9223372036854775808", "9.2233720368547758e+18"},
-    {"18446744073709551615", "1.8446744073709552e+19"},
-    {"0xFFFFFFFFFFFFFFFF", "1.8446744073709552e+19"},
+    /* past int64 up to 2^64-1, unsigned: uint64s, exact (go-yaml's uint64);
+     * negative past int64: doubles */
+    {"9223372036854775808", "9223372036854775808"},
+    {"18446744073709551615", "18446744073709551615"},
+    {"0xFFFFFFFFFFFFFFFF", "18446744073709551615"},
     {"-9223372036854775809", "-9.2233720368547758e+18"},
     {"0x1FFFFFFFFFFFFFFFF", "\"0x1FFFFFFFFFFFFFFFF\""},
     {"+0xFFFFFFFFFFFFFFFF", "\"+0xFFFFFFFFFFFFFFFF\""},
@@ -112,11 +113,56 @@ START_TEST(test_keys) {
     ck_yaml("? explicit\n: v\n? |\n  multi\n  line\n: w\n",
             "{\"explicit\":\"v\",\"multi\\nline\\n\":\"w\"}");
     ck_yaml("? \n: empty\n", "{\"\":\"empty\"}");
-    /* duplicates: last wins, in the first one's position */
-    ck_yaml("a: 1\nb: 2\na: 3\n", "{\"a\":3,\"b\":2}");
-    ck_yaml("{a: 1, a: [2]}", "{\"a\":[2]}");
+    /* duplicates are refused as go-yaml v3 refuses them: the second key's
+     * line, then the first one's */
+    ck_yaml("a: 1\nb: 2\na: 3\n", "ERR 3: mapping key \"a\" already defined at line 1");
+    ck_yaml("{a: 1, a: [2]}", "ERR 1: mapping key \"a\" already defined at line 1");
+    ck_yaml("x:\n  b: 1\n  c:\n    b: 2\n  d: 3\n  b: 4\n", "ERR 6: mapping key \"b\" already defined at line 2");
+    ck_yaml("1: a\n\"1\": b\n", "ERR 2: mapping key \"1\" already defined at line 1");
+    ck_yaml("- {a: 1}\n- {a: 2}\n", "[{\"a\":1},{\"a\":2}]");
+    ck_yaml("\"a\\\"b\": 1\n\"a\\\"b\": 2\n", "ERR 2: mapping key \"a\\\"b\" already defined at line 1");
+    /* two merge keys are duplicates too; a merged key given again is not */
+    ck_yaml("- &m {a: 1}\n- <<: *m\n  <<: *m\n", "ERR 3: mapping key \"<<\" already defined at line 2");
+    ck_yaml("- &m {a: 1, b: 2}\n- <<: *m\n  a: 3\n", "[{\"a\":1,\"b\":2},{\"a\":3,\"b\":2}]");
+    ck_yaml("- &m {a: 1}\n- a: 3\n  <<: *m\n  a: 4\n", "ERR 4: mapping key \"a\" already defined at line 2");
+    /* past int64, up to 2^64-1: a uint64, exact; past that a float */
+    ck_yaml("[9223372036854775808, 18446744073709551615, 18446744073709551616]",
+            "[9223372036854775808,18446744073709551615,1.8446744073709552e+19]");
     /* a scalar alias as a key uses the anchored text */
     ck_yaml("- &k 0x10\n- {*k : v}\n", "[16,{\"0x10\":\"v\"}]");
+}
+END_TEST
+
+/* A budget shared by parses: each charges it; past it the parse fails
+ * naming it and exceeded is set, whatever each parse's own limits. */
+START_TEST(test_shared_budget) {
+    kube_yaml_budget b = {.what = "the review", .memory = 100000, .alias_bytes = 1000};
+    kube_yaml_doc *docs;
+    size_t n;
+    kube_yaml_error err;
+    const char *ok = "a: &a xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\nb: [*a, *a, *a]\n";
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(kube_yaml_parse_budget(ok, strlen(ok), &docs, &n, &err, &b), 0);
+        kube_yaml_docs_free(docs, n);
+    }
+    ck_assert_uint_eq(b.used_alias_bytes, 3 * 3 * 92); /* 3 parses, 3 aliases of 92 bytes */
+    ck_assert_int_eq(kube_yaml_parse_budget(ok, strlen(ok), &docs, &n, &err, &b), -1);
+    ck_assert_int_eq(err.line, 2);
+    ck_assert_str_eq(err.msg, "the review: alias expansion exceeds the limit of 1000 bytes");
+    ck_assert_int_eq(b.exceeded, 1);
+    kube_yaml_budget m = {.what = "the review", .memory = 3000, .alias_bytes = 1000};
+    const char *maps = "[{}, {}, {}, {}]";
+    ck_assert_int_eq(kube_yaml_parse_budget(maps, strlen(maps), &docs, &n, &err, &m), -1);
+    ck_assert_str_eq(err.msg, "the review: the YAML would take more than the 3000 bytes of memory allowed");
+    /* the writer's cap */
+    json_object *o = json_tokener_parse("{\"a\":[1,2,3],\"b\":\"c\"}");
+    kube_yaml_style st = {2, 0, KUBE_YAML_QUOTE_SAFE, 10};
+    ck_assert_ptr_null(kube_yaml_emit_style(o, &st));
+    st.max_bytes = 100;
+    char *y = kube_yaml_emit_style(o, &st);
+    ck_assert_str_eq(y, "a:\n  - 1\n  - 2\n  - 3\nb: c\n");
+    free(y);
+    json_object_put(o);
 }
 END_TEST
 
@@ -227,12 +273,11 @@ START_TEST(test_item_lines) {
     ck_assert_ptr_null(docs[3].item_lines); /* the root is not a mapping */
     kube_yaml_docs_free(docs, n);
 
-    /* A later duplicate items: replaces the earlier one, lines included. */
+    /* A duplicate items: is refused, as go-yaml v3 refuses it. */
     const char *dup = "items: [a, b]\nitems:\n- c\n";
-    ck_assert_int_eq(kube_yaml_parse(dup, strlen(dup), &docs, &n, &err), 0);
-    ck_assert_uint_eq(docs[0].nitem_lines, 1);
-    ck_assert_int_eq(docs[0].item_lines[0], 3);
-    kube_yaml_docs_free(docs, n);
+    ck_assert_int_eq(kube_yaml_parse(dup, strlen(dup), &docs, &n, &err), -1);
+    ck_assert_int_eq(err.line, 2);
+    ck_assert_str_eq(err.msg, "mapping key \"items\" already defined at line 1");
 }
 END_TEST
 
@@ -299,7 +344,13 @@ START_TEST(test_anchors_and_merge) {
             "[{\"x\":\"a\",\"y\":\"a\"},{\"y\":\"b\",\"z\":\"b\"},"
             "{\"x\":\"a\",\"y\":\"a\",\"z\":\"b\",\"w\":1}]");
     /* inline merge value; quoted "<<" and !!str "<<" are ordinary keys */
-    ck_yaml("<<: {a: 1}\n\"<<\": q\n!!str <<: s\nb: 2\n", "{\"a\":1,\"<<\":\"s\",\"b\":2}");
+    ck_yaml("<<: {a: 1}\nb: 2\n", "{\"a\":1,\"b\":2}");
+    ck_yaml("\"<<\": q\nb: 2\n", "{\"<<\":\"q\",\"b\":2}");
+    ck_yaml("!!str <<: s\n", "{\"<<\":\"s\"}");
+    /* but go-yaml compares keys by their text: a quoted "<<" beside a merge
+     * is a duplicate, either way round */
+    ck_yaml("<<: {a: 1}\n\"<<\": q\n", "ERR 2: mapping key \"<<\" already defined at line 1");
+    ck_yaml("\"<<\": q\n<<: {a: 1}\n", "ERR 2: mapping key \"<<\" already defined at line 1");
     ck_yaml("a: {<<: &m {k: 1}, j: *m}\n", "{\"a\":{\"k\":1,\"j\":{\"k\":1}}}");
     ck_yaml("a: <<\n", "{\"a\":\"<<\"}");
 }
@@ -573,8 +624,8 @@ static void ck_emit_style(const char *json, const kube_yaml_style *st, const cha
 
 /* The other writers' layouts and quoting (kube/yaml.h). */
 START_TEST(test_emit_styles) {
-    static const kube_yaml_style goccy = {2, 0, KUBE_YAML_QUOTE_GO_YAML}, goccy4 = {4, 0, KUBE_YAML_QUOTE_GO_YAML},
-                                 v2 = {2, 1, KUBE_YAML_QUOTE_YAML_V2};
+    static const kube_yaml_style goccy = {2, 0, KUBE_YAML_QUOTE_GO_YAML, 0}, goccy4 = {4, 0, KUBE_YAML_QUOTE_GO_YAML, 0},
+                                 v2 = {2, 1, KUBE_YAML_QUOTE_YAML_V2, 0};
     const char *in = "{\"e\":\"0.0.0.0:4317\",\"s\":\"1:20\",\"t\":\"true\",\"l\":[{\"a\":1,\"b\":{\"c\":[\"x\"]}}]}";
     ck_emit(in, "e: \"0.0.0.0:4317\"\ns: \"1:20\"\nt: \"true\"\nl:\n  - a: 1\n    b:\n      c:\n        - x\n");
     ck_emit_style(in, &goccy, "e: 0.0.0.0:4317\ns: 1:20\nt: \"true\"\nl:\n  - a: 1\n    b:\n      c:\n        - x\n");
@@ -643,8 +694,8 @@ START_TEST(test_emit_shapes) {
 END_TEST
 
 START_TEST(test_emit_numbers) {
-    ck_emit("[0, -9223372036854775808, 9223372036854775807]",
-            "- 0\n- -9223372036854775808\n- 9223372036854775807\n");
+    ck_emit("[0, -9223372036854775808, 9223372036854775807, 18446744073709551615]",
+            "- 0\n- -9223372036854775808\n- 9223372036854775807\n- 18446744073709551615\n");
     ck_emit("[1.0, 0.1, -0.0, 1e300, 123456.789, 5e-324, 0.30000000000000004]",
             "- 1.0\n- 0.1\n- -0.0\n- 1e+300\n- 123456.789\n- 4.94065645841247e-324\n"
             "- 0.30000000000000004\n");
@@ -965,6 +1016,7 @@ static Suite *yaml_suite(void) {
     tcase_add_loop_test(tc, test_typing, 0, (int)(sizeof typing / sizeof typing[0]));
     tcase_add_test(tc, test_typing_in_flow_and_sequences);
     tcase_add_test(tc, test_keys);
+    tcase_add_test(tc, test_shared_budget);
     tcase_add_test(tc, test_multidoc_lines);
     tcase_add_test(tc, test_spans);
     tcase_add_test(tc, test_item_lines);
