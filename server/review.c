@@ -166,38 +166,10 @@ char *review_base64(const char *in, size_t len) {
 static const char *const mf_path[] = {"request", "object", "metadata", "managedFields"};
 #define MF_DEPTH (sizeof mf_path / sizeof *mf_path)
 
-static bool find_path(const char *p, const char *end, size_t level, const char **vstart, const char **vend) {
-    const char *key = mf_path[level];
-    size_t kl = strlen(key);
-    p = jfast_skip_ws(p, end);
-    if (p >= end || *p != '{') return false;
-    for (p++;;) {
-        p = jfast_skip_ws(p, end);
-        if (p >= end || *p != '"') return false;
-        const char *k = p + 1, *ke = jfast_skip_string(p, end);
-        if (!ke) return false;
-        p = jfast_skip_ws(ke, end);
-        if (p >= end || *p != ':') return false;
-        const char *v = jfast_skip_ws(p + 1, end);
-        bool match = (size_t)(ke - 1 - k) == kl && !memcmp(k, key, kl);
-        if (match && level + 1 < MF_DEPTH) return find_path(v, end, level + 1, vstart, vend);
-        const char *ve = jfast_skip_value(v, end, 513);
-        if (!ve) return false;
-        if (match) {
-            *vstart = v;
-            *vend = ve;
-            return true;
-        }
-        p = jfast_skip_ws(ve, end);
-        if (p >= end || *p != ',') return false;
-        p++;
-    }
-}
-
 /* A copy of body with managedFields nulled, or NULL to parse body as is. */
 static char *without_managed_fields(const char *body, size_t len, size_t *outlen) {
     const char *end = body + len, *a, *b;
-    if (!find_path(body, end, 0, &a, &b) || b - a < 64) return NULL;
+    if (!jfast_find(body, end, mf_path, MF_DEPTH, &a, &b) || b - a < 64) return NULL;
     size_t head = (size_t)(a - body), tail = (size_t)(end - b);
     char *copy = xmalloc(head + 4 + tail);
     memcpy(copy, body, head);
