@@ -326,7 +326,7 @@ void cr_admission_handle(const cr_env *env, cr_route route, json_tokener *tok, c
     out->kind = routes[route].metric;
     out->op = CR_OP_OTHER;
     review_request rq;
-    if (review_decode(tok, body, len, &rq, &out->r) != 0) {
+    if (review_decode(tok, env->max_tree, body, len, &rq, &out->r) != 0) {
         out->result = CR_REJECTED;
         snprintf(out->message, sizeof out->message, "%s", out->r.error);
         return;

@@ -34,6 +34,14 @@
 #include <stdint.h>
 #include <time.h>
 
+/* --max-tree-bytes' default: the JSON tree one request may cost (README
+ * "Bounds"). The loops (--threads=2 in the Deployment) and the two access
+ * review workers may each hold one, a collector's defaulting on a loop
+ * less than one more (its config shared, not copied): (2 x 1.9 + 2) x 32
+ * MiB = 186 MiB, the rest of a 256 MiB replica for the baseline and the
+ * bodies in flight. */
+#define SERVE_MAX_TREE_BYTES ((size_t)32 << 20)
+
 typedef struct serve_server {
     h2o_globalconf_t config;
     tls_server *tls;
