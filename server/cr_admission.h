@@ -61,7 +61,7 @@ typedef struct cr_out {
     metrics_cr_kind kind;
     metrics_cr_op op;
     metrics_cr_result result;
-    const char *rule;            /* when denied */
+    const char *rule;            /* when denied; "tree_bytes" when refused past max_tree */
     bool dry_run;
     size_t nwarnings;
     char ns[128], name[256], user[256];

@@ -257,6 +257,7 @@ def main():
 
     # --- the memory budget of a request's JSON: pods ------------------------
     budget_pods(tmp)
+    budget_custom_resources(tmp)
 
     # --- the same bounds offline -------------------------------------------
     path = os.path.join(tmp, "names.json")
@@ -443,5 +444,138 @@ def budget_pods(tmp):
         for i, resp in enumerate(at_once(rel.admit, bodies)):
             tree_refused("release: 115,000-env pod %d of four at once" % i, resp, "u-env-%d" % i)
     release("four 115,000-env pods at once", four, 96 << 20, "242 MiB")
+
+
+CR_TOO_LARGE = ("the AdmissionReview would take more than the %d bytes of memory otel-webhook gives one request "
+                "(--max-tree-bytes); refused unread" % MAX_TREE)
+COLLECTOR_PATH = "opentelemetry-io-v1beta1-opentelemetrycollector"
+INSTRUMENTATION_PATH = "opentelemetry-io-v1alpha1-instrumentation"
+
+
+def cr_review(obj, op="CREATE", uid="u-cr", old=None):
+    group, version = obj["apiVersion"].split("/")
+    req = {"uid": uid, "kind": {"group": group, "version": version, "kind": obj["kind"]},
+           "operation": op, "namespace": "ns", "name": obj["metadata"]["name"],
+           "userInfo": {"username": "alice"}}
+    if op == "DELETE":
+        req["oldObject"] = obj
+    else:
+        req["object"] = obj
+    if old is not None:
+        req["oldObject"] = old
+    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": req}
+
+
+def collector_flood(size, uid="u-col", op="CREATE"):
+    """A collector whose config (which keeps unknown fields) is `size` bytes
+    of review, nearly all a list of empty objects under a receiver."""
+    col = {"apiVersion": "opentelemetry.io/v1beta1", "kind": "OpenTelemetryCollector",
+           "metadata": {"name": "big", "namespace": "ns"},
+           "spec": {"config": {"receivers": {"otlp": {"protocols": {"grpc": {}}, "x": []}},
+                               "exporters": {"debug": {}},
+                               "service": {"pipelines": {"traces": {"receivers": ["otlp"], "exporters": ["debug"]}}}}}}
+    r = cr_review(col, op, uid)
+    n = (size - len(compact(r))) // 3
+    col["spec"]["config"]["receivers"]["otlp"]["x"] = [{}] * n
+    return compact(r)
+
+
+def cr_call(srv, route, body):
+    status, data = srv.request("POST", "/%s-%s" % (route.split(":")[0], route.split(":")[1]), body)
+    return status, json.loads(data)
+
+
+def cr_too_large(name, resp, uid):
+    status, out = resp
+    r = out.get("response", {})
+    check("%s: refused, 413, the reason" % name, status == 200 and r == {
+        "uid": uid, "allowed": False,
+        "status": {"code": 413, "reason": "RequestEntityTooLarge", "message": CR_TOO_LARGE}}, (status, r))
+
+
+def conversion_flood(size, uid="u-conv"):
+    obj = {"apiVersion": "opentelemetry.io/v1alpha1", "kind": "OpenTelemetryCollector",
+           "metadata": {"name": "big", "namespace": "ns"}, "spec": {"x": []}}
+    r = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+         "request": {"uid": uid, "desiredAPIVersion": "opentelemetry.io/v1beta1", "objects": [obj]}}
+    n = (size - len(compact(r))) // 3
+    obj["spec"]["x"] = [{}] * n
+    return compact(r)
+
+
+def budget_custom_resources(tmp):
+    """A review of a custom resource whose JSON alone would cost more than
+    the budget is refused unread with 413 (these webhooks fail closed; a
+    killed replica used to block every custom-resource write); a
+    ConversionReview of as much fails whole. 3 MiB took 787 MiB to
+    validate and 2.3 GB to default before."""
+    validate = collector_flood(3 << 20)
+    mutate = collector_flood(3 << 20, "u-col-m")
+    check("the collector is 3 MiB", (3 << 20) - 64 < len(validate) <= 3 << 20, len(validate))
+    srv = Server(BIN, tmp, "sanitized-cr-budget", ["--log-format", "json"])
+    try:
+        cr_too_large("3 MiB collector, validate", cr_call(srv, "validate:" + COLLECTOR_PATH, validate), "u-col")
+        cr_too_large("3 MiB collector, mutate", cr_call(srv, "mutate:" + COLLECTOR_PATH, mutate), "u-col-m")
+        status, out = cr_call(srv, "validate:" + COLLECTOR_PATH, collector_flood(3 << 20, "u-col-u", "UPDATE"))
+        cr_too_large("3 MiB collector, validate an update", (status, out), "u-col-u")
+        # What never reads the object is answered as always.
+        status, out = cr_call(srv, "validate:" + COLLECTOR_PATH, collector_flood(3 << 20, "u-col-d", "DELETE"))
+        check("3 MiB collector, delete: allowed as always", status == 200 and out.get("response") == {
+            "uid": "u-col-d", "allowed": True, "status": {"code": 200}}, (status, out.get("response")))
+        # An Instrumentation too large to check stays deletable.
+        inst = {"apiVersion": "opentelemetry.io/v1alpha1", "kind": "Instrumentation",
+                "metadata": {"name": "big", "namespace": "ns"}, "spec": {"env": []}}
+        r = cr_review(inst, "DELETE", "u-inst-d")
+        inst["spec"]["env"] = [{}] * (((3 << 20) - len(compact(r))) // 3)
+        status, out = cr_call(srv, "validate:" + INSTRUMENTATION_PATH, compact(r))
+        check("3 MiB Instrumentation, delete: allowed with a warning", status == 200 and out.get("response") == {
+            "uid": "u-inst-d", "allowed": True, "status": {"code": 200},
+            "warnings": ["the AdmissionReview would take more than the %d bytes of memory otel-webhook gives one "
+                         "request (--max-tree-bytes); its deletion is allowed unchecked" % MAX_TREE]},
+              (status, out.get("response")))
+        r = cr_review(inst, "CREATE", "u-inst-c")
+        status, out = cr_call(srv, "validate:" + INSTRUMENTATION_PATH, compact(r))
+        cr_too_large("3 MiB Instrumentation, create", (status, out), "u-inst-c")
+        status, out = cr_call(srv, "mutate:" + INSTRUMENTATION_PATH, compact(r))
+        cr_too_large("3 MiB Instrumentation, default", (status, out), "u-inst-c")
+        recs = log_records(srv)
+        check("the refusal is logged", any(o.get("uid") == "u-col" and o.get("message") == CR_TOO_LARGE and
+                                           o.get("msg") == "rejected" and o.get("rule") == "tree_bytes" and
+                                           o.get("name") == "big" and o.get("namespace") == "ns" for o in recs),
+              [o for o in recs if o.get("uid") == "u-col"])
+        status, data = srv.request("POST", "/convert", conversion_flood(3 << 20))
+        out = json.loads(data)
+        check("3 MiB ConversionReview: fails whole", status == 200 and out == {
+            "kind": "ConversionReview", "apiVersion": "apiextensions.k8s.io/v1",
+            "response": {"uid": "u-conv", "convertedObjects": None,
+                         "result": {"metadata": {}, "status": "Failure",
+                                    "message": "the ConversionReview would take more than the %d bytes of memory "
+                                               "otel-webhook gives one request (--max-tree-bytes); nothing converted"
+                                               % MAX_TREE}}}, (status, str(out)[:600]))
+        check("metric conversion failures", srv.metric(
+            'otel_webhook_conversions_total{direction="to_v1beta1",result="failure"}') == 1,
+            srv.metric('otel_webhook_conversions_total{direction="to_v1beta1",result="failure"}'))
+        # Within the budget, the same shapes are read and answered as usual.
+        status, out = cr_call(srv, "validate:" + COLLECTOR_PATH, collector_flood(32 << 10, "u-col-small"))
+        check("a 32 KB collector: allowed", status == 200 and out.get("response", {}).get("allowed") is True,
+              (status, out.get("response")))
+        check("still ready", srv.get("/readyz")[0] == 200)
+    finally:
+        srv.stop()
+
+    for name, route, body in (("validate", "validate:" + COLLECTOR_PATH, validate),
+                              ("mutate", "mutate:" + COLLECTOR_PATH, mutate)):
+        rel = Server(RELEASE, tmp, "release-cr-" + name, ["--threads", "2"])
+        try:
+            status, out = cr_call(rel, route, body)
+            check("release: 3 MiB collector %s: 413" % name,
+                  out.get("response", {}).get("status", {}).get("code") == 413, out.get("response"))
+            peak = rel.peak_rss()
+            print("  (release: 3 MiB collector %s: peak RSS %.1f MiB)" % (name, peak / 1048576))
+            check("release: 3 MiB collector %s: peak RSS under 64 MiB (%s before the budget)"
+                  % (name, "787 MiB" if name == "validate" else "2.3 GB"), peak < 64 << 20, peak)
+        finally:
+            rel.stop()
+
 
 check.run(main, RESULTS)
