@@ -43,7 +43,15 @@
  * agree and the caller sees one tree whichever ran. Every json-c object
  * costs about 700 instructions to make (a 16-slot table, zeroed) and as
  * much again to free, so a probe or a toleration never read is worth not
- * building. */
+ * building.
+ *
+ * The budget (jfast_parse_within): json-c spends about 800 bytes on a
+ * `{}`, so 3 MiB of `[{},{},...]` is 800 MiB of tree. Each part is charged
+ * its estimated allocation before it is made, and the first charge past
+ * the budget stops the parse, the tree so far freed: the memory one body
+ * may cost is the budget, whatever its shape. What the caller hands to
+ * json-c instead gets jfast_cost_bound, one scan of the structure outside
+ * strings, so that json-c never starts a tree the budget cannot hold. */
 #include "base/jfast.h"
 
 #include "base/alloc.h"
@@ -67,7 +75,20 @@ typedef struct {
     const char *p, *end;
     char *buf; /* escaped strings are decoded here */
     size_t cap;
+    size_t left; /* of the budget: what the tree built so far has not charged */
+    bool over;   /* a charge passed it: the parse stops, nothing is kept */
 } parser;
+
+/* A charge for n bytes of tree, before they are built: false (and the
+ * parse stops) when they would pass the budget. */
+static inline bool charge(parser *ps, size_t n) {
+    if (__builtin_expect(n > ps->left, 0)) {
+        ps->over = true;
+        return false;
+    }
+    ps->left -= n;
+    return true;
+}
 
 /* ---- plain text, eight bytes at a time --------------------------------- */
 
@@ -280,6 +301,7 @@ static bool escaped(parser *ps, const char *s, json_object **out) {
         put(ps, &n, s, (size_t)(q - s));
         if (q >= end || (unsigned char)*q < 0x20) return false;
         if (*q == '"') {
+            if (!charge(ps, JFAST_COST_STRING + n)) return false;
             *out = json_object_new_string_len(ps->buf, (int)n);
             if (!*out) base_oom();
             ps->p = q + 1;
@@ -344,6 +366,7 @@ static inline int after_item(parser *ps, char close) {
 
 static bool object(parser *ps, int depth, const jfast_path *paths, json_object **out) {
     const char *end = ps->end, *p = ws(ps->p + 1, end);
+    if (!charge(ps, JFAST_COST_OBJECT)) return false;
     json_object *o = json_object_new_object();
     if (!o) base_oom();
     jhash_adopt(o);
@@ -353,11 +376,14 @@ static bool object(parser *ps, int depth, const jfast_path *paths, json_object *
         *out = o;
         return true;
     }
-    for (int sep;;) {
+    for (int sep, members = 0;; members++) {
         if (p >= end || *p != '"') goto decline;
         const char *k = p + 1, *ke = plain_end(k, end);
         if (ke >= end || *ke != '"') goto decline;
         size_t kl = (size_t)(ke - k);
+        /* The member (its key as a copy, whether or not it is one) before
+         * its value; past the tenth, the table has doubled. */
+        if (!charge(ps, JFAST_COST_MEMBER + kl + (members >= 10 ? JFAST_COST_MEMBER_GROWN : 0))) goto decline;
         p = ws(ke + 1, end);
         if (p >= end || *p != ':') goto decline;
         p = ws(p + 1, end);
@@ -417,6 +443,7 @@ decline:
 static bool array(parser *ps, int depth, const jfast_path *paths, json_object **out) {
     const char *end = ps->end, *p = ws(ps->p + 1, end);
     const jfast_path *each = entry(paths, "[]", 2), *below = each ? each->below : NULL;
+    if (!charge(ps, JFAST_COST_ARRAY)) return false;
     json_object *a = json_object_new_array();
     if (!a) base_oom();
     ps->p = p;
@@ -424,7 +451,7 @@ static bool array(parser *ps, int depth, const jfast_path *paths, json_object **
     else
         for (int sep = 0; !sep;) {
             json_object *v;
-            if (!value(ps, depth + 1, below, &v)) goto decline;
+            if (!charge(ps, JFAST_COST_ELEMENT) || !value(ps, depth + 1, below, &v)) goto decline;
             if (json_object_array_add(a, v) != 0) base_oom();
             if ((sep = after_item(ps, ']')) < 0) goto decline;
         }
@@ -451,6 +478,7 @@ static bool value(parser *ps, int depth, const jfast_path *paths, json_object **
     case '"': {
         const char *q = plain_end(p + 1, end);
         if (q < end && *q == '"') {
+            if (!charge(ps, JFAST_COST_STRING + (size_t)(q - p - 1))) return false;
             *out = json_object_new_string_len(p + 1, (int)(q - p - 1));
             if (!*out) base_oom();
             ps->p = q + 1;
@@ -459,11 +487,11 @@ static bool value(parser *ps, int depth, const jfast_path *paths, json_object **
         return escaped(ps, p + 1, out);
     }
     case 't':
-        if (!literal(ps, "true", 4)) return false;
+        if (!literal(ps, "true", 4) || !charge(ps, JFAST_COST_SCALAR)) return false;
         if (!(*out = json_object_new_boolean(1))) base_oom();
         return true;
     case 'f':
-        if (!literal(ps, "false", 5)) return false;
+        if (!literal(ps, "false", 5) || !charge(ps, JFAST_COST_SCALAR)) return false;
         if (!(*out = json_object_new_boolean(0))) base_oom();
         return true;
     case 'n': return literal(ps, "null", 4);
@@ -482,6 +510,7 @@ static bool value(parser *ps, int depth, const jfast_path *paths, json_object **
         /* A fraction, an exponent or more digits: json-c's to read. */
         if (q < end && (*q == '.' || *q == 'e' || *q == 'E' || *q == '+' || *q == '-' || (*q >= '0' && *q <= '9')))
             return false;
+        if (!charge(ps, JFAST_COST_SCALAR)) return false;
         if (!(*out = json_object_new_int64(neg ? -v : v))) base_oom();
         ps->p = q;
         return true;
@@ -489,15 +518,19 @@ static bool value(parser *ps, int depth, const jfast_path *paths, json_object **
     }
 }
 
-int jfast_parse(const char *body, size_t len, const jfast_path *paths, json_object **out) {
+int jfast_parse_within(const char *body, size_t len, const jfast_path *paths, size_t budget, size_t *cost,
+                       json_object **out) {
     *out = NULL;
+    if (cost) *cost = 0;
     if (!body || len > (size_t)INT32_MAX) return 0;
     const char *end = body + len;
-    parser ps = {.p = ws(body, end), .end = end};
+    parser ps = {.p = ws(body, end), .end = end, .left = budget};
     if (ps.p >= end || *ps.p != '{') return 0;
     json_object *root;
     bool ok = object(&ps, 1, paths, &root);
     free(ps.buf);
+    if (cost) *cost = budget - ps.left;
+    if (ps.over) return JFAST_OVER; /* whatever else the rest of the body holds */
     if (!ok) return 0;
     if (jfast_skip_ws(ps.p, end) != end) {
         json_object_put(root);
@@ -505,6 +538,78 @@ int jfast_parse(const char *body, size_t len, const jfast_path *paths, json_obje
     }
     *out = root;
     return 1;
+}
+
+int jfast_parse(const char *body, size_t len, const jfast_path *paths, json_object **out) {
+    return jfast_parse_within(body, len, paths, SIZE_MAX, NULL, out);
+}
+
+/* Structure outside strings is counted a byte at a time; strings are
+ * passed eight or sixteen bytes at a time, to their closing quote (an
+ * escape's next byte never closes one). Nothing is validated: a malformed
+ * body gets a bound too, and json-c's error after it. */
+size_t jfast_cost_bound(const char *body, size_t len) {
+    const char *p = body, *end = body + len;
+    size_t objects = 0, arrays = 0, commas = 0;
+    while (p < end) {
+        char c = *p++;
+        if (c == '"') {
+            for (;;) {
+                p = plain_end(p, end);
+                if (p >= end) break;
+                if (*p == '"') {
+                    p++;
+                    break;
+                }
+                p += *p == '\\' ? 2 : 1; /* an escape, or a control character */
+            }
+        } else if (c == '{') objects++;
+        else if (c == '[') arrays++;
+        else if (c == ',') commas++;
+    }
+    /* Every value but the top one follows a container's opening bracket
+     * or a comma; each may be a member of a grown table with the largest
+     * scalar json-c makes (a double keeps its text: 96 bytes); every byte
+     * of the body may be copied once (keys, strings, a number's text). */
+    size_t items = commas + objects + arrays + 1;
+    return len + objects * JFAST_COST_OBJECT + arrays * JFAST_COST_ARRAY +
+           items * (JFAST_COST_MEMBER + JFAST_COST_MEMBER_GROWN + JFAST_COST_DOUBLE);
+}
+
+/* The key at keys[level], as written, in the object at p. */
+static bool find(const char *p, const char *end, const char *const *keys, size_t n, const char **vstart,
+                 const char **vend) {
+    const char *key = keys[0];
+    size_t kl = strlen(key);
+    p = ws(p, end);
+    if (p >= end || *p != '{') return false;
+    p = ws(p + 1, end);
+    if (p < end && *p == '}') return false;
+    for (;;) {
+        if (p >= end || *p != '"') return false;
+        const char *k = p + 1, *ke = skip_string(p, end);
+        if (!ke) return false;
+        p = ws(ke, end);
+        if (p >= end || *p != ':') return false;
+        const char *v = ws(p + 1, end);
+        bool match = (size_t)(ke - 1 - k) == kl && !memcmp(k, key, kl);
+        if (match && n > 1) return find(v, end, keys + 1, n - 1, vstart, vend);
+        const char *ve = skip_value(v, end, 513);
+        if (!ve) return false;
+        if (match) {
+            *vstart = v;
+            *vend = ve;
+            return true;
+        }
+        p = ws(ve, end);
+        if (p >= end || *p != ',') return false;
+        p = ws(p + 1, end);
+    }
+}
+
+bool jfast_find(const char *p, const char *end, const char *const *keys, size_t n, const char **vstart,
+                const char **vend) {
+    return n && find(p, end, keys, n, vstart, vend);
 }
 
 void jfast_prune(json_object *v, const jfast_path *paths) {

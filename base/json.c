@@ -225,6 +225,16 @@ json_object *jsorted(json_object *o) {
     return out;
 }
 
+json_object *jparse_scalar(json_tokener *tok, const char *text, size_t len) {
+    if (!len || (*text != '"' && *text != 't' && *text != 'f') || len > INT32_MAX) return NULL;
+    json_tokener_reset(tok);
+    json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+    json_object *o = json_tokener_parse_ex(tok, text, (int)len);
+    if (json_tokener_get_error(tok) == json_tokener_success && (size_t)json_tokener_get_parse_end(tok) == len) return o;
+    json_object_put(o);
+    return NULL;
+}
+
 int jparse_object(json_tokener *tok, const char *body, size_t len, json_object **out, char *err, size_t errlen) {
     *out = NULL;
     json_tokener_reset(tok);

@@ -99,5 +99,10 @@ json_object *jsorted(json_object *o);
  * when it is another value (a request body that is not a review); -1 with
  * a one-line "invalid JSON: ..." in err. */
 int jparse_object(json_tokener *tok, const char *body, size_t len, json_object **out, char *err, size_t errlen);
+/* The string or literal (true, false) that is all of text, parsed strictly
+ * (its escapes decoded), or NULL: anything else, a number included (json-c
+ * keeps one open until a delimiter). For reading single values out of a
+ * body that is not parsed whole. */
+json_object *jparse_scalar(json_tokener *tok, const char *text, size_t len);
 
 #endif

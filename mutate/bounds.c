@@ -3,7 +3,8 @@
  * lookups, the patch diff) ever walks more than a bounded amount.
  *
  * Only pods that ask for something are checked: a pod no annotation opts
- * in costs nothing, whatever its size. Counting is cheap (array lengths,
+ * in costs nothing here, whatever its size (what reading it may cost is
+ * the server's budget, MUTATE_LIMIT_TREE_BYTES). Counting is cheap (array lengths,
  * commas); nothing is allocated. */
 #include "mutate/internal.h"
 
@@ -24,6 +25,7 @@ static const struct {
     [MUTATE_LIMIT_ANNOTATIONS] = {"annotations", MUTATE_MAX_ANNOTATIONS},
     [MUTATE_LIMIT_CONTAINER_NAMES] = {"container_names", MUTATE_MAX_CONTAINER_NAMES},
     [MUTATE_LIMIT_RESOURCE_ATTRIBUTES] = {"resource_attributes", MUTATE_MAX_RESOURCE_ATTRIBUTES},
+    [MUTATE_LIMIT_TREE_BYTES] = {"tree_bytes", 0}, /* the server's --max-tree-bytes */
 };
 
 const char *mutate_limit_name(mutate_limit l) { return l < MUTATE_NLIMITS ? limits[l].name : "?"; }

@@ -137,6 +137,11 @@ typedef enum mutate_limit {
     MUTATE_LIMIT_ANNOTATIONS,     /* metadata.annotations of the pod */
     MUTATE_LIMIT_CONTAINER_NAMES, /* names in one *container-names annotation */
     MUTATE_LIMIT_RESOURCE_ATTRIBUTES, /* items of a container's OTEL_RESOURCE_ATTRIBUTES */
+    /* The review's JSON tree would pass the server's memory budget of one
+     * request (--max-tree-bytes): found by the server while it reads the
+     * body (server/review.c), never by mutate_pod, which never sees the
+     * pod; its maximum is the server's, not a constant here. */
+    MUTATE_LIMIT_TREE_BYTES,
     MUTATE_NLIMITS
 } mutate_limit;
 

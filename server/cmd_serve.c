@@ -92,6 +92,9 @@ static const char usage[] =
     "  --threads N               event loops (default: the number of cores)\n"
     "  --namespace NS            namespace of resource objects that name none (default: default)\n"
     "  --max-body BYTES          largest request body accepted, larger gets 413 (default 6291456)\n"
+    "  --max-tree-bytes BYTES    memory one request's JSON may take once read (estimated while it is read,\n"
+    "                            before it is built): past it a pod is admitted untouched with a warning,\n"
+    "                            a custom resource refused (413), a conversion failed (default 33554432)\n"
     "  --request-timeout SEC     close connections idle or stalled this long (default 10)\n"
     "  --shutdown-delay SEC      keep serving this long after SIGTERM before closing the listener (default 0)\n"
     "  --shutdown-grace SEC      longest wait for in-flight requests after that (default 10)\n"
@@ -109,7 +112,7 @@ static const char usage[] =
 typedef struct serve_opts {
     const char *listen, *cert, *key, *native, *config, *ns;
     const char **dirs; /* --resources, into argv */
-    size_t ndirs, max_body;
+    size_t ndirs, max_body, max_tree;
     const char *kubeconfig, *context, *sadir;
     bool incluster, http2, tls13, json_logs;
     int threads, level;
@@ -137,7 +140,7 @@ static int parse_args(int argc, char **argv, serve_opts *o) {
     enum { O_LISTEN = 256, O_CERT, O_KEY, O_RES, O_NATIVE, O_CONFIG, O_THREADS, O_NS, O_MAXBODY, O_RTIMEOUT,
            O_SDELAY, O_SGRACE, O_TLSMIN, O_HTTP2, O_LOGFMT, O_LOGLVL, O_HELP, O_KUBECONFIG, O_CONTEXT, O_INCLUSTER,
            O_SADIR, O_BUDGET, O_WTIMEOUT, O_WIDLE, O_RESGRACE, O_REVIEWBUDGET, O_STALEGRACE, O_LISTPAGES,
-           O_LISTBYTES };
+           O_LISTBYTES, O_MAXTREE };
     static const struct option opts[] = {
         {"listen", required_argument, 0, O_LISTEN},       {"tls-cert", required_argument, 0, O_CERT},
         {"tls-key", required_argument, 0, O_KEY},         {"resources", required_argument, 0, O_RES},
@@ -154,11 +157,12 @@ static int parse_args(int argc, char **argv, serve_opts *o) {
         {"watch-timeout", required_argument, 0, O_WTIMEOUT}, {"watch-idle-timeout", required_argument, 0, O_WIDLE},
         {"resources-grace", required_argument, 0, O_RESGRACE}, {"stale-grace", required_argument, 0, O_STALEGRACE},
         {"list-max-pages", required_argument, 0, O_LISTPAGES}, {"list-max-bytes", required_argument, 0, O_LISTBYTES},
+        {"max-tree-bytes", required_argument, 0, O_MAXTREE},
         {0, 0, 0, 0},
     };
     *o = (serve_opts){
         .native = "auto", .ns = "default", .dirs = xcalloc((size_t)argc + 1, sizeof *o->dirs),
-        .max_body = 6u << 20, .json_logs = true, .threads = (int)sysconf(_SC_NPROCESSORS_ONLN), .level = LOG_INFO,
+        .max_body = 6u << 20, .max_tree = SERVE_MAX_TREE_BYTES, .json_logs = true, .threads = (int)sysconf(_SC_NPROCESSORS_ONLN), .level = LOG_INFO,
         .rtimeout = 10, .budget_ms = 200, .review_ms = 3000, .wtimeout = 300, .widle = 120, .grace = 10, .res_grace = 30,
         .stale_grace = 60, .list_pages = KUBE_LIVE_LIST_MAX_PAGES, .list_bytes = KUBE_LIVE_LIST_MAX_BYTES,
     };
@@ -182,6 +186,11 @@ static int parse_args(int argc, char **argv, serve_opts *o) {
         case O_MAXBODY:
             o->max_body = (size_t)strtoull(optarg, &end, 10);
             if (*end || o->max_body < 1024) BAD("--max-body %s: expected a number of bytes, at least 1024", optarg);
+            break;
+        case O_MAXTREE:
+            o->max_tree = (size_t)strtoull(optarg, &end, 10);
+            if (*optarg == '-' || *end || o->max_tree < 65536 || o->max_tree > (size_t)1 << 40)
+                BAD("--max-tree-bytes %s: expected a number of bytes from 65536 to 2^40", optarg);
             break;
         case O_RTIMEOUT:
             if (!parse_seconds(optarg, &o->rtimeout) || o->rtimeout < 0.1)
@@ -354,11 +363,11 @@ static bool files_cancel(void *arg) {
 static int setup_store(const serve_opts *o) {
     S.srv.store = kube_store_new();
     pthread_mutex_init(&S.srv.store_mu, NULL);
-    S.srv.env = (review_env){.store = S.srv.store, .opt = &S.cfg.opt};
+    S.srv.env = (review_env){.store = S.srv.store, .opt = &S.cfg.opt, .max_tree = o->max_tree};
     /* The access reviews of one collector admission (cr-admission.md 3.7),
      * within the registration's 5 s timeout by default, with room for the
      * rest. */
-    S.srv.cr = (cr_env){.settings = &S.cfg, .review_budget = o->review_ms / 1000.0};
+    S.srv.cr = (cr_env){.settings = &S.cfg, .review_budget = o->review_ms / 1000.0, .max_tree = o->max_tree};
     S.srv.files_grace = o->res_grace;
     if (o->ndirs) {
         kube_logger lg = log_kube_sink("files");

@@ -10,7 +10,9 @@
  *    byte;
  *  - the first object that cannot be converted fails the whole review
  *    (result Failure, convertedObjects null), as the API server needs all
- *    or nothing; so does crossing the review's budget (conversion.h);
+ *    or nothing; so does crossing the review's budget (conversion.h), and
+ *    a review whose JSON could take more memory than the request's tree
+ *    budget (--max-tree-bytes) is never parsed;
  *  - integers past 64 bits are kept exactly (base/jbigint.h), never the
  *    json-c tokener's clamp. */
 #include "server/conversion.h"
@@ -18,6 +20,7 @@
 #include "base/alloc.h"
 #include "base/jbigint.h"
 #include "base/json.h"
+#include "base/jfast.h"
 #include "base/jtext.h"
 #include "base/sbuf.h"
 #include "collector/convert.h"
@@ -95,12 +98,64 @@ static void where(char *dst, size_t cap, size_t i, json_object *obj) {
     else snprintf(dst, cap, "objects[%zu]", i);
 }
 
+/* The string or scalar at keys in body, parsed alone (NULL: none). */
+static json_object *scalar_at(json_tokener *tok, const char *body, size_t len, const char *const *keys, size_t n) {
+    const char *v, *ve;
+    if (!jfast_find(body, body + len, keys, n, &v, &ve)) return NULL;
+    return jparse_scalar(tok, v, (size_t)(ve - v));
+}
+
+/* A review whose tree could pass the budget is never parsed (json-c builds
+ * whatever it reads): its apiVersion, kind and uid are read from the text
+ * (base/jfast.h's jfast_find) and it fails whole, as when an object cannot
+ * be converted. */
+static void over_budget(json_tokener *tok, size_t budget, const char *body, size_t len, conversion_out *out) {
+    static const char *const api_k[] = {"apiVersion"}, *const kind_k[] = {"kind"}, *const uid_k[] = {"request", "uid"},
+                             *const dv_k[] = {"request", "desiredAPIVersion"};
+    json_object *api = scalar_at(tok, body, len, api_k, 1), *kind = scalar_at(tok, body, len, kind_k, 1),
+                *uid = scalar_at(tok, body, len, uid_k, 2), *dv = scalar_at(tok, body, len, dv_k, 2);
+    const char *a = json_object_is_type(api, json_type_string) ? json_object_get_string(api) : NULL;
+    const char *k = json_object_is_type(kind, json_type_string) ? json_object_get_string(kind) : NULL;
+    if (!a || (strcmp(a, V1) != 0 && strcmp(a, V1BETA1) != 0))
+        reject(out, "unsupported apiVersion \"%s\": expected " V1 " or " V1BETA1, a ? a : "");
+    else if (!k || strcmp(k, "ConversionReview") != 0)
+        reject(out, "unsupported kind \"%s\": expected ConversionReview", k ? k : "");
+    else if (!json_object_is_type(uid, json_type_string) || json_object_get_string_len(uid) == 0)
+        reject(out, "request.uid is missing%s", NULL);
+    else {
+        for_log(out->uid, sizeof out->uid, json_object_get_string(uid), (size_t)json_object_get_string_len(uid));
+        if (json_object_is_type(dv, json_type_string)) {
+            for_log(out->desired, sizeof out->desired, json_object_get_string(dv), (size_t)json_object_get_string_len(dv));
+            out->direction = direction_of(json_object_get_string(dv));
+        }
+        /* review_over_message's sentence (server/review.h), without the
+         * admission codec linked in. */
+        char *msg = xasprintf("the ConversionReview would take more than the %zu bytes of memory otel-webhook gives "
+                              "one request (--max-tree-bytes); nothing converted",
+                              budget);
+        respond(out, k, a, uid, NULL, msg);
+        free(msg);
+    }
+    json_object_put(api);
+    json_object_put(kind);
+    json_object_put(uid);
+    json_object_put(dv);
+}
+
 void conversion_handle(json_tokener *tok, const char *body, size_t len, conversion_out *out) {
+    conversion_handle_within(tok, 0, body, len, out);
+}
+
+void conversion_handle_within(json_tokener *tok, size_t max_tree, const char *body, size_t len, conversion_out *out) {
     memset(out, 0, sizeof *out);
     out->direction = CONV_TO_OTHER;
     json_object *root = NULL;
     if (!body || len == 0) {
         reject(out, "empty request body%s", NULL);
+        return;
+    }
+    if (max_tree && jfast_cost_bound(body, len) > max_tree) {
+        over_budget(tok, max_tree, body, len, out);
         return;
     }
     char perr[160];

@@ -39,8 +39,12 @@ typedef struct conversion_out {
     char message[640]; /* the Failure message, or the 400 reason */
 } conversion_out;
 
-/* tok is the caller's (made with CONVERSION_MAX_DEPTH, reused). */
+/* tok is the caller's (made with CONVERSION_MAX_DEPTH, reused). max_tree:
+ * the memory the body's JSON tree may take (--max-tree-bytes; 0: none); a body whose bound
+ * (jfast_cost_bound) passes it is not parsed, and fails whole with
+ * result Failure. conversion_handle has no budget. */
 void conversion_handle(json_tokener *tok, const char *body, size_t len, conversion_out *out);
+void conversion_handle_within(json_tokener *tok, size_t max_tree, const char *body, size_t len, conversion_out *out);
 void conversion_out_free(conversion_out *out);
 
 #endif

@@ -50,6 +50,9 @@ typedef struct cr_env {
      * server that does not answer would (serve_cr.c: the workers' queue is
      * full, or the server is shutting down). */
     const char *no_reviews;
+    /* The memory budget of one review's JSON tree (--max-tree-bytes; 0:
+     * none): past it, refused with code 413 (a DELETE allowed). */
+    size_t max_tree;
 } cr_env;
 
 /* One admission's answer, and what the log and metrics say about it. */
@@ -58,7 +61,7 @@ typedef struct cr_out {
     metrics_cr_kind kind;
     metrics_cr_op op;
     metrics_cr_result result;
-    const char *rule;            /* when denied */
+    const char *rule;            /* when denied; "tree_bytes" when refused past max_tree */
     bool dry_run;
     size_t nwarnings;
     char ns[128], name[256], user[256];

@@ -166,38 +166,10 @@ char *review_base64(const char *in, size_t len) {
 static const char *const mf_path[] = {"request", "object", "metadata", "managedFields"};
 #define MF_DEPTH (sizeof mf_path / sizeof *mf_path)
 
-static bool find_path(const char *p, const char *end, size_t level, const char **vstart, const char **vend) {
-    const char *key = mf_path[level];
-    size_t kl = strlen(key);
-    p = jfast_skip_ws(p, end);
-    if (p >= end || *p != '{') return false;
-    for (p++;;) {
-        p = jfast_skip_ws(p, end);
-        if (p >= end || *p != '"') return false;
-        const char *k = p + 1, *ke = jfast_skip_string(p, end);
-        if (!ke) return false;
-        p = jfast_skip_ws(ke, end);
-        if (p >= end || *p != ':') return false;
-        const char *v = jfast_skip_ws(p + 1, end);
-        bool match = (size_t)(ke - 1 - k) == kl && !memcmp(k, key, kl);
-        if (match && level + 1 < MF_DEPTH) return find_path(v, end, level + 1, vstart, vend);
-        const char *ve = jfast_skip_value(v, end, 513);
-        if (!ve) return false;
-        if (match) {
-            *vstart = v;
-            *vend = ve;
-            return true;
-        }
-        p = jfast_skip_ws(ve, end);
-        if (p >= end || *p != ',') return false;
-        p++;
-    }
-}
-
 /* A copy of body with managedFields nulled, or NULL to parse body as is. */
 static char *without_managed_fields(const char *body, size_t len, size_t *outlen) {
     const char *end = body + len, *a, *b;
-    if (!find_path(body, end, 0, &a, &b) || b - a < 64) return NULL;
+    if (!jfast_find(body, end, mf_path, MF_DEPTH, &a, &b) || b - a < 64) return NULL;
     size_t head = (size_t)(a - body), tail = (size_t)(end - b);
     char *copy = xmalloc(head + 4 + tail);
     memcpy(copy, body, head);
@@ -272,18 +244,23 @@ static const jfast_path pod_paths[] = {{"request", JFAST_ENTER, 0, pod_request},
 
 /* The skimmer and json-c: the parse of what jfast_parse declines, which
  * defines the tree and the error text. *skimmed is the copy parsed (the
- * tree's strings are json-c's own, so it may be freed at once). */
-static int slow_parse(json_tokener *tok, const char *body, size_t len, const jfast_path *paths, json_object **root,
-                      char **skimmed, review_out *out) {
+ * tree's strings are json-c's own, so it may be freed at once). json-c
+ * builds whatever it reads, so a body whose bound passes the budget (0:
+ * none) is not given to it: SLOW_OVER, nothing built. 0 parsed, -1
+ * refused (out holds the 400). */
+#define SLOW_OVER 1
+static int slow_parse(json_tokener *tok, size_t budget, const char *body, size_t len, const jfast_path *paths,
+                      json_object **root, char **skimmed, review_out *out) {
     size_t slen = 0;
     *skimmed = paths ? without_managed_fields(body, len, &slen) : NULL;
     if (*skimmed) body = *skimmed, len = slen;
+    if (budget && jfast_cost_bound(body, len) > budget) return SLOW_OVER;
     char perr[160];
     int prc = jparse_object(tok, body, len, root, perr, sizeof perr);
     if (prc < 0) reject(out, "%s", perr);
     else if (prc > 0) reject(out, "expected an AdmissionReview object%s", NULL);
     else jfast_prune(*root, paths);
-    return prc;
+    return prc ? -1 : 0;
 }
 
 #ifdef MUTATE_SELF_CHECK
@@ -295,7 +272,7 @@ static void check_fast(json_tokener *tok, const char *body, size_t len, const jf
     review_out scratch;
     memset(&scratch, 0, sizeof scratch);
     int flags = JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE;
-    if (slow_parse(tok, body, len, paths, &slow, &skimmed, &scratch) != 0 ||
+    if (slow_parse(tok, 0, body, len, paths, &slow, &skimmed, &scratch) != 0 ||
         strcmp(json_object_to_json_string_ext(fast, flags), json_object_to_json_string_ext(slow, flags)) != 0) {
         fprintf(stderr, "review: jfast_parse and json-c disagree on a %zu-byte body\n", len);
         abort();
@@ -306,8 +283,72 @@ static void check_fast(json_tokener *tok, const char *body, size_t len, const jf
 }
 #endif
 
-static int decode(json_tokener *tok, const char *body, size_t len, const jfast_path *paths, review_request *rq,
-                  review_out *out) {
+/* ---- a body past the budget ------------------------------------------------
+ * Its tree is never built, but the answer still needs the review's
+ * apiVersion and uid (the API server matches them) and the log its
+ * names: these few scalars are read from the text by the skip's rule and
+ * put in a tree of their own, which decode() then checks as it checks a
+ * whole one. Each level is walked once, each value skipped once (nothing
+ * allocated); a value that is not a string or a boolean is left out, the
+ * first of a key written twice is the one taken, keys are compared as
+ * written, and the walk stops at the first malformed byte: what it did not
+ * reach is missing (no uid: the codec's 400). */
+typedef struct sk_field {
+    const char *key;
+    const struct sk_field *below; /* an object to walk into, or NULL: a scalar */
+} sk_field;
+
+#define SK_END {NULL, NULL}
+static const sk_field sk_meta[] = {{"name", NULL}, {"generateName", NULL}, {"namespace", NULL}, SK_END};
+static const sk_field sk_object[] = {{"metadata", sk_meta}, SK_END};
+static const sk_field sk_kind[] = {{"group", NULL}, {"version", NULL}, {"kind", NULL}, SK_END};
+static const sk_field sk_user[] = {{"username", NULL}, SK_END};
+static const sk_field sk_request[] = {{"uid", NULL},          {"operation", NULL}, {"subResource", NULL},
+                                      {"namespace", NULL},    {"name", NULL},      {"dryRun", NULL},
+                                      {"kind", sk_kind},      {"userInfo", sk_user}, {"object", sk_object},
+                                      {"oldObject", sk_object}, SK_END};
+static const sk_field sk_review[] = {{"apiVersion", NULL}, {"kind", NULL}, {"request", sk_request}, SK_END};
+
+static void sk_walk(json_tokener *tok, const char *p, const char *end, const sk_field *fields, json_object *into) {
+    p = jfast_skip_ws(p, end);
+    if (p >= end || *p != '{') return;
+    p = jfast_skip_ws(p + 1, end);
+    while (p < end && *p == '"') {
+        const char *k = p + 1, *ke = jfast_skip_string(p, end);
+        if (!ke) return;
+        size_t kl = (size_t)(ke - 1 - k);
+        p = jfast_skip_ws(ke, end);
+        if (p >= end || *p != ':') return;
+        const char *v = jfast_skip_ws(p + 1, end), *ve = jfast_skip_value(v, end, 513);
+        if (!ve) return;
+        const sk_field *f = fields;
+        while (f->key && !(strlen(f->key) == kl && !memcmp(f->key, k, kl))) f++;
+        if (f->key && !json_object_object_get_ex(into, f->key, NULL)) {
+            if (f->below && *v == '{') {
+                json_object *child = jnew_obj();
+                jset(into, f->key, child);
+                sk_walk(tok, v, ve, f->below, child);
+            } else if (!f->below) {
+                /* A string (json-c decodes its escapes) or a boolean: no
+                 * larger than the body. */
+                json_object *scalar = jparse_scalar(tok, v, (size_t)(ve - v));
+                if (scalar) jset(into, f->key, scalar);
+            }
+        }
+        p = jfast_skip_ws(ve, end);
+        if (p >= end || *p != ',') return;
+        p = jfast_skip_ws(p + 1, end);
+    }
+}
+
+static json_object *skeleton(json_tokener *tok, const char *body, size_t len) {
+    json_object *root = jnew_obj();
+    sk_walk(tok, body, body + len, sk_review, root);
+    return root;
+}
+
+static int decode(json_tokener *tok, size_t budget, const char *body, size_t len, const jfast_path *paths,
+                  review_request *rq, review_out *out) {
     memset(out, 0, sizeof *out);
     memset(rq, 0, sizeof *rq);
     json_object *root = NULL;
@@ -316,14 +357,20 @@ static int decode(json_tokener *tok, const char *body, size_t len, const jfast_p
         return -1;
     }
     char *skimmed = NULL;
-    if (!jfast_parse(body, len, paths, &root)) {
-        int prc = slow_parse(tok, body, len, paths, &root, &skimmed, out);
-        if (prc != 0) goto fail;
+    int frc = jfast_parse_within(body, len, paths, budget ? budget : SIZE_MAX, NULL, &root);
+    if (frc == 0) {
+        int prc = slow_parse(tok, budget, body, len, paths, &root, &skimmed, out);
+        if (prc == SLOW_OVER) frc = JFAST_OVER;
+        else if (prc != 0) goto fail;
     }
 #ifdef MUTATE_SELF_CHECK
-    else
+    else if (frc == 1)
         check_fast(tok, body, len, paths, root);
 #endif
+    if (frc == JFAST_OVER) {
+        rq->over = true;
+        root = skeleton(tok, body, len);
+    }
     const char *api = jstr(root, "apiVersion"), *kind = jstr(root, "kind");
     if (!api || strcmp(api, "admission.k8s.io/v1") != 0) {
         reject(out, "unsupported apiVersion \"%s\": expected admission.k8s.io/v1", api ? api : "");
@@ -380,8 +427,8 @@ fail:
     return -1;
 }
 
-int review_decode(json_tokener *tok, const char *body, size_t len, review_request *rq, review_out *out) {
-    return decode(tok, body, len, any_paths, rq, out);
+int review_decode(json_tokener *tok, size_t budget, const char *body, size_t len, review_request *rq, review_out *out) {
+    return decode(tok, budget, body, len, any_paths, rq, out);
 }
 
 void review_request_free(review_request *rq) {
@@ -399,7 +446,7 @@ void review_handle_into(const review_env *env, json_tokener *tok, mutate_cache *
     review_request rq;
     const jfast_path *paths = env->no_skim ? NULL : pod_paths;
 again:
-    if (decode(tok, body, len, paths, &rq, out) != 0) return;
+    if (decode(tok, env->max_tree, body, len, paths, &rq, out) != 0) return;
     const char *op = rq.operation, *rkind = rq.kind, *sub = rq.sub_resource, *group = rq.group;
     if (!op || strcmp(op, "CREATE") != 0 || !rkind || strcmp(rkind, "Pod") != 0 || (group && *group) ||
         (sub && *sub)) {
@@ -420,6 +467,19 @@ again:
     const char *pname = jstr(meta, "name"), *gname = jstr(meta, "generateName");
     if (pname && *pname) copy_cut(out->pod, sizeof out->pod, pname, "");
     else copy_cut(out->pod, sizeof out->pod, gname ? gname : "", "*");
+    if (rq.over) {
+        /* Fail open, like a pod past a bound of the engine: what it asks
+         * for was never read. */
+        char *w = review_over_message("AdmissionReview", env->max_tree, "(bound tree_bytes, --max-tree-bytes); nothing injected");
+        out->result = RESULT_FAILED_OPEN;
+        out->limit = MUTATE_LIMIT_TREE_BYTES;
+        out->skips = 1u << MUTATE_SKIP_LIMIT;
+        out->nwarnings = 1;
+        snprintf(out->first_warning, sizeof out->first_warning, "%s", w);
+        respond(out, &rq, NULL, 0, &w, 1, alloc, ud);
+        free(w);
+        goto done;
+    }
 
     kube_view view = kube_store_acquire(env->store);
     kube_reader src;
@@ -472,6 +532,11 @@ again:
     kube_store_release(env->store, &view);
 done:
     review_request_free(&rq);
+}
+
+char *review_over_message(const char *what, size_t budget, const char *outcome) {
+    return xasprintf("the %s would take more than the %zu bytes of memory otel-webhook gives one request %s", what,
+                     budget, outcome);
 }
 
 void review_out_free(review_out *out) {

@@ -24,6 +24,10 @@ typedef struct review_env {
      * member the pod route leaves out included (the review fuzzer checks
      * that leaving them out changes no answer). */
     bool no_skim;
+    /* The memory budget of one review's JSON tree (--max-tree-bytes; 0:
+     * none): a pod review past it is answered allowed, unpatched, with a
+     * warning (limit MUTATE_LIMIT_TREE_BYTES), its tree never built. */
+    size_t max_tree;
 } review_env;
 
 typedef struct review_out {
@@ -74,12 +78,24 @@ typedef struct review_request {
     json_object *object, *old_object;
     bool dry_run;
     json_object *user_info;  /* {username, uid, groups, extra} */
+    /* The body's tree would pass the budget: root is only what the answer
+     * and the log need (apiVersion, kind, the request's uid, operation,
+     * subResource, namespace, name, dryRun, kind, userInfo.username, and
+     * object's and oldObject's metadata names), read without the tree;
+     * object and oldObject hold nothing else. */
+    bool over;
 } review_request;
 
 /* Parses body as an AdmissionReview admission.k8s.io/v1 with a request and
  * a uid (out->uid set for the log). 0 with *rq filled (release with
- * review_request_free), or -1 with out holding the 400 answer. */
-int review_decode(json_tokener *tok, const char *body, size_t len, review_request *rq, review_out *out);
+ * review_request_free), or -1 with out holding the 400 answer. The tree
+ * is charged against budget bytes (0: none) as it is read (base/jfast.h);
+ * past it, rq->over. */
+int review_decode(json_tokener *tok, size_t budget, const char *body, size_t len, review_request *rq, review_out *out);
+/* "the WHAT would take more than the BUDGET bytes of memory otel-webhook
+ * gives one request OUTCOME" (malloc'ed): the one sentence of every
+ * route's answer to a body past the budget. */
+char *review_over_message(const char *what, size_t budget, const char *outcome);
 void review_request_free(review_request *rq);
 
 /* One answer: response.allowed, a status when code is not 0, a patch

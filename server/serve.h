@@ -34,6 +34,15 @@
 #include <stdint.h>
 #include <time.h>
 
+/* --max-tree-bytes' default: the JSON tree one request may cost (README
+ * "Bounds"). The loops (--threads=2 in the Deployment) and the two access
+ * review workers may each hold one; a collector's defaulting on a loop
+ * holds a second at most (its config shared, not copied; measured 2.0x
+ * the tree), so (2 x 2 + 2) x 32 MiB = 192 MiB of trees, with the 13 MiB
+ * the release build starts with, leaves 51 MiB of a 256 MiB replica for
+ * the bodies in flight. */
+#define SERVE_MAX_TREE_BYTES ((size_t)32 << 20)
+
 typedef struct serve_server {
     h2o_globalconf_t config;
     tls_server *tls;

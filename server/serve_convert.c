@@ -32,7 +32,6 @@ static void answer(h2o_req_t *req, int status, const char *reason, const char *b
 }
 
 bool serve_convert_route(serve_server *srv, h2o_req_t *req) {
-    (void)srv;
     h2o_iovec_t p = req->path_normalized, m = req->method;
     if (!h2o_memis(p.base, p.len, H2O_STRLIT("/convert"))) return false;
     if (!h2o_memis(m.base, m.len, H2O_STRLIT("POST"))) {
@@ -45,7 +44,7 @@ bool serve_convert_route(serve_server *srv, h2o_req_t *req) {
     conversion_out out;
     json_tokener *tok = json_tokener_new_ex(CONVERSION_MAX_DEPTH);
     if (!tok) base_oom();
-    conversion_handle(tok, req->entity.base, req->entity.len, &out);
+    conversion_handle_within(tok, srv->env.max_tree, req->entity.base, req->entity.len, &out);
     json_tokener_free(tok);
     char us[32], nobj[32];
     snprintf(us, sizeof us, "%.0f", (serve_now_mono() - t0) * 1e6);

@@ -7,7 +7,10 @@
  *     the same values of the same types, members in the same order;
  *   - an object or array the skip's rule (jfast_skip_value, which stands
  *     for values left out of the tree) takes whole, 24 levels deep at
- *     most as the parse asks it, json-c takes.
+ *     most as the parse asks it, json-c takes;
+ *   - the budget: an input built within its own cost is built the same,
+ *     one byte less is over with nothing built, and jfast_cost_bound is
+ *     never under the cost.
  * Built and run by `make fuzz` (seeds: tests/fuzz/jfast-corpus and the
  * review corpus); `make test` replays both and tests/fuzz/crashes/jfast. */
 #include "base/jfast.h"
@@ -46,6 +49,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (fast) abort();
         return 0;
     }
+    size_t cost = 0, at = 0;
+    json_object *within = NULL, *none = (json_object *)1;
+    if (jfast_parse_within(body, size, NULL, SIZE_MAX, &cost, &within) != 1 || !within) {
+        fprintf(stderr, "jfast_parse_within without a budget differs from jfast_parse\n");
+        abort();
+    }
+    json_object_put(within);
+    if (jfast_parse_within(body, size, NULL, cost, &at, &within) != 1 || at != cost ||
+        jfast_parse_within(body, size, NULL, cost - 1, &at, &none) != JFAST_OVER || none || at >= cost ||
+        jfast_cost_bound(body, size) < cost) {
+        fprintf(stderr, "jfast: the budget of a %zu-byte tree is not exact, or its bound under it\n", cost);
+        abort();
+    }
     json_tokener_reset(tok);
     json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_ALLOW_TRAILING_CHARS);
     json_object *slow = json_tokener_parse_ex(tok, body, (int)size);
@@ -61,6 +77,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     const char *a = json_object_to_json_string_ext(fast, FLAGS);
     const char *b = json_object_to_json_string_ext(slow, FLAGS);
+    const char *w = json_object_to_json_string_ext(within, FLAGS);
+    if (strcmp(a, w) != 0) {
+        fprintf(stderr, "jfast within its budget: %s\njfast: %s\n", w, a);
+        abort();
+    }
+    json_object_put(within);
     if (strcmp(a, b) != 0) {
         fprintf(stderr, "jfast: %s\njson-c: %s\n", a, b);
         abort();

@@ -3,7 +3,10 @@
  * for member and in order (compared as json-c's own text of both trees);
  * every body outside its subset is declined with nothing built; the
  * managedFields skip gives the tree json-c builds from the skimmed copy,
- * and members left out are left out of json-c's tree by the prune. */
+ * and members left out are left out of json-c's tree by the prune. The
+ * budget: each part's charge exactly (a body that fits exactly, one byte
+ * or one object over), the flood stopped where it passes, the fallback's
+ * bound never under the charge and blind to structure inside strings. */
 #include "base/jfast.h"
 #include "base/jhash.h"
 #include "base/jkeys.h"
@@ -418,6 +421,149 @@ START_TEST(skip_string_escapes_at_every_offset) {
 }
 END_TEST
 
+/* ---- the budget ------------------------------------------------------------ */
+
+/* Built within exactly its cost, with json-c's tree; one byte less and it
+ * is over, nothing built. */
+static void costs(const char *body, const jfast_path *paths, size_t want) {
+    size_t len = strlen(body), cost = 0;
+    json_object *o = (json_object *)1;
+    ck_assert_msg(jfast_parse_within(body, len, paths, SIZE_MAX, &cost, &o) == 1, "declined: %s", body);
+    ck_assert_msg(cost == want, "%s: costs %zu, want %zu", body, cost, want);
+    json_object_put(o);
+    ck_assert_int_eq(jfast_parse_within(body, len, paths, want, &cost, &o), 1);
+    ck_assert_uint_eq(cost, want);
+    if (!paths) {
+        char *ref = jsonc_text(body, len);
+        ck_assert_str_eq(json_object_to_json_string_ext(o, FLAGS), ref);
+        free(ref);
+    }
+    json_object_put(o);
+    o = (json_object *)1;
+    ck_assert_msg(jfast_parse_within(body, len, paths, want - 1, &cost, &o) == JFAST_OVER, "%s: not over at %zu", body,
+                  want - 1);
+    ck_assert_ptr_null(o);
+    ck_assert_uint_le(cost, want - 1);
+    /* No parse of the body costs more than its bound. */
+    ck_assert_msg(jfast_cost_bound(body, len) >= want, "%s: bound %zu < %zu", body, jfast_cost_bound(body, len), want);
+}
+
+START_TEST(budget_exact) {
+    enum { O = JFAST_COST_OBJECT, A = JFAST_COST_ARRAY, E = JFAST_COST_ELEMENT, M = JFAST_COST_MEMBER,
+           S = JFAST_COST_STRING, N = JFAST_COST_SCALAR, G = JFAST_COST_MEMBER_GROWN };
+    costs("{}", NULL, O);
+    costs("{\"a\":1}", NULL, O + M + 1 + N);
+    costs(" {\"a\" : true , \"bc\":false} ", NULL, O + M + 1 + N + M + 2 + N);
+    costs("{\"a\":null}", NULL, O + M + 1);
+    costs("{\"a\":\"xyz\"}", NULL, O + M + 1 + S + 3);
+    costs("{\"a\":\"\"}", NULL, O + M + 1 + S);
+    /* Escapes: the decoded bytes (é is two). */
+    costs("{\"a\":\"x\\ny\\u00e9\\\"\"}", NULL, O + M + 1 + S + 6);
+    costs("{\"a\":[]}", NULL, O + M + 1 + A);
+    costs("{\"a\":[{},[],1,true,null,\"s\"]}", NULL, O + M + 1 + A + 6 * E + O + A + N + N + S + 1);
+    costs("{\"a\":{\"b\":{\"c\":[[[]]]}}}", NULL, 3 * O + 3 * (M + 1) + 3 * A + 2 * E);
+    /* The tenth member fills the table; the eleventh makes it double. */
+    costs("{\"k0\":null,\"k1\":null,\"k2\":null,\"k3\":null,\"k4\":null,\"k5\":null,\"k6\":null,\"k7\":null,"
+          "\"k8\":null,\"k9\":null}",
+          NULL, O + 10 * (M + 2));
+    costs("{\"k0\":null,\"k1\":null,\"k2\":null,\"k3\":null,\"k4\":null,\"k5\":null,\"k6\":null,\"k7\":null,"
+          "\"k8\":null,\"k9\":null,\"k10\":null}",
+          NULL, O + 10 * (M + 2) + M + 3 + G);
+    /* A member left out costs its member, never its value. */
+    static const jfast_path drop[] = {{"big", JFAST_DROP, 0, NULL}, {NULL, 0, 0, NULL}};
+    costs("{\"big\":[{},{},{},{\"x\":[1,2,3]}],\"a\":1}", drop, O + M + 3 + M + 1 + N);
+}
+END_TEST
+
+/* An empty-object flood stops at the object that passes the budget, and
+ * what comes after it (even text no parse takes) is never read. */
+START_TEST(budget_stops_a_flood) {
+    size_t n = 1000, cap = 16 + 3 * n + 32;
+    char *body = malloc(cap);
+    size_t len = (size_t)snprintf(body, cap, "{\"e\":[");
+    for (size_t i = 0; i < n; i++) len += (size_t)snprintf(body + len, cap - len, "%s{}", i ? "," : "");
+    size_t open = len;
+    len += (size_t)snprintf(body + len, cap - len, "]}");
+    size_t want = JFAST_COST_OBJECT + JFAST_COST_MEMBER + 1 + JFAST_COST_ARRAY +
+                  n * (JFAST_COST_ELEMENT + JFAST_COST_OBJECT);
+    json_object *o;
+    size_t cost;
+    ck_assert_int_eq(jfast_parse_within(body, len, NULL, want, &cost, &o), 1);
+    ck_assert_uint_eq(json_object_array_length(json_object_object_get(o, "e")), n);
+    json_object_put(o);
+    /* One object more, the same budget: over, at the last one. */
+    len = open;
+    len += (size_t)snprintf(body + len, cap - len, ",{}]}");
+    ck_assert_int_eq(jfast_parse_within(body, len, NULL, want, &cost, &o), JFAST_OVER);
+    ck_assert_ptr_null(o);
+    ck_assert_uint_eq(cost, want); /* the next element's slot is the charge refused */
+    /* Over before the body turns malformed, or outside the subset: over. */
+    len = open;
+    len += (size_t)snprintf(body + len, cap - len, ",{},1.5,]}garbage");
+    ck_assert_int_eq(jfast_parse_within(body, len, NULL, want, &cost, &o), JFAST_OVER);
+    /* Malformed or declined within the budget: declined (json-c says). */
+    ck_assert_int_eq(jfast_parse_within(body, len, NULL, SIZE_MAX, &cost, &o), 0);
+    ck_assert_ptr_null(o);
+    free(body);
+}
+END_TEST
+
+START_TEST(cost_bound_counts_structure_outside_strings) {
+    size_t item = JFAST_COST_MEMBER + JFAST_COST_MEMBER_GROWN + JFAST_COST_DOUBLE;
+    ck_assert_uint_eq(jfast_cost_bound("{}", 2), 2 + JFAST_COST_OBJECT + 2 * item);
+    ck_assert_uint_eq(jfast_cost_bound("{\"a\":[1,2]}", 11), 11 + JFAST_COST_OBJECT + JFAST_COST_ARRAY + 4 * item);
+    ck_assert_uint_eq(jfast_cost_bound("", 0), item);
+    /* Brackets and commas inside strings, escaped quotes and backslashes
+     * included, are string bytes: the same bound as plain letters. */
+    static const char *const pairs[][2] = {
+        {"{\"a\":\"{[,,]}\"}", "{\"a\":\"xxxxxx\"}"},
+        {"{\"a\":\"\\\"{,\"}", "{\"a\":\"xxxx\"}"},
+        {"{\"a\":\"\\\\\",\"b\":1}", "{\"a\":\"xx\",\"b\":1}"},
+        {"{\"{,[\":\"\\u002c\"}", "{\"xxx\":\"xxxxxx\"}"},
+    };
+    for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++)
+        ck_assert_msg(jfast_cost_bound(pairs[i][0], strlen(pairs[i][0])) ==
+                          jfast_cost_bound(pairs[i][1], strlen(pairs[i][1])),
+                      "%s", pairs[i][0]);
+    /* An escaped quote at every offset across the 16-byte steps. */
+    char a[80], b[80];
+    for (size_t at = 0; at < 40; at++) {
+        int n = snprintf(a, sizeof a, "{\"k\":\"%.*s\\\"{,[%s\",\"z\":{}}", (int)at, "0123456789012345678901234567890123456789",
+                         "tail");
+        int m = snprintf(b, sizeof b, "{\"k\":\"%.*sxxxx%s\",\"z\":{}}", (int)at, "0123456789012345678901234567890123456789",
+                         "tail");
+        ck_assert_int_eq(n, m + 1);
+        ck_assert_uint_eq(jfast_cost_bound(a, (size_t)n), jfast_cost_bound(b, (size_t)m) + 1);
+    }
+    /* An unterminated string or a backslash at the very end ends the scan. */
+    ck_assert_uint_eq(jfast_cost_bound("{\"a\":\"{{{", 9), 9 + JFAST_COST_OBJECT + 2 * item);
+    ck_assert_uint_eq(jfast_cost_bound("{\"a\":\"\\", 7), 7 + JFAST_COST_OBJECT + 2 * item);
+}
+END_TEST
+
+START_TEST(finds_a_member_without_building) {
+    static const char body[] = "{\"kind\":\"AdmissionReview\", \"request\" : {\"object\":{\"a\":[1,{\"uid\":\"no\"}]},"
+                               "\"u\\u0069d\":\"escaped\",\"uid\":\"u-1\",\"uid\":\"second\"},\"x\":{}}";
+    const char *end = body + sizeof body - 1, *a, *b;
+    static const char *const uid[] = {"request", "uid"}, *const kind[] = {"kind"}, *const deep[] = {"request", "object", "a"},
+                             *const none[] = {"request", "nope"}, *const scalar[] = {"kind", "x"};
+    ck_assert(jfast_find(body, end, uid, 2, &a, &b));
+    ck_assert_int_eq((int)(b - a), 5);
+    ck_assert(!memcmp(a, "\"u-1\"", 5)); /* the first of two; the escaped spelling not matched */
+    ck_assert(jfast_find(body, end, kind, 1, &a, &b));
+    ck_assert(!memcmp(a, "\"AdmissionReview\"", (size_t)(b - a)));
+    ck_assert(jfast_find(body, end, deep, 3, &a, &b));
+    ck_assert(!memcmp(a, "[1,{\"uid\":\"no\"}]", (size_t)(b - a)));
+    ck_assert(!jfast_find(body, end, none, 2, &a, &b));
+    ck_assert(!jfast_find(body, end, scalar, 2, &a, &b));
+    ck_assert(!jfast_find(body, end, uid, 0, &a, &b));
+    static const char empty[] = "{}";
+    ck_assert(!jfast_find(empty, empty + 2, kind, 1, &a, &b));
+    static const char bad[] = "{\"a\":[1,}, \"kind\":\"x\"}";
+    ck_assert(!jfast_find(bad, bad + sizeof bad - 1, kind, 1, &a, &b)); /* malformed before it */
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("jfast");
     TCase *tc = tcase_create("jfast");
@@ -431,6 +577,10 @@ int main(void) {
     tcase_add_test(tc, skips_empty_leaves_as_the_rule_does);
     tcase_add_test(tc, drops_members_and_the_prune_agrees);
     tcase_add_test(tc, skip_string_escapes_at_every_offset);
+    tcase_add_test(tc, budget_exact);
+    tcase_add_test(tc, budget_stops_a_flood);
+    tcase_add_test(tc, cost_bound_counts_structure_outside_strings);
+    tcase_add_test(tc, finds_a_member_without_building);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }
