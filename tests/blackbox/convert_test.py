@@ -388,15 +388,25 @@ def test_budget(srv):
     check("bomb: peak RSS under 600 MiB (ASan build)", hwm < 600 << 20, hwm >> 20)
 
     mini = {"apiVersion": B, "kind": "OpenTelemetryCollector", "metadata": {"name": "m"}}
+    # 60,000 objects pass the request's tree budget (--max-tree-bytes) before
+    # the object count is read: refused unparsed; 10,001 pass that budget
+    # and meet the count.
     big = review(V1, A, [mini] * 60000, uid="uid-60k")
-    want = answer(V1, "uid-60k", failure="request.objects: 60000 objects, over the limit of 10000 per "
-                                           "ConversionReview")
+    want = answer(V1, "uid-60k", failure="the ConversionReview would take more than the 33554432 bytes of memory "
+                                           "otel-webhook gives one request (--max-tree-bytes); nothing converted")
     t0 = time.monotonic()
     try:
         convert(srv, "60k objects refused", big, want)
     except (OSError, EOFError, ValueError) as e:
         check("60k objects refused", False, repr(e))
     check("60k objects: within 2 s", time.monotonic() - t0 < 2.0, time.monotonic() - t0)
+    over = review(V1, A, [mini] * 10001, uid="uid-10001")
+    want = answer(V1, "uid-10001", failure="request.objects: 10001 objects, over the limit of 10000 per "
+                                             "ConversionReview")
+    try:
+        convert(srv, "10,001 objects refused", over, want)
+    except (OSError, EOFError, ValueError) as e:
+        check("10,001 objects refused", False, repr(e))
     t0 = time.monotonic()
     r = srv.call("POST", "/convert", dumps(review(V1, A, [mini] * 10000, uid="uid-10k")).encode())
     ok = r.status == 200 and r.json()["response"]["result"]["status"] == "Success" and \
