@@ -6,7 +6,8 @@
  * listed once (cli_cluster.h), then the pods; each injected pod's record is
  * compared with what today's resources would give (mutate_record_stale).
  * Owners are found through the pod's controller reference (a ReplicaSet's
- * own owner, once per ReplicaSet).
+ * own owner), each link proven by uid against the API server (owner_of),
+ * each owner read once.
  *
  * The record is the pod author's data: a record that does not prove itself
  * (mutate_record_check) is warned about and skipped, and a workload is
@@ -133,7 +134,7 @@ typedef struct outdated {
     kube_api_conn *conn;
     group *g;
     size_t ng, cap;
-    json_object *rs_owner; /* "ns/name" of a ReplicaSet -> its controller ref (or null) */
+    json_object *owners; /* "resource/ns/name" -> apps_object's answer, read once */
 } outdated;
 
 static json_object *controller_ref(json_object *obj) {
@@ -163,38 +164,104 @@ static const char *ref_kind(json_object *ref, char *buf, size_t n) {
     return buf;
 }
 
-/* The workload a pod belongs to: a ReplicaSet's Deployment when it has one.
- * buf holds a qualified kind (ref_kind). */
-static void owner_of(outdated *od, json_object *pod, const char *ns, const char **kind, const char **name, char *buf,
-                     size_t n) {
-    json_object *ref = controller_ref(pod);
-    *kind = ref ? ref_kind(ref, buf, n) : NULL;
-    *name = ref ? jstr(ref, "name") : NULL;
-    if (!*kind || !*name) {
-        *kind = "Pod";
-        *name = jstr(jget(pod, "metadata"), "name");
-        return;
-    }
-    if (strcmp(*kind, "ReplicaSet")) return;
-    char *key = xasprintf("%s/%s", ns, *name);
-    json_object *up;
-    if (!json_object_object_get_ex(od->rs_owner, key, &up)) {
-        char *path = xasprintf("/apis/apps/v1/namespaces/%s/replicasets/%s", ns, *name), *body = NULL, err[256];
+static const char *apps_resource(const char *kind) {
+    if (!strcmp(kind, "ReplicaSet")) return "replicasets";
+    if (!strcmp(kind, "Deployment")) return "deployments";
+    if (!strcmp(kind, "StatefulSet")) return "statefulsets";
+    if (!strcmp(kind, "DaemonSet")) return "daemonsets";
+    return NULL;
+}
+
+/* What the API server holds for an apps/v1 object, read once per run:
+ * {"uid": ..., "ref": its controller reference or null}, or NULL when it
+ * could not be read (gone, forbidden, unreachable: then nothing is proven
+ * or disproven, and a restart fails or is refused later, by name). */
+static json_object *apps_object(outdated *od, const char *resource, const char *ns, const char *name) {
+    char *key = xasprintf("%s/%s/%s", resource, ns, name);
+    json_object *e;
+    if (!json_object_object_get_ex(od->owners, key, &e)) {
+        char *path = xasprintf("/apis/apps/v1/namespaces/%s/%s/%s", ns, resource, name), *body = NULL, err[256];
         size_t len;
         int st = kube_api_get(od->conn, path, NULL, CLI_CLUSTER_TIMEOUT_MS, &body, &len, err, sizeof err);
-        json_object *rs = st == 200 ? json_tokener_parse(body) : NULL;
-        json_object *r = rs ? controller_ref(rs) : NULL;
-        up = r && jstr(r, "kind") && jstr(r, "name") ? jcopy(r) : NULL;
-        jset(od->rs_owner, key, up);
-        json_object_put(rs);
+        json_object *w = st == 200 ? json_tokener_parse(body) : NULL;
+        const char *uid = jstr(jget(w, "metadata"), "uid");
+        e = NULL;
+        if (uid) {
+            json_object *r = controller_ref(w);
+            e = jnew_obj();
+            jset(e, "uid", json_object_new_string(uid));
+            jset(e, "ref", r && jstr(r, "kind") && jstr(r, "name") ? jcopy(r) : NULL);
+        }
+        jset(od->owners, key, e);
+        json_object_put(w);
         free(body);
         free(path);
     }
     free(key);
-    if (up) {
-        *kind = ref_kind(up, buf, n);
-        *name = jstr(up, "name");
+    return e;
+}
+
+/* ref's uid is the uid of the object it names (or that object could not
+ * be read); otherwise says so (what names what, and which uid each has). */
+static bool ref_holds(json_object *ref, json_object *obj, const char *who, const char *ns, char *why, size_t n) {
+    const char *want = jstr(ref, "uid"), *have = jstr(obj, "uid");
+    if (!obj || (want && have && !strcmp(want, have))) return true;
+    snprintf(why, n, "%s names %s %s/%s with uid %s, but that object's uid is %s", who, jstr(ref, "kind"), ns,
+             jstr(ref, "name"), want ? want : "(none)", have);
+    return false;
+}
+
+/* The workload a pod belongs to: a ReplicaSet's Deployment when it has one.
+ * buf holds a qualified kind (ref_kind).
+ *
+ * An owner reference is the pod author's data, like the record: a pod may
+ * name any workload of its namespace, and --restart would then roll that
+ * workload on the strength of this pod's staleness. So the chain is proven
+ * by uid against what the API server holds (the pod's controller, and a
+ * ReplicaSet's Deployment), and a Deployment named by the pod itself (the
+ * Deployment controller owns pods only through ReplicaSets) proves
+ * nothing; a pod whose chain does not hold is said so on stderr and counts
+ * as a pod of its own (never restarted), a ReplicaSet whose Deployment
+ * does not hold as the ReplicaSet. */
+static void owner_of(outdated *od, json_object *pod, const char *ns, const char **kind, const char **name, char *buf,
+                     size_t n) {
+    const char *pname = jstr(jget(pod, "metadata"), "name");
+    json_object *ref = controller_ref(pod);
+    *kind = ref ? ref_kind(ref, buf, n) : NULL;
+    *name = ref ? jstr(ref, "name") : NULL;
+    char why[512] = "";
+    if (!*kind || !*name) goto own;
+    const char *res = apps_resource(*kind);
+    if (!res) return; /* not of apps/v1: listed under its owner, never restarted */
+    if (!strcmp(*kind, "Deployment")) {
+        snprintf(why, sizeof why, "its controller reference names Deployment %s/%s, which owns pods only through "
+                                  "ReplicaSets", ns, *name);
+        goto own;
     }
+    json_object *obj = apps_object(od, res, ns, *name);
+    if (!ref_holds(ref, obj, "its controller reference", ns, why, sizeof why)) goto own;
+    if (strcmp(*kind, "ReplicaSet")) return;
+    json_object *up = jget(obj, "ref");
+    if (!up) return;
+    char ubuf[192];
+    const char *ukind = ref_kind(up, ubuf, sizeof ubuf), *uname = jstr(up, "name");
+    if (!strcmp(ukind, "Deployment")) {
+        char *rs = xasprintf("ReplicaSet %s/%s's controller reference", ns, *name);
+        bool ok = ref_holds(up, apps_object(od, "deployments", ns, uname), rs, ns, why, sizeof why);
+        free(rs);
+        if (!ok) {
+            fprintf(stderr, "warning: Pod %s/%s: %s; listed under the ReplicaSet\n", ns, pname, why);
+            return;
+        }
+    }
+    snprintf(buf, n, "%s", ukind);
+    *kind = buf;
+    *name = uname;
+    return;
+own:
+    if (*why) fprintf(stderr, "warning: Pod %s/%s: %s; listed as a pod of its own\n", ns, pname, why);
+    *kind = "Pod";
+    *name = pname;
 }
 
 /* Only running pods can be restarted into a new injection: finished ones
@@ -337,7 +404,7 @@ int cmd_outdated(int argc, char **argv) {
     kube_store *store = kube_store_new();
     kube_api *api = NULL;
     kube_view view = {0, -1};
-    outdated od = {.rs_owner = jnew_obj()};
+    outdated od = {.owners = jnew_obj()};
     json_object *pods = NULL;
     int rc = 1;
     char err[512];
@@ -468,7 +535,7 @@ out:
         mutate_strings_free(od.g[i].why, od.g[i].nwhy);
     }
     free(od.g);
-    json_object_put(od.rs_owner);
+    json_object_put(od.owners);
     json_object_put(pods);
     kube_api_conn_free(od.conn);
     kube_api_free(api);

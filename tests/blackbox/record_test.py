@@ -503,11 +503,11 @@ def run_outdated(fake, certs):
             o["metadata"]["ownerReferences"] = [dict(owner, apiVersion="apps/v1", uid=owner["name"] + "-uid",
                                                      controller=True)]
         fake.apply("pods", o)
-    fake.apply("deployments", {"metadata": {"name": "api", "namespace": "team"}, "spec": {"replicas": 2}})
-    fake.apply("statefulsets", {"metadata": {"name": "db", "namespace": "team"}, "spec": {"replicas": 1}})
-    fake.apply("daemonsets", {"metadata": {"name": "agent", "namespace": "team"}, "spec": {}})
+    fake.apply("deployments", {"metadata": {"name": "api", "namespace": "team", "uid": "api-uid"}, "spec": {"replicas": 2}})
+    fake.apply("statefulsets", {"metadata": {"name": "db", "namespace": "team", "uid": "db-uid"}, "spec": {"replicas": 1}})
+    fake.apply("daemonsets", {"metadata": {"name": "agent", "namespace": "team", "uid": "agent-uid"}, "spec": {}})
     for rs, dep in (("api-7c9", "api"), ("web-5d", "web"), ("ghost-1", "ghost")):
-        fake.apply("replicasets", {"metadata": {"name": rs, "namespace": "team", "ownerReferences": [
+        fake.apply("replicasets", {"metadata": {"name": rs, "namespace": "team", "uid": rs + "-uid", "ownerReferences": [
             {"apiVersion": "apps/v1", "kind": "Deployment", "name": dep, "uid": dep + "-uid", "controller": True}]}})
     pod(stale, "api-7c9-a", {"kind": "ReplicaSet", "name": "api-7c9"})
     pod(stale, "api-7c9-b", {"kind": "ReplicaSet", "name": "api-7c9"})
@@ -577,10 +577,12 @@ def run_outdated(fake, certs):
 
     # A rollout that does not complete stops the restarts.
     fake.apply("namespaces", {"metadata": {"name": "slow"}})
-    fake.apply("deployments", {"metadata": {"name": "stuck", "namespace": "slow"}, "spec": {"replicas": 1}})
-    fake.apply("deployments", {"metadata": {"name": "zz-next", "namespace": "slow"}, "spec": {"replicas": 1}})
+    fake.apply("deployments", {"metadata": {"name": "stuck", "namespace": "slow", "uid": "stuck-uid"},
+                               "spec": {"replicas": 1}})
+    fake.apply("deployments", {"metadata": {"name": "zz-next", "namespace": "slow", "uid": "zz-next-uid"},
+                               "spec": {"replicas": 1}})
     for rs, dep in (("stuck-1", "stuck"), ("zz-next-1", "zz-next")):
-        fake.apply("replicasets", {"metadata": {"name": rs, "namespace": "slow", "ownerReferences": [
+        fake.apply("replicasets", {"metadata": {"name": rs, "namespace": "slow", "uid": rs + "-uid", "ownerReferences": [
             {"apiVersion": "apps/v1", "kind": "Deployment", "name": dep, "uid": dep + "-uid", "controller": True}]}})
         o = copy.deepcopy(stale)
         o["metadata"].update(name=rs + "-a", namespace="slow", ownerReferences=[
@@ -628,8 +630,10 @@ def run_outdated(fake, certs):
     # restarted; a record that does not prove itself (an image the pod does
     # not run) is warned about and not checked at all. Before, both were
     # listed as stale and their Deployment restarted.
-    fake.apply("deployments", {"metadata": {"name": "forged-dep", "namespace": "team"}, "spec": {"replicas": 1}})
-    fake.apply("replicasets", {"metadata": {"name": "forged-dep-1", "namespace": "team", "ownerReferences": [
+    fake.apply("deployments", {"metadata": {"name": "forged-dep", "namespace": "team", "uid": "forged-dep-uid"},
+                               "spec": {"replicas": 1}})
+    fake.apply("replicasets", {"metadata": {"name": "forged-dep-1", "namespace": "team", "uid": "forged-dep-1-uid",
+                               "ownerReferences": [
         {"apiVersion": "apps/v1", "kind": "Deployment", "name": "forged-dep", "uid": "forged-dep-uid",
          "controller": True}]}})
     claims = json.loads(current["metadata"]["annotations"][KEY])
@@ -666,6 +670,62 @@ def run_outdated(fake, certs):
           [r["path"] for r in fake.requests[n0:] if r["method"] == "PATCH"])
     for name in ("forged-dep-1-a", "forged-dep-1-b"):
         fake.delete("pods", name, "team")
+
+    # Forged owners: an owner reference is the pod author's data too. A pod
+    # naming a Deployment itself, a ReplicaSet or a StatefulSet with another
+    # uid proves no owner: it is warned about and counts as a pod of its own;
+    # a ReplicaSet whose Deployment has another uid (a Deployment replaced by
+    # one of the same name) counts as the ReplicaSet. None is restarted.
+    # Before, each restarted the workload it named.
+    fake.apply("namespaces", {"metadata": {"name": "forge"}})
+    fake.apply("deployments", {"metadata": {"name": "victim", "namespace": "forge", "uid": "victim-uid"},
+                               "spec": {"replicas": 1}})
+    fake.apply("statefulsets", {"metadata": {"name": "vdb", "namespace": "forge", "uid": "vdb-uid"},
+                                "spec": {"replicas": 1}})
+    fake.apply("replicasets", {"metadata": {"name": "victim-1", "namespace": "forge", "uid": "victim-1-uid",
+                                            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment",
+                                                                 "name": "victim", "uid": "victim-uid",
+                                                                 "controller": True}]}})
+    fake.apply("replicasets", {"metadata": {"name": "old-1", "namespace": "forge", "uid": "old-1-uid",
+                                            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment",
+                                                                 "name": "victim", "uid": "victim-before-uid",
+                                                                 "controller": True}]}})
+    for name, kind, owner, uid in (("f-dep", "Deployment", "victim", "victim-uid"),
+                                   ("f-rs", "ReplicaSet", "victim-1", "made-up-uid"),
+                                   ("f-sts", "StatefulSet", "vdb", "vdb-before-uid"),
+                                   ("old-1-a", "ReplicaSet", "old-1", "old-1-uid")):
+        o = copy.deepcopy(stale)
+        o["metadata"].update(name=name, namespace="forge", ownerReferences=[
+            {"apiVersion": "apps/v1", "kind": kind, "name": owner, "uid": uid, "controller": True}])
+        fake.apply("pods", o)
+    gone = "  nothing would be injected now\n"  # (no Instrumentation in forge: stale all the same)
+    n0 = len(fake.requests)
+    rc, out, err = run("outdated", "--kubeconfig", kc, "-n", "forge", "--restart", "--yes", "--interval", "0")
+    check("outdated: forged owners warned about", err ==
+          "warning: Pod forge/f-dep: its controller reference names Deployment forge/victim, which owns pods only "
+          "through ReplicaSets; listed as a pod of its own\n"
+          "warning: Pod forge/f-rs: its controller reference names ReplicaSet forge/victim-1 with uid made-up-uid, "
+          "but that object's uid is victim-1-uid; listed as a pod of its own\n"
+          "warning: Pod forge/f-sts: its controller reference names StatefulSet forge/vdb with uid vdb-before-uid, "
+          "but that object's uid is vdb-uid; listed as a pod of its own\n"
+          "warning: Pod forge/old-1-a: ReplicaSet forge/old-1's controller reference names Deployment forge/victim "
+          "with uid victim-before-uid, but that object's uid is victim-uid; listed under the ReplicaSet\n", err)
+    check("outdated: forged owners listed as what they prove", rc == 0 and out == (
+        "Pod forge/f-dep: 1 pod (f-dep)\n" + gone +
+        "Pod forge/f-rs: 1 pod (f-rs)\n" + gone +
+        "Pod forge/f-sts: 1 pod (f-sts)\n" + gone +
+        "ReplicaSet forge/old-1: 1 pod (old-1-a)\n" + gone +
+        "4 workloads, 4 pods outdated (4 injected pods checked)\n"
+        "not restarted: Pod forge/f-dep: no owning workload; delete the pod to re-create it\n"
+        "not restarted: Pod forge/f-rs: no owning workload; delete the pod to re-create it\n"
+        "not restarted: Pod forge/f-sts: no owning workload; delete the pod to re-create it\n"
+        "not restarted: ReplicaSet forge/old-1: not owned by a Deployment; delete its pods\n"), (rc, out))
+    check("outdated: forged owners restart nothing", not [r for r in fake.requests[n0:] if r["method"] != "GET"],
+          [r for r in fake.requests[n0:] if r["method"] != "GET"])
+    check("outdated: each owner read once", sorted(r["path"] for r in fake.requests[n0:] if "/apis/apps/" in r["path"]) == [
+        "/apis/apps/v1/namespaces/forge/deployments/victim", "/apis/apps/v1/namespaces/forge/replicasets/old-1",
+        "/apis/apps/v1/namespaces/forge/replicasets/victim-1", "/apis/apps/v1/namespaces/forge/statefulsets/vdb"],
+          [r["path"] for r in fake.requests[n0:]])
 
     # Every request outdated and explain made is allowed by the overlay's
     # ClusterRole, and every rule of it was used.
