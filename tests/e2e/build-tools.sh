@@ -21,9 +21,12 @@ GO=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
 # with what to install, instead of a download the caller did not ask for.
 export GOTOOLCHAIN=local
 
-need=$(awk '$1 == "go" { print $2; exit }' "$tools/go.mod")
-k8s=$(awk '$1 == "k8s.io/kubernetes" { print $2; exit }' "$tools/go.mod")
-etcd=$(awk '$1 == "go.etcd.io/etcd/server/v3" { print $2; exit }' "$tools/go.mod")
+# go.mod's `go` line, and the versions its require block pins (the tool
+# block names the same modules without one).
+pin() { awk -v m="$1" '$1 == m && $2 ~ /^v?[0-9]/ { print $2; exit }' "$tools/go.mod"; }
+need=$(pin go)
+k8s=$(pin k8s.io/kubernetes)
+etcd=$(pin go.etcd.io/etcd/server/v3)
 have=$("$GO" env GOVERSION 2>/dev/null || true)
 
 # Is go$1 (1.26.8, 1.26.0, 1.27rc1) at least $2 (1.26.0)? Field by field,
