@@ -70,7 +70,7 @@ def _set_pdeathsig():
     without running its cleanup."""
     os.setsid()
     try:
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass
 
@@ -101,8 +101,9 @@ class Cluster:
     def _path(self, name):
         return os.path.join(self.dir, name)
 
-    def _cert(self, name, cn, org=None, sans=None, server=False, client=False):
-        """A P-256 key and a certificate signed by the run's CA, valid two days."""
+    def _cert(self, name, cn, org=None, sans=None, server=False, client=False, ca="ca"):
+        """A P-256 key and a certificate signed by the run's CA (or another
+        of its CAs), valid two days."""
         subj = "/CN=%s" % cn + ("/O=%s" % org if org else "")
         ext = ["basicConstraints=critical,CA:FALSE", "keyUsage=critical,digitalSignature"]
         usage = [u for u, on in (("serverAuth", server), ("clientAuth", client)) if on]
@@ -113,15 +114,25 @@ class Cluster:
             f.write("\n".join(ext) + "\n")
         _openssl("req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout",
                  name + ".key", "-subj", subj, "-out", name + ".csr", cwd=self.dir)
-        _openssl("x509", "-req", "-in", name + ".csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-set_serial",
+        _openssl("x509", "-req", "-in", name + ".csr", "-CA", ca + ".crt", "-CAkey", ca + ".key", "-set_serial",
                  str(int.from_bytes(os.urandom(8), "big")), "-days", "2", "-extfile", name + ".ext", "-out",
                  name + ".crt", cwd=self.dir)
         return self._path(name + ".crt"), self._path(name + ".key")
 
-    def _pki(self):
+    def _ca(self, name, cn):
         _openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout",
-                 "ca.key", "-out", "ca.crt", "-days", "2", "-subj", "/CN=otel-webhook-e2e-ca", cwd=self.dir)
-        self.ca = self._path("ca.crt")
+                 name + ".key", "-out", name + ".crt", "-days", "2", "-subj", "/CN=" + cn, cwd=self.dir)
+        return self._path(name + ".crt")
+
+    def _pki(self):
+        self.ca = self._ca("ca", "otel-webhook-e2e-ca")
+        # The front proxy's own CA, as kubeadm sets it up: the API server
+        # authenticates aggregated API servers' callers by it, and the
+        # controller manager's authentication reads it from
+        # kube-system/extension-apiserver-authentication.
+        self.front_proxy_ca = self._ca("front-proxy-ca", "otel-webhook-e2e-front-proxy-ca")
+        self.front_proxy_client = self._cert("front-proxy-client", "front-proxy-client", client=True,
+                                             ca="front-proxy-ca")
         loop = ["IP:127.0.0.1", "DNS:localhost"]
         self.etcd_cert = self._cert("etcd", "etcd", sans=loop, server=True, client=True)
         self.etcd_client = self._cert("apiserver-etcd-client", "kube-apiserver-etcd-client", client=True)
@@ -265,11 +276,19 @@ class Cluster:
             "--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1", "--secure-port", str(api_port),
             "--tls-cert-file", self.apiserver_cert[0], "--tls-private-key-file", self.apiserver_cert[1],
             "--client-ca-file", self.ca,
+            "--requestheader-client-ca-file", self.front_proxy_ca, "--requestheader-allowed-names=front-proxy-client",
+            "--requestheader-username-headers=X-Remote-User", "--requestheader-group-headers=X-Remote-Group",
+            "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+            "--proxy-client-cert-file", self.front_proxy_client[0], "--proxy-client-key-file", self.front_proxy_client[1],
             "--service-account-issuer", ISSUER, "--service-account-key-file", self._path("sa.pub"),
             "--service-account-signing-key-file", self._path("sa.key"),
             "--service-cluster-ip-range", SERVICE_CIDR,
+            # The reconciler would publish the advertise address as the
+            # kubernetes Service's endpoint, and refuses a loopback one;
+            # nothing in the tests reaches the API server through the Service.
+            "--endpoint-reconciler-type=none",
             "--authorization-mode", "Node,RBAC", "--enable-admission-plugins", ADMISSION_PLUGINS,
-            "--allow-privileged", "true", "--profiling", "false", "--v", "1"])
+            "--allow-privileged=true", "--profiling=false", "--v", "1"])
         self._wait_ok("kube-apiserver", api, self.server + "/readyz", self.admin_cert)
         self.admin_kubeconfig = self._kubeconfig(
             "e2e-admin", {"client-certificate": self.admin_cert[0], "client-key": self.admin_cert[1]})
@@ -285,9 +304,9 @@ class Cluster:
             "--controllers", CONTROLLERS,
             # Each controller under its own ServiceAccount, as kubeadm runs
             # it, so bootstrap RBAC is exercised as in a real cluster.
-            "--use-service-account-credentials", "true",
+            "--use-service-account-credentials=true",
             "--service-account-private-key-file", self._path("sa.key"), "--root-ca-file", self.ca,
-            "--leader-elect", "false", "--cluster-name", "e2e", "--v", "1"])
+            "--leader-elect=false", "--cluster-name", "e2e", "--v", "1"])
         self._wait_ok("kube-controller-manager", kcm, "https://127.0.0.1:%d/healthz" % kcm_port)
         status, body = self._get(self.server + "/version", self.admin_cert)
         self.version = json.loads(body)["gitVersion"] if status == 200 else None
@@ -310,11 +329,6 @@ class Cluster:
                     except ProcessLookupError:
                         pass
                     p.wait()
-            # Whatever the component left in its group (none fork today).
-            try:
-                os.killpg(p.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
         if self.dir and os.path.isdir(self.dir):
             logs = os.path.join(self.build_dir, "e2e-logs")
             shutil.rmtree(logs, True)

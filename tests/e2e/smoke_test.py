@@ -5,9 +5,10 @@ judges, a Deployment's ReplicaSet creates pods that admission completes and
 the API server stores (there is no kubelet: they stay Pending, unscheduled),
 the garbage collector removes them with the Deployment, and a namespace's
 deletion finishes. Run by tests/e2e/run.py; every wait is bounded."""
+import base64
 import json
 
-from cluster import wait_for
+from cluster import ISSUER, wait_for
 
 # Controllers react within a second or two; this covers a loaded machine.
 SETTLE = 60
@@ -31,6 +32,12 @@ def owned_by(obj, owner):
     refs = [r for r in obj["metadata"].get("ownerReferences", []) if r.get("controller")]
     return len(refs) == 1 and (refs[0]["kind"], refs[0]["name"], refs[0]["uid"]) == (
         owner["kind"], owner["metadata"]["name"], owner["metadata"]["uid"])
+
+
+def jwt_claims(token):
+    """The payload of a JWT, unverified: the API server verifies it."""
+    payload = token.split(".")[1]
+    return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
 
 
 def items(cluster, *args):
@@ -64,9 +71,14 @@ def run(cluster, check, version):
 
     # -- a token for it, authenticated and judged by RBAC ------------------
     r = cluster.kubectl("create", "token", "default", "-n", "smoke-sa")
-    token = r.stdout.strip()
-    check("kubectl create token", r.returncode == 0 and token.count(".") == 2 and r.stdout.endswith("\n"),
-          r.stdout + r.stderr)
+    token = r.stdout
+    claims = jwt_claims(token) if r.returncode == 0 else {}
+    check("kubectl create token: a token of the run's issuer for smoke-sa's default ServiceAccount",
+          sa is not None and (claims.get("iss"), claims.get("aud"), claims.get("sub"),
+                              claims.get("kubernetes.io", {}).get("serviceaccount")) == (
+              ISSUER, [ISSUER], "system:serviceaccount:smoke-sa:default",
+              {"name": "default", "uid": sa["metadata"]["uid"]}) and claims["exp"] - claims["iat"] == 3600,
+          "%r %r" % (claims, r.stderr))
     kc = cluster.kubeconfig_for_token("smoke-sa-default", token)
     r = cluster.kubectl("auth", "whoami", "-o", "json", kubeconfig=kc)
     who = json.loads(r.stdout) if r.returncode == 0 else {}
