@@ -312,6 +312,12 @@ class Cluster:
         self.version = json.loads(body)["gitVersion"] if status == 200 else None
         self.log("e2e: control plane %s ready in %.1f s (%s)" % (self.version, time.monotonic() - t0, self.dir))
 
+    def exited(self):
+        """The components that are no longer running, each with its exit
+        status and log tail: a control plane must outlive the tests."""
+        return ["%s exited with %s:\n%s" % (name, p.returncode, self._log_tail(name))
+                for name, p, _ in self.procs if p.poll() is not None]
+
     def stop(self):
         """Ends every process group started, newest first; idempotent."""
         while self.procs:

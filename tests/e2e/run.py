@@ -63,6 +63,13 @@ def main(argv):
             check.finish(results)
             passed += check.passed
             failed += check.failed
+        # A component that died mid-run fails the run even when no test noticed.
+        up = Checks("control plane")
+        up("etcd, kube-apiserver and kube-controller-manager ran to the end", not cluster.exited(),
+           "\n".join(cluster.exited()))
+        up.finish(results)
+        passed += up.passed
+        failed += up.failed
     finally:
         cluster.stop()
     print("e2e: Kubernetes %s: %d passed, %d failed" % (version, passed, failed))
