@@ -252,28 +252,48 @@ class Cluster:
             raise
         return self
 
+    def _launch(self, name, nports, argv_for, url_for, cert=None, reset=None):
+        """Starts one component on nports free ports and waits until url_for
+        answers 200. free_port() only proposes a port: another process may
+        bind it first, so a component that exits for that is started again
+        on new ones (reset() clears what the failed start left)."""
+        for attempt in range(3):
+            ports = [free_port() for _ in range(nports)]
+            p = self._spawn(name, argv_for(*ports))
+            try:
+                self._wait_ok(name, p, url_for(*ports), cert)
+                return ports
+            except RuntimeError:
+                if attempt == 2 or p.poll() is None or "address already in use" not in self._log_tail(name):
+                    raise
+                self.procs.pop()
+                if reset:
+                    reset()
+        raise AssertionError("unreachable")
+
     def _start(self, t0):
         self._pki()
-        etcd_port, etcd_peer, api_port, kcm_port = free_port(), free_port(), free_port(), free_port()
-        etcd_url = "https://127.0.0.1:%d" % etcd_port
-        etcd = self._spawn("etcd", [
-            os.path.join(self.bindir, "etcd"), "--name", "e2e", "--data-dir", self._path("etcd-data"),
-            "--listen-client-urls", etcd_url, "--advertise-client-urls", etcd_url,
-            "--listen-peer-urls", "http://127.0.0.1:%d" % etcd_peer,
-            "--initial-advertise-peer-urls", "http://127.0.0.1:%d" % etcd_peer,
-            "--initial-cluster", "e2e=http://127.0.0.1:%d" % etcd_peer,
+        etcd_data = self._path("etcd-data")
+        etcd_port, _ = self._launch("etcd", 2, lambda port, peer: [
+            os.path.join(self.bindir, "etcd"), "--name", "e2e", "--data-dir", etcd_data,
+            "--listen-client-urls", "https://127.0.0.1:%d" % port,
+            "--advertise-client-urls", "https://127.0.0.1:%d" % port,
+            "--listen-peer-urls", "http://127.0.0.1:%d" % peer,
+            "--initial-advertise-peer-urls", "http://127.0.0.1:%d" % peer,
+            "--initial-cluster", "e2e=http://127.0.0.1:%d" % peer,
             "--cert-file", self.etcd_cert[0], "--key-file", self.etcd_cert[1],
             "--client-cert-auth", "--trusted-ca-file", self.ca,
             # A test cluster's data is thrown away: fsync buys nothing.
-            "--unsafe-no-fsync", "--log-level", "warn"])
-        self._wait_ok("etcd", etcd, etcd_url + "/health", self.etcd_client)
+            "--unsafe-no-fsync", "--log-level", "warn"],
+            lambda port, peer: "https://127.0.0.1:%d/health" % port, self.etcd_client,
+            reset=lambda: shutil.rmtree(etcd_data, True))
+        etcd_url = "https://127.0.0.1:%d" % etcd_port
 
-        self.server = "https://127.0.0.1:%d" % api_port
-        api = self._spawn("kube-apiserver", [
+        api_port, = self._launch("kube-apiserver", 1, lambda port: [
             os.path.join(self.bindir, "kube-apiserver"),
             "--etcd-servers", etcd_url, "--etcd-cafile", self.ca,
             "--etcd-certfile", self.etcd_client[0], "--etcd-keyfile", self.etcd_client[1],
-            "--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1", "--secure-port", str(api_port),
+            "--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1", "--secure-port", str(port),
             "--tls-cert-file", self.apiserver_cert[0], "--tls-private-key-file", self.apiserver_cert[1],
             "--client-ca-file", self.ca,
             "--requestheader-client-ca-file", self.front_proxy_ca, "--requestheader-allowed-names=front-proxy-client",
@@ -288,26 +308,27 @@ class Cluster:
             # nothing in the tests reaches the API server through the Service.
             "--endpoint-reconciler-type=none",
             "--authorization-mode", "Node,RBAC", "--enable-admission-plugins", ADMISSION_PLUGINS,
-            "--allow-privileged=true", "--profiling=false", "--v", "1"])
-        self._wait_ok("kube-apiserver", api, self.server + "/readyz", self.admin_cert)
+            "--allow-privileged=true", "--profiling=false", "--v", "1"],
+            lambda port: "https://127.0.0.1:%d/readyz" % port, self.admin_cert)
+        self.server = "https://127.0.0.1:%d" % api_port
         self.admin_kubeconfig = self._kubeconfig(
             "e2e-admin", {"client-certificate": self.admin_cert[0], "client-key": self.admin_cert[1]})
 
         kcm_kubeconfig = self._kubeconfig(
             "kube-controller-manager", {"client-certificate": self.kcm_client[0], "client-key": self.kcm_client[1]})
-        kcm = self._spawn("kube-controller-manager", [
+        self._launch("kube-controller-manager", 1, lambda port: [
             os.path.join(self.bindir, "kube-controller-manager"),
             "--kubeconfig", kcm_kubeconfig, "--authentication-kubeconfig", kcm_kubeconfig,
             "--authorization-kubeconfig", kcm_kubeconfig,
-            "--bind-address", "127.0.0.1", "--secure-port", str(kcm_port),
+            "--bind-address", "127.0.0.1", "--secure-port", str(port),
             "--tls-cert-file", self.kcm_cert[0], "--tls-private-key-file", self.kcm_cert[1],
             "--controllers", CONTROLLERS,
             # Each controller under its own ServiceAccount, as kubeadm runs
             # it, so bootstrap RBAC is exercised as in a real cluster.
             "--use-service-account-credentials=true",
             "--service-account-private-key-file", self._path("sa.key"), "--root-ca-file", self.ca,
-            "--leader-elect=false", "--cluster-name", "e2e", "--v", "1"])
-        self._wait_ok("kube-controller-manager", kcm, "https://127.0.0.1:%d/healthz" % kcm_port)
+            "--leader-elect=false", "--cluster-name", "e2e", "--v", "1"],
+            lambda port: "https://127.0.0.1:%d/healthz" % port)
         status, body = self._get(self.server + "/version", self.admin_cert)
         self.version = json.loads(body)["gitVersion"] if status == 200 else None
         self.log("e2e: control plane %s ready in %.1f s (%s)" % (self.version, time.monotonic() - t0, self.dir))
