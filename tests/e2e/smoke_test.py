@@ -26,6 +26,17 @@ DEPLOYMENT = {
     },
 }
 
+# What the ServiceAccount admission plugin mounts into every pod.
+TOKEN_VOLUME = {
+    "defaultMode": 420,
+    "sources": [
+        {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+        {"configMap": {"items": [{"key": "ca.crt", "path": "ca.crt"}], "name": "kube-root-ca.crt"}},
+        {"downwardAPI": {"items": [{"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"},
+                                    "path": "namespace"}]}},
+    ],
+}
+
 
 def owned_by(obj, owner):
     """obj's controller ownerReference names exactly owner (kind, name, uid)."""
@@ -113,13 +124,16 @@ def run(cluster, check, version):
     check("the ReplicaSet controller creates the two pods it owns", len(pods) == 2, "after %.1f s" % waited)
     # Admission ran on them (ServiceAccount, DefaultTolerationSeconds) and
     # nothing ran them: no node, Pending.
-    for p in pods[:1]:
+    # (Checked on an empty pod when none came, so they fail rather than vanish.)
+    for p in pods[:1] or [{"spec": {"containers": [{}]}}]:
         spec = p["spec"]
+        vols = spec.get("volumes", [])
         check("the stored pod: default ServiceAccount, its token volume mounted",
               spec.get("serviceAccountName") == "default"
-              and [v["name"].startswith("kube-api-access-") for v in spec.get("volumes", [])] == [True]
-              and [m["mountPath"] for m in spec["containers"][0].get("volumeMounts", [])]
-              == ["/var/run/secrets/kubernetes.io/serviceaccount"], json.dumps(spec))
+              and [v["name"].startswith("kube-api-access-") for v in vols] == [True]
+              and vols[0].get("projected") == TOKEN_VOLUME
+              and [(m["name"], m["mountPath"], m.get("readOnly")) for m in spec["containers"][0].get("volumeMounts", [])]
+              == [(vols[0]["name"], "/var/run/secrets/kubernetes.io/serviceaccount", True)], json.dumps(spec))
         check("the stored pod: DefaultTolerationSeconds' tolerations",
               spec.get("tolerations") == [
                   {"effect": "NoExecute", "key": "node.kubernetes.io/not-ready", "operator": "Exists",
@@ -127,12 +141,13 @@ def run(cluster, check, version):
                   {"effect": "NoExecute", "key": "node.kubernetes.io/unreachable", "operator": "Exists",
                    "tolerationSeconds": 300}], json.dumps(spec.get("tolerations")))
         check("the stored pod is never scheduled nor run",
-              ("nodeName" not in spec, p.get("status", {}).get("phase")) == (True, "Pending"),
+              ("nodeName" not in spec, p.get("status")) == (True, {"phase": "Pending", "qosClass": "BestEffort"}),
               json.dumps(p.get("status")))
 
     # -- deleting the Deployment: the garbage collector removes the rest ---
     r = cluster.kubectl("delete", "deployment", "web", "-n", "smoke-apps")
-    check("delete the Deployment", r.returncode == 0, r.stdout + r.stderr)
+    check("delete the Deployment", (r.returncode, r.stdout) == (
+        0, 'deployment.apps "web" deleted from smoke-apps namespace\n'), r.stdout + r.stderr)
     left, waited = wait_for(lambda: not items(cluster, "replicasets,pods", "-n", "smoke-apps"), SETTLE)
     check("the garbage collector removes its ReplicaSet and pods", left is True,
           "after %.1f s: %r" % (waited, [x["metadata"]["name"] for x in items(cluster, "replicasets,pods", "-n",
