@@ -40,7 +40,8 @@ def main(argv):
         print(__doc__.strip(), file=sys.stderr)
         return 2
     bindir, results = argv[1], argv[2]
-    names = argv[3:] or sorted(os.path.basename(p)[: -len("_test.py")] for p in glob.glob(os.path.join(HERE, "*_test.py")))
+    names = argv[3:] or sorted(os.path.basename(p)[: -len("_test.py")]
+                               for p in glob.glob(os.path.join(HERE, "*_test.py")))
     version = pinned_version()
     passed = failed = 0
     cluster = Cluster(bindir, os.path.join(ROOT, "build"))

@@ -132,7 +132,8 @@ def run(cluster, check, version):
               spec.get("serviceAccountName") == "default"
               and [v["name"].startswith("kube-api-access-") for v in vols] == [True]
               and vols[0].get("projected") == TOKEN_VOLUME
-              and [(m["name"], m["mountPath"], m.get("readOnly")) for m in spec["containers"][0].get("volumeMounts", [])]
+              and [(m["name"], m["mountPath"], m.get("readOnly"))
+                   for m in spec["containers"][0].get("volumeMounts", [])]
               == [(vols[0]["name"], "/var/run/secrets/kubernetes.io/serviceaccount", True)], json.dumps(spec))
         check("the stored pod: DefaultTolerationSeconds' tolerations",
               spec.get("tolerations") == [
