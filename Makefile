@@ -30,8 +30,10 @@ mods = $(sort $(wildcard $(addsuffix /*.c,$(1))))
 RECONCILE_LIB := $(filter-out reconcile/main.c,$(call mods,reconcile))
 WEBHOOK_SRC   := $(call mods,base kube collector mutate certs server)
 RECONCILE_SRC := $(call mods,base kube collector) $(RECONCILE_LIB) reconcile/main.c
-# The unit suites link every library module (no main).
-UNIT_LIB      := $(call mods,base kube collector mutate certs) $(RECONCILE_LIB)
+# The unit suites link every library module (no main), and server/'s pure codecs (no sockets), with the log and metrics they
+# write to.
+UNIT_SERVER   := server/review.c server/conversion.c server/cr_admission.c server/log.c server/metrics.c
+UNIT_LIB      := $(call mods,base kube collector mutate certs) $(RECONCILE_LIB) $(UNIT_SERVER)
 UNIT_SUPPORT  := tests/unit/util.c tests/unit/engine_fixture.c
 # The suites are written down once, in tests/suites (not found by a
 # wildcard, so a deleted one fails tests/check_suites.sh instead of
