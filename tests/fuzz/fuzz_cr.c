@@ -20,7 +20,8 @@
  *     kind, is idempotent: defaulting its result again changes nothing.
  *
  * Built and run by `make fuzz` (seeds: tests/fuzz/cr-corpus); `make test`
- * replays the seeds and tests/fuzz/crashes/cr once. */
+ * replays the seeds once (it has found nothing yet; a finding goes to
+ * tests/fuzz/crashes/cr, named in the Makefile's fuzz-replay). */
 #include "collector/defaults.h"
 #include "mutate/defaults.h"
 #include "mutate/opampbridge.h"
