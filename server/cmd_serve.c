@@ -98,7 +98,7 @@ static const char usage[] =
     "  --max-inflight-bytes BYTES\n"
     "                            request bytes all connections may hold at once, at least --max-body: past\n"
     "                            it a request gets 503 with Retry-After (HTTP/2: its stream is refused with\n"
-    "                            REFUSED_STREAM; default 50331648)\n"
+    "                            REFUSED_STREAM; default 33554432)\n"
     "  --request-timeout SEC     close connections idle or stalled this long, and those whose client reads\n"
     "                            nothing of an answer this long (default 10)\n"
     "  --shutdown-delay SEC      keep serving this long after SIGTERM before closing the listener (default 0)\n"

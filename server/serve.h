@@ -47,10 +47,13 @@
  * the bodies in flight. */
 #define SERVE_MAX_TREE_BYTES ((size_t)32 << 20)
 
-/* --max-inflight-bytes' default: those 51 MiB, less room for the answers
- * being written (README "Bounds"), taken by the request bytes all
- * connections hold at once (serve_inflight.c). */
-#define SERVE_MAX_INFLIGHT_BYTES ((size_t)48 << 20)
+/* --max-inflight-bytes' default: the request bytes all connections may
+ * hold at once (serve_inflight.c). The count is taken after each socket
+ * read, so one read per loop (up to the kernel's receive buffer, a few
+ * MiB, in a buffer that doubles) comes on top before it is refused, and
+ * TLS and allocator overheads with it: 32 MiB keeps the whole within
+ * those 51 MiB (README "Bounds", measured). */
+#define SERVE_MAX_INFLIGHT_BYTES ((size_t)32 << 20)
 
 typedef struct serve_server {
     h2o_globalconf_t config;
@@ -229,6 +232,9 @@ void serve_stall_dispose(serve_acceptor *a);
  * and puts the new connection under the budget: more than `budget` bytes
  * of request bodies held for its streams (arriving, queued or being
  * answered), and the connection is closed with GOAWAY ENHANCE_YOUR_CALM.
+ * The client's RST_STREAM frames past a rate close it the same way (rapid
+ * reset), and a stream whose DATA would take the process past
+ * --max-inflight-bytes is refused with RST_STREAM REFUSED_STREAM.
  * NULL when this h2o is not laid out as the one the guard was written for
  * (logged; the caller closes the connection). The handler calls
  * serve_h2_request() for every HTTP/2 request it takes, so that its body

@@ -1,5 +1,6 @@
-/* server/serve_h2.c - the request-body budget of one HTTP/2 connection
- * (--http2 only).
+/* server/serve_h2.c - the request-body budget of one HTTP/2 connection,
+ * its rapid-reset limit, and its streams' part in the process-wide cap
+ * (serve_inflight.c) (--http2 only).
  *
  * What h2o 2.2.5 bounds by itself: one stream's body, by
  * max_request_entity_size (--max-body; REFUSED_STREAM beyond), and the
@@ -19,7 +20,11 @@
  * stream is reset, or it passes --max-body (h2o refuses it then and frees
  * its body). Once they add up to more than the budget (cmd_serve.c:
  * 2 x --max-body) the connection is closed with GOAWAY ENHANCE_YOUR_CALM,
- * and h2o frees all it holds.
+ * and h2o frees all it holds. The same counts, as the memory of the
+ * bodies' buffers, are the connection's share of the process's request
+ * bytes (serve_h2_held()), and a stream whose DATA would take that total
+ * past --max-inflight-bytes is refused alone (refuse_over_cap below).
+ * Resets the client sends are counted too (rapid reset, below).
  *
  * The hooks. h2o 2.2.5 parses a connection's input one frame at a time by
  * calling the connection's _read_expect function pointer (the preface,

@@ -144,8 +144,6 @@ static void on_refusal_sent(h2o_socket_t *sock, const char *err) {
         return;
     }
     shutdown(h2o_socket_get_fd(sock), SHUT_WR);
-    h2o_buffer_consume(&sock->input, sock->input->size);
-    recount(c);
     h2o_context_t *ctx = c->a->accept_ctx.ctx;
     c->handshake.cb = on_linger_end;
     h2o_timeout_link(ctx->loop, &ctx->handshake_timeout, &c->handshake);
@@ -160,6 +158,12 @@ static void on_read(h2o_socket_t *sock, const char *err) {
          * is out. What it held is freed with the connection. */
         serve_inflight_refused(c->a->srv, "HTTP/1.1");
         h2o_socket_read_stop(sock);
+        /* Freed now, not once the 503 is out (a turn of the loop later,
+         * after every other connection this turn reads): h2o is only ever
+         * told to close this connection from here on, which reads none of
+         * it. */
+        h2o_buffer_consume(&sock->input, sock->input->size);
+        recount(c);
         h2o_iovec_t res = h2o_iovec_init(refusal, sizeof refusal - 1);
         h2o_socket_write(sock, &res, 1, on_refusal_sent);
         return;
