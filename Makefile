@@ -11,7 +11,9 @@ PKGS_RECONCILE := json-c yaml-0.1 openssl libcurl
 PKGS_WEBHOOK   := $(PKGS_RECONCILE) libh2o-evloop
 CFLAGS_ALL = -std=gnu11 $(WARN) $(DEFS) $(OPT) -I. $(shell pkg-config --cflags $(PKGS_WEBHOOK) 2>/dev/null) $(CFLAGS)
 libs = $(shell pkg-config --libs $(1) 2>/dev/null) -lpthread -lm
-LIBS_WEBHOOK   = $(call libs,$(PKGS_WEBHOOK))
+# server/serve_inflight.c defines h2o_socket_read_start in front of h2o's:
+# the executable must export it for libh2o's own calls to reach it.
+LIBS_WEBHOOK   = $(call libs,$(PKGS_WEBHOOK)) -Wl,--export-dynamic-symbol=h2o_socket_read_start -ldl
 # The release webhook allocates through mimalloc (README "Performance": a
 # third fewer instructions per admission than glibc's malloc). Sanitizer and
 # valgrind builds keep glibc's, which their tools replace.
