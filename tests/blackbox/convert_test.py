@@ -21,7 +21,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from testlib import Checks  # noqa: E402
+from testlib import Checks, log_records  # noqa: E402
 import metricslib  # noqa: E402
 from serverlib import Server  # noqa: E402
 
@@ -286,12 +286,7 @@ def test_metrics(srv):
 
 
 def test_logs(srv):
-    recs = []
-    for line in srv.stderr().splitlines():
-        try:
-            recs.append(json.loads(line))
-        except ValueError:
-            pass
+    recs = log_records(srv.stderr())
     check("log: a failed review", any(o.get("msg") == "conversion failed" and o.get("level") == "warn" and
                                       o.get("uid") == "uid-batch" and o.get("desired") == A and
                                       o.get("error") == "objects[1] (bad): spec.config.receivers: expected a map, got "

@@ -3,6 +3,7 @@ the closing "N passed, M failed" line and its record for tests/summary.sh,
 a free loopback port, scratch folders removed at exit,
 and the sanitizer settings for running our binaries."""
 import atexit
+import json
 import shutil
 import socket
 import sys
@@ -12,6 +13,20 @@ import tempfile
 # memory of a destroyed multithread queue; nothing of ours may leak.
 LSAN_SUPP = "leak:h2o_mem_alloc_recycle\nleak:h2o_multithread_create_queue\n"
 SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "runtime error", "ERROR: LeakSanitizer")
+
+
+def log_records(text):
+    """The JSON log lines of a server's stderr, as objects; other lines
+    (sanitizer reports, text-format logs) are left out."""
+    recs = []
+    for line in text.splitlines():
+        try:
+            o = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(o, dict):
+            recs.append(o)
+    return recs
 
 
 def free_port():
