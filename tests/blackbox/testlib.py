@@ -29,6 +29,16 @@ def log_records(text):
     return recs
 
 
+def cpu_seconds(pid):
+    """CPU time (user + system) process pid has used so far: what a bound
+    on work is checked with, where wall-clock time would measure the
+    machine's other load too."""
+    import os
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def free_port():
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
