@@ -96,7 +96,8 @@ static const char usage[] =
     "                            before it is built): past it a pod is admitted untouched with a warning,\n"
     "                            a custom resource refused (413), a conversion failed (default 33554432)\n"
     "  --max-inflight-bytes BYTES\n"
-    "                            request bytes all connections may hold at once, at least --max-body: past\n"
+    "                            request bytes all connections may hold at once, at least the buffer one\n"
+    "                            --max-body request takes (8 MiB for 6 MiB: buffers double from 64 KiB); past\n"
     "                            it a request gets 503 with Retry-After (HTTP/2: its stream is refused with\n"
     "                            REFUSED_STREAM; default 33554432)\n"
     "  --request-timeout SEC     close connections idle or stalled this long, and those whose client reads\n"
@@ -269,9 +270,9 @@ static int parse_args(int argc, char **argv, serve_opts *o) {
     if (!o->listen) BAD("--listen is required");
     if (!o->cert) BAD("--tls-cert is required");
     if (!o->key) BAD("--tls-key is required");
-    if (o->max_inflight < o->max_body)
-        BAD("--max-inflight-bytes %zu is less than --max-body %zu: no request of the largest size could be taken",
-            o->max_inflight, o->max_body);
+    if (o->max_inflight < serve_inflight_min_cap(o->max_body))
+        BAD("--max-inflight-bytes %zu is less than the %zu bytes of buffer a request of --max-body %zu takes: no "
+            "request of that size could be taken", o->max_inflight, serve_inflight_min_cap(o->max_body), o->max_body);
     if (o->kubeconfig && o->incluster) BAD("--kubeconfig and --in-cluster exclude each other");
     if (o->context && !o->kubeconfig) BAD("--context needs --kubeconfig");
     if (strcmp(o->native, "auto") && strcmp(o->native, "on") && strcmp(o->native, "off"))

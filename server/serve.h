@@ -47,6 +47,10 @@
  * the bodies in flight. */
 #define SERVE_MAX_TREE_BYTES ((size_t)32 << 20)
 
+/* The first size of a connection's read buffers (serve_loop.c's
+ * loop_main says why); h2o doubles them from there. */
+#define SERVE_READ_BUFFER 65536
+
 /* --max-inflight-bytes' default: the request bytes all connections may
  * hold at once (serve_inflight.c). The count is taken after each socket
  * read, so one read per loop (up to the kernel's receive buffer, a few
@@ -218,6 +222,9 @@ void serve_inflight_close(serve_conn *c);
 bool serve_inflight_over(const serve_server *srv);
 void serve_inflight_refused(serve_server *srv, const char *proto);
 bool serve_inflight_hooked(const serve_conn *c);
+/* The least --max-inflight-bytes that lets a request of max_body through:
+ * the buffer it takes (capacities double from SERVE_READ_BUFFER). */
+size_t serve_inflight_min_cap(size_t max_body);
 
 /* serve_stall.c, on the acceptor's loop. start() with the acceptor (the
  * tick: half of srv->write_timeout), watch() once the connection speaks
@@ -244,6 +251,10 @@ void serve_h2_guard_free(struct serve_h2_guard *g);
 /* The memory the request bodies of the guard's streams take now (their
  * buffers' capacities; 0 for NULL). */
 size_t serve_h2_held(const struct serve_h2_guard *g);
+/* Whether an HTTP/2 connection has answers being sent (streams whose body
+ * h2o is sending, or holding back for the client's flow-control window);
+ * false for any other connection. */
+bool serve_h2_answering(const serve_conn *c);
 void serve_h2_request(h2o_req_t *req);
 
 /* serve_loop.c. serve_loops_start() starts n event loops accepting from fd

@@ -100,8 +100,10 @@ struct serve_h2_guard {
  * of it, so the guard does: the client's RST_STREAM frames come out of a
  * bucket of H2_RESET_BURST that refills at H2_RESET_RATE a second, and a
  * connection that empties it is closed with GOAWAY ENHANCE_YOUR_CALM. The
- * API server resets a stream when its request is cancelled (a timeout),
- * a few a second at the worst, far under the rate. */
+ * API server resets a stream when it gives up on its request (a timeout);
+ * such a request is the handler's by then, and those resets are not
+ * counted (account() below), so an overloaded webhook whose caller
+ * cancels many requests at once is not closed for it. */
 #define H2_RESET_BURST 100.0
 #define H2_RESET_RATE 10.0
 
@@ -167,8 +169,12 @@ static enum h2_verdict account(struct serve_h2_guard *g, const uint8_t *f) {
         return g->held <= g->budget ? OK : OVER_BUDGET;
     case F_RST_STREAM:
         /* h2o frees the stream at once; a HANDED one goes through the
-         * request's disposal, counted off there. */
-        if (i >= 0 && g->s[i].state != HANDED) drop(g, i);
+         * request's disposal, counted off there. Cancelling a request the
+         * handler has (the API server's timeout) is not counted: only
+         * resets of streams with nothing handed, which is what rapid reset
+         * sends (HEADERS with END_STREAM, answered or not, then reset). */
+        if (i >= 0 && g->s[i].state == HANDED) return OK;
+        if (i >= 0) drop(g, i);
         return reset_allowed(g) ? OK : RESET_FLOOD;
     default: return OK;
     }
@@ -226,11 +232,34 @@ static void said(enum h2_verdict v, const struct serve_h2_guard *g) {
     }
 }
 
+/* h2o closes streams by itself too (a HEADERS it refuses, a body whose
+ * length is not its content-length, the 101st open stream), always
+ * writing RST_STREAM for them into the connection's output buffer, which
+ * it flushes later, never within a frame's handling. The RST_STREAM
+ * frames it wrote from `from` on say which tracked streams are gone:
+ * their bodies are freed, and so are their counts. */
+static void reset_by_h2o(h2_conn_head *conn, struct serve_h2_guard *g, size_t from) {
+    const h2o_buffer_t *w = conn->_write.buf;
+    if (!w || w->size < from) return; /* not the buffer it was: nothing added */
+    const uint8_t *b = (const uint8_t *)w->bytes;
+    for (size_t at = from; at + 9 <= w->size;) {
+        uint32_t flen = (uint32_t)b[at] << 16 | (uint32_t)b[at + 1] << 8 | b[at + 2];
+        if (b[at + 3] == F_RST_STREAM) {
+            uint32_t sid = ((uint32_t)b[at + 5] << 24 | (uint32_t)b[at + 6] << 16 | (uint32_t)b[at + 7] << 8 |
+                            b[at + 8]) & 0x7fffffffu;
+            int i = find(g, sid);
+            if (i >= 0 && g->s[i].state != HANDED) drop(g, i);
+        }
+        at += 9 + (size_t)flen;
+    }
+}
+
 static ssize_t guarded_expect(h2_conn_head *conn, const uint8_t *src, size_t len, const char **err_desc) {
     serve_conn *c = conn->sock->on_close.data;
     struct serve_h2_guard *g = c->h2;
     ssize_t refused = refuse_over_cap(conn, g, src, len, err_desc);
     if (refused != 0) return refused;
+    size_t written = conn->_write.buf ? conn->_write.buf->size : 0;
     ssize_t ret = g->inner(conn, src, len, err_desc);
     if (conn->_read_expect != guarded_expect) { /* h2o moved on to another state */
         g->inner = conn->_read_expect;
@@ -242,7 +271,8 @@ static ssize_t guarded_expect(h2_conn_head *conn, const uint8_t *src, size_t len
         return ret;
     }
     enum h2_verdict v = account(g, src);
-    if (src[3] == F_DATA) serve_inflight_recount(c);
+    reset_by_h2o(conn, g, written);
+    serve_inflight_recount(c);
     if (v == OK) return ret;
     said(v, g);
     *err_desc = v == OVER_BUDGET ? "request bodies over the connection's budget" : "too many streams reset";
@@ -275,6 +305,11 @@ struct serve_h2_guard *serve_h2_guard(serve_conn *c, h2o_context_t *ctx, size_t 
 void serve_h2_guard_free(struct serve_h2_guard *g) { free(g); }
 
 size_t serve_h2_held(const struct serve_h2_guard *g) { return g ? g->memory : 0; }
+
+bool serve_h2_answering(const serve_conn *c) {
+    const h2_conn_head *conn = c->h2 ? c->sock->data : NULL;
+    return conn && conn->num_streams.pull.send_body > 0;
+}
 
 /* Lives in the request's pool; h2o calls on_request_disposed when it
  * disposes of the request, before it frees the connection (and with it

@@ -69,6 +69,12 @@ const char *serve_inflight_init(void) {
     return NULL;
 }
 
+/* The connection whose read h2o is handling on this thread, so that the
+ * count can be taken again once h2o has parsed (and consumed) what came,
+ * unless h2o closed the connection meanwhile (serve_inflight_close()
+ * clears it then). One per thread: a loop is one thread. */
+static __thread serve_conn *reading;
+
 static size_t buffer_bytes(const h2o_buffer_t *b) { return b && b->bytes ? b->capacity : 0; }
 
 /* The connection's bytes now, into the total; true when they grew. */
@@ -85,6 +91,7 @@ static bool recount(serve_conn *c) {
 void serve_inflight_recount(serve_conn *c) { recount(c); }
 
 void serve_inflight_close(serve_conn *c) {
+    if (reading == c) reading = NULL;
     atomic_fetch_sub(&c->a->srv->inflight, c->inflight);
     c->inflight = 0;
 }
@@ -150,9 +157,21 @@ static void on_refusal_sent(h2o_socket_t *sock, const char *err) {
     h2o_read_start(sock, on_discard); /* h2o's own: inner_read stays h2o's callback */
 }
 
+/* Whether this read of an HTTP/1.1 connection is refused: it made the
+ * connection hold more, past one initial buffer (so a request with a
+ * body: requests without, /healthz and the kubelet's probes, always fit
+ * in one and are never refused), while the process is over the cap, and
+ * h2o is not writing on the socket (h2o 2.2.5 answers a malformed request
+ * with 400 while still reading: the socket is not ours then). */
+static bool refused(serve_conn *c, h2o_socket_t *sock) {
+    bool grew = recount(c);
+    return grew && c->http1 && c->inflight > h2o_socket_buffer_prototype._initial_buf.capacity &&
+           !h2o_socket_is_writing(sock) && serve_inflight_over(c->a->srv);
+}
+
 static void on_read(h2o_socket_t *sock, const char *err) {
     serve_conn *c = serve_conn_of(sock);
-    if (!err && recount(c) && c->http1 && serve_inflight_over(c->a->srv)) {
+    if (!err && refused(c, sock)) {
         /* h2o is reading a request (it never reads while answering), so
          * it writes nothing meanwhile: the socket is ours until the 503
          * is out. What it held is freed with the connection. */
@@ -168,7 +187,19 @@ static void on_read(h2o_socket_t *sock, const char *err) {
         h2o_socket_write(sock, &res, 1, on_refusal_sent);
         return;
     }
+    serve_conn *outer = reading;
+    reading = c;
     c->inner_read(sock, err);
+    if (reading == c) recount(c); /* still open: what h2o consumed is gone */
+    reading = outer;
+}
+
+size_t serve_inflight_min_cap(size_t max_body) {
+    /* The largest request in one buffer: the body, its headers (h2o 2.2.5
+     * takes 8 KiB of them at most) and the room h2o reserves for a read. */
+    size_t need = max_body + 16384, cap = SERVE_READ_BUFFER;
+    while (cap < need) cap *= 2;
+    return cap;
 }
 
 bool serve_inflight_hooked(const serve_conn *c) { return c->read_hooked; }

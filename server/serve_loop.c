@@ -41,8 +41,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* The first size of a connection's read buffers (see loop_main). */
-#define SERVE_READ_BUFFER 65536
 
 typedef struct serve_loop {
     h2o_context_t ctx; /* first: a connection's ctx is its loop */

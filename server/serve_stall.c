@@ -9,10 +9,12 @@
  * request's pool alive all that time. A client that reads slowly but
  * steadily is not stalled, so the clock measures progress, not the
  * length of the write: every connection has a tick every half timeout;
- * a tick that finds an answer still being written (h2o_socket_is_writing)
- * and no byte acknowledged by the client since the tick before counts as
- * stalled, and two such ticks in a row (no progress for a whole timeout)
- * close the connection. Progress is the kernel's count of bytes the peer
+ * a tick that finds an answer still being written (h2o_socket_is_writing,
+ * or for HTTP/2 a stream whose body h2o is sending or holds back for the
+ * client's flow-control window) and less than STALL_MIN_PROGRESS bytes
+ * acknowledged by the client since the tick before counts as stalled,
+ * and two such ticks in a row (no progress for a whole timeout) close the
+ * connection. Progress is the kernel's count of bytes the peer
  * acknowledged (TCP_INFO tcpi_bytes_acked): h2o counts bytes_written when
  * a write is submitted, not as it leaves, and a client that does not read
  * closes its receive window, so nothing it does not read is acknowledged.
@@ -36,6 +38,9 @@
 
 /* Ticks in a row without progress before the connection is closed. */
 #define STALL_TICKS 2
+/* Progress is at least this many bytes acknowledged in a tick: a client
+ * that takes a byte at a time would otherwise hold an answer forever. */
+#define STALL_MIN_PROGRESS 1024
 
 static uint64_t acked(h2o_socket_t *sock) {
     struct tcp_info ti = {0};
@@ -66,7 +71,8 @@ static void stalled_close(serve_conn *c) {
 static void on_tick(h2o_timeout_entry_t *entry) {
     serve_conn *c = H2O_STRUCT_FROM_MEMBER(serve_conn, stall, entry);
     uint64_t now = acked(c->sock);
-    if (!h2o_socket_is_writing(c->sock) || now != c->acked) {
+    bool answering = h2o_socket_is_writing(c->sock) || serve_h2_answering(c);
+    if (!answering || now >= c->acked + STALL_MIN_PROGRESS) {
         c->stalled = 0;
     } else if (++c->stalled >= STALL_TICKS) {
         stalled_close(c); /* h2o closes it: on_conn_close forgets it */

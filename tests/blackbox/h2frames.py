@@ -41,9 +41,9 @@ def hpack(headers):
     return out
 
 
-def request_headers(method, path):
+def request_headers(method, path, extra=()):
     return hpack([(":method", method), (":scheme", "https"), (":path", path), (":authority", "localhost")] +
-                 ([("content-type", "application/json")] if method == "POST" else []))
+                 ([("content-type", "application/json")] if method == "POST" else []) + list(extra))
 
 
 _STATIC_STATUS = {8: 200, 9: 204, 10: 206, 11: 304, 12: 400, 13: 404, 14: 500}
