@@ -57,7 +57,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
 }
 
 __attribute__((noreturn)) static void violation(const char *what, const cr_out *out) {
-    fprintf(stderr, "\nfuzz_cr: invariant violated: %s (route %s)\n", what, cr_route_paths[cur_route]);
+    fprintf(stderr, "\nfuzz_cr: invariant violated: %s (route %s)\n", what, cr_admission_path(cur_route));
     if (out) {
         fprintf(stderr, "status: %d, result: %d, rule: %s\n", out->r.status, (int)out->result,
                 out->rule ? out->rule : "(none)");
