@@ -30,7 +30,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from testlib import Checks  # noqa: E402
 from serverlib import Conn, Server, fresh_fingerprint, kubelet_publish, new_pair, pem_sha256  # noqa: E402
-from testlib import free_port  # noqa: E402
+from testlib import free_port, yaml_alias_bomb  # noqa: E402
 import h2frames as h2  # noqa: E402
 
 check = Checks("hardening")
@@ -487,14 +487,7 @@ def test_fd_limit(srv, ca):
 def bomb_review(n, uid):
     """A ConversionReview of n small alias-bomb collectors (a few KB) whose
     answer is large (about 2 MB each): an answer that takes long to read."""
-    leaf = "x" * 20
-    lines = ["receivers:", "  a: &a [%s]" % ",".join([leaf] * 10)]
-    prev = "a"
-    for name in "bcd":
-        lines.append("  %s: &%s [%s]" % (name, name, ",".join(["*" + prev] * 10)))
-        prev = name
-    lines.append("  g: [%s]" % ",".join(["*d"] * 10))
-    cfg = "\n".join(lines) + "\n"
+    cfg = yaml_alias_bomb(3, 10)
     objs = [{"apiVersion": "opentelemetry.io/v1alpha1", "kind": "OpenTelemetryCollector",
              "metadata": {"name": "c%d" % i, "namespace": "default"}, "spec": {"config": cfg}} for i in range(n)]
     return json.dumps({"kind": "ConversionReview", "apiVersion": "apiextensions.k8s.io/v1",

@@ -39,6 +39,20 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def yaml_alias_bomb(depth, tail):
+    """A collector config of a few hundred bytes whose aliases expand
+    10^depth-fold: `a` is ten 20-character strings, each next anchor ten
+    aliases of the one before (depth of them), and `g` lists the last one
+    `tail` times."""
+    lines = ["receivers:", "  a: &a [%s]" % ",".join(["x" * 20] * 10)]
+    prev = "a"
+    for name in "bcdefgh"[:depth]:
+        lines.append("  %s: &%s [%s]" % (name, name, ",".join(["*" + prev] * 10)))
+        prev = name
+    lines.append("  g: [%s]" % ",".join(["*" + prev] * tail))
+    return "\n".join(lines) + "\n"
+
+
 def free_port():
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
