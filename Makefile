@@ -14,7 +14,7 @@ libs = $(shell pkg-config --libs $(1) 2>/dev/null) -lpthread -lm
 # server/serve_inflight.c defines h2o_socket_read_start in front of h2o's:
 # the executable must export it for libh2o's own calls to reach it.
 LIBS_WEBHOOK   = $(call libs,$(PKGS_WEBHOOK)) -Wl,--export-dynamic-symbol=h2o_socket_read_start -ldl
-# The release webhook allocates through mimalloc (README "Performance": a
+# The release webhook allocates through mimalloc (docs/performance.md: a
 # third fewer instructions per admission than glibc's malloc). Sanitizer and
 # valgrind builds keep glibc's, which their tools replace.
 MIMALLOC := -lmimalloc
@@ -27,7 +27,7 @@ SAN     := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sani
 # and abort when the two differ.
 CHECKED := -DMUTATE_SELF_CHECK
 
-# Sources by module (README "Layout"); each binary links only its modules.
+# Sources by module (docs/architecture.md); each binary links only its modules.
 mods = $(sort $(wildcard $(addsuffix /*.c,$(1))))
 RECONCILE_LIB := $(filter-out reconcile/main.c,$(call mods,reconcile))
 WEBHOOK_SRC   := $(call mods,base kube collector mutate certs server)

@@ -271,7 +271,7 @@ char *metrics_render(const metrics_gauges *g, size_t *len) {
     for (int s = 0; s < MUTATE_NSKIPS; s++)
         sbuf_printf(f, "otel_webhook_skips_total{reason=\"%s\"} %lu\n", skip_names[s], atomic_load(&skips[s]));
     family(f, "otel_webhook_limits_exceeded_total", "counter",
-           "Pods left alone because they were past a bound, by bound (README: Bounds).");
+           "Pods left alone because they were past a bound, by bound (docs/serve.md: Bounds).");
     for (int l = 1; l < MUTATE_NLIMITS; l++)
         sbuf_printf(f, "otel_webhook_limits_exceeded_total{limit=\"%s\"} %lu\n", mutate_limit_name(l),
                     atomic_load(&limits[l]));

@@ -7,7 +7,7 @@
  * counters, points in time as Unix *_timestamp_seconds gauges (never a
  * "seconds since" that changes on every scrape), no sentinel values (a
  * sample that is not known is left out), one label set per family. The
- * README's metrics table lists every family; the server tests hold the two
+ * metrics tables of docs/metrics.md list every family; the server tests hold the two
  * to each other. */
 #ifndef SERVER_METRICS_H
 #define SERVER_METRICS_H

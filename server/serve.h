@@ -38,7 +38,7 @@
 #include <stdint.h>
 #include <time.h>
 
-/* --max-tree-bytes' default: the JSON tree one request may cost (README
+/* --max-tree-bytes' default: the JSON tree one request may cost (docs/serve.md,
  * "Bounds"). The loops (--threads=2 in the Deployment) and the two access
  * review workers may each hold one; a collector's defaulting on a loop
  * holds a second at most (its config shared, not copied; measured 2.0x
@@ -56,7 +56,7 @@
  * read, so one read per loop (up to the kernel's receive buffer, a few
  * MiB, in a buffer that doubles) comes on top before it is refused, and
  * TLS and allocator overheads with it: 32 MiB keeps the whole within
- * those 51 MiB (README "Bounds", measured). */
+ * those 51 MiB (docs/serve.md, "Bounds", measured). */
 #define SERVE_MAX_INFLIGHT_BYTES ((size_t)32 << 20)
 
 typedef struct serve_server {

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""What one admission may cost, from the outside (README "Bounds"): pods past
+"""What one admission may cost, from the outside (docs/serve.md, "Bounds"): pods past
 a bound of the engine are answered at once, allowed, without a patch, with a
 warning and a metric naming the bound; the largest body the server accepts,
 shaped to stay within every bound, is answered within the admission budget

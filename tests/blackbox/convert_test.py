@@ -8,7 +8,7 @@ ConversionReview answers in both review versions and both directions,
 upstream's v1alpha1 e2e collectors (tests/data/convert) and the
 conversion-webhook-invalid-config fixture over HTTP, a batch with one failing
 object failing whole, every 400 with its exact body, 405 and 413, a uid with a
-NUL, the pod path still served, the conversions metrics against the README's
+NUL, the pod path still served, the conversions metrics against docs/metrics.md's
 tables and the log lines. The server's stderr must be free of sanitizer
 reports and it must exit 0 on SIGTERM."""
 import json
@@ -318,7 +318,7 @@ def alpha_obj(name, config, ns="default"):
 
 
 def test_budget(srv):
-    """The review as a whole is budgeted (README, Bounds): 64 alias bombs
+    """The review as a whole is budgeted (docs/custom-resources.md, Conversion): 64 alias bombs
     fail fast, the loop keeps answering meanwhile, memory stays bounded;
     past 10,000 objects a review is refused."""
     import threading

@@ -10,7 +10,7 @@ whole defaulted object), validation verdicts with the reference's
 messages, codes and warnings, the reference's 400s for objects that do
 not decode and HTTP 400 for bodies that are not AdmissionReviews, the
 operations (CREATE, UPDATE, DELETE, CONNECT, others), the settings file's
-fips-disabled-components, the metrics (families against the README's
+fips-disabled-components, the metrics (families against docs/metrics.md's
 tables, counts by kind, operation, result and rule), the log lines, and
 the pod path beside them. The privilege-escalation check against an API
 server is in cluster_test.py. Every server exits 0 on SIGTERM with no
