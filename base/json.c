@@ -86,6 +86,18 @@ bool jnonempty(json_object *v) {
     }
 }
 
+const char *jtype_name(json_object *v) {
+    switch (json_object_get_type(v)) {
+    case json_type_boolean: return "a boolean";
+    case json_type_int:
+    case json_type_double: return "a number";
+    case json_type_string: return "a string";
+    case json_type_array: return "a list";
+    case json_type_object: return "an object";
+    default: return "null";
+    }
+}
+
 json_object *jfind_named(json_object *arr, const char *name, size_t *idx) {
     size_t n = jlen(arr);
     /* "name" is hashed once per scan, not once per element: json-c's

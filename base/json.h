@@ -37,6 +37,10 @@ bool jnonempty(json_object *v);
 /* The first element of arr that is an object whose string "name" is name
  * (its index in *idx when idx is not NULL), or NULL. */
 json_object *jfind_named(json_object *arr, const char *name, size_t *idx);
+/* What v is, for "expected X, got Y" messages: "null" (a NULL v, which is
+ * how json-c holds JSON null), "a boolean", "a number", "a string", "a list"
+ * or "an object". The one wording every such message uses. */
+const char *jtype_name(json_object *v);
 
 #ifdef BASE_JSON_TRAP
 /* Fuzz builds only (-DBASE_JSON_TRAP): called whenever a reader above meets

@@ -3,6 +3,7 @@
 #include "base/shape.h"
 
 #include "base/alloc.h"
+#include "base/json.h"
 #include "base/quantity.h"
 #include "base/sbuf.h"
 
@@ -14,18 +15,6 @@ typedef struct seg {
     const char *key; /* NULL: an index */
     size_t idx;
 } seg;
-
-static const char *type_name(json_object *v) {
-    switch (json_object_get_type(v)) {
-    case json_type_boolean: return "a boolean";
-    case json_type_int:
-    case json_type_double: return "a number";
-    case json_type_string: return "a string";
-    case json_type_array: return "a list";
-    case json_type_object: return "an object";
-    default: return "null";
-    }
-}
 
 /* Keys are user text: long ones are cut so the message stays one line of
  * reasonable length. */
@@ -47,7 +36,7 @@ static void path_into(sbuf *b, const seg *s) {
 static char *wrong(const seg *at, json_object *v, const char *expected) {
     sbuf b = SBUF_INIT;
     path_into(&b, at);
-    sbuf_printf(&b, ": expected %s, got %s", expected, type_name(v));
+    sbuf_printf(&b, ": expected %s, got %s", expected, jtype_name(v));
     /* YAML reads an unquoted 3 or true as a number or boolean. */
     if (!strcmp(expected, "a string") &&
         (json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_boolean)))

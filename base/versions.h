@@ -1,7 +1,9 @@
 /* base/versions.h - every version and default image, in one place.
  *
- * The reference's are those of the operator snapshot the spec describes
- * (../shared/spec/mutation.md 2.9, reconcile.md 5.6); changing one here
+ * The reference's are those of the OpenTelemetry Operator v0.158.0: its
+ * upstream `versions.txt`, which the Instrumentation defaulting
+ * (`internal/webhook/instrumentation_webhook.go`) and the collector upgrade
+ * routines (`pkg/collector/upgrade/`) read; changing one here
  * changes it in the webhook, `inject`, `render` and `run` alike. */
 #ifndef BASE_VERSIONS_H
 #define BASE_VERSIONS_H

@@ -6,6 +6,8 @@
  * the reason rather than the usage text. */
 #include "certs/gen.h"
 
+#include "base/cli.h"
+
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -33,20 +35,13 @@ static const char usage[] =
     "\n"
     "Exit status: 0 done, 1 failure, 2 usage.\n";
 
-static int usage_error(const char *fmt, const char *arg) {
-    fputs("otel-webhook certs: ", stderr);
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n\n%s", usage);
-    return 2;
-}
-
 int tls_cmd_certs(int argc, char **argv) {
-    if (argc < 2) return usage_error("expected a subcommand: %s", "generate");
+    if (argc < 2) return cli_usage_error("certs", usage, "expected a subcommand: generate");
     if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
         fputs(usage, stdout);
         return 0;
     }
-    if (strcmp(argv[1], "generate") != 0) return usage_error("unknown subcommand \"%s\"", argv[1]);
+    if (strcmp(argv[1], "generate") != 0) return cli_usage_error("certs", usage, "unknown subcommand \"%s\"", argv[1]);
 
     static const struct option longopts[] = {
         {"service", required_argument, NULL, 's'}, {"namespace", required_argument, NULL, 'n'},
@@ -74,21 +69,17 @@ int tls_cmd_certs(int argc, char **argv) {
             errno = 0;
             long d = strtol(optarg, &end, 10);
             if (errno || end == optarg || *end || d < 1 || d > TLS_GEN_MAX_DAYS)
-                return usage_error("--days wants a whole number from 1 to 36500, not \"%s\"", optarg);
+                return cli_usage_error("certs", usage, "--days wants a whole number from 1 to 36500, not \"%s\"", optarg);
             o.days = (int)d;
             break;
         }
-        case ':': return usage_error("%s needs a value", gargv[optind - 1]);
-        default: {
-            char opt[3] = {'-', (char)optopt, 0};
-            return usage_error("unknown option %s", optopt ? opt : gargv[optind - 1]);
-        }
+        default: return cli_bad_option("certs", usage, c, gargv, longopts);
         }
     }
-    if (optind < gargc) return usage_error("unexpected argument \"%s\"", gargv[optind]);
-    if (!o.service) return usage_error("%s is required", "--service");
-    if (!o.ns) return usage_error("%s is required", "--namespace");
-    if (!o.out_dir) return usage_error("%s is required", "--out");
+    if (optind < gargc) return cli_usage_error("certs", usage, "unexpected argument \"%s\"", gargv[optind]);
+    if (!o.service) return cli_usage_error("certs", usage, "--service is required");
+    if (!o.ns) return cli_usage_error("certs", usage, "--namespace is required");
+    if (!o.out_dir) return cli_usage_error("certs", usage, "--out is required");
 
     char err[512];
     if (tls_generate(&o, err, sizeof err) != 0) {

@@ -30,18 +30,6 @@
 #define ALPHA COLLECTOR_CONVERT_V1ALPHA1
 #define BETA COLLECTOR_CONVERT_V1BETA1
 
-static const char *type_name(json_object *v) {
-    switch (json_object_get_type(v)) {
-    case json_type_null: return "null";
-    case json_type_boolean: return "a boolean";
-    case json_type_int:
-    case json_type_double: return "a number";
-    case json_type_string: return "a string";
-    case json_type_array: return "a list";
-    default: return "an object";
-    }
-}
-
 static bool has_key(json_object *o, const char *key) {
     return json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, key, NULL);
 }
@@ -50,7 +38,7 @@ static bool has_key(json_object *o, const char *key) {
  * object, got ..." (what the reference's decoder refuses). */
 static int want_obj(json_object *v, const char *path, char *err, size_t errlen) {
     if (v == NULL || json_object_is_type(v, json_type_object)) return 0;
-    return err_printf(err, errlen, "%s: expected an object, got %s", path, type_name(v));
+    return err_printf(err, errlen, "%s: expected an object, got %s", path, jtype_name(v));
 }
 
 static bool in_list(const char *const *list, const char *key) {
@@ -72,13 +60,13 @@ static int shape_strings(json_object *v, const char *path, json_object **out, ch
     *out = NULL;
     if (v == NULL) return 0;
     if (!json_object_is_type(v, json_type_array))
-        return err_printf(err, errlen, "%s: expected a list, got %s", path, type_name(v));
+        return err_printf(err, errlen, "%s: expected a list, got %s", path, jtype_name(v));
     json_object *a = jnew_arr();
     for (size_t i = 0; i < json_object_array_length(v); i++) {
         json_object *s = json_object_array_get_idx(v, i);
         if (json_object_is_type(s, json_type_array) || json_object_is_type(s, json_type_object)) {
             json_object_put(a);
-            return err_printf(err, errlen, "%s[%zu]: expected a string, got %s", path, i, type_name(s));
+            return err_printf(err, errlen, "%s[%zu]: expected a string, got %s", path, i, jtype_name(s));
         }
         jpush(a, s ? jnew_str(json_object_get_string(s)) : jnew_str(""));
     }
@@ -122,7 +110,7 @@ static int shape_section(json_object *in, json_object *out, const char *key, boo
         return 0;
     }
     if (!json_object_is_type(v, json_type_object))
-        return err_printf(err, errlen, "spec.config.%s: expected a map, got %s", key, type_name(v));
+        return err_printf(err, errlen, "spec.config.%s: expected a map, got %s", key, jtype_name(v));
     json_object *c = jcopy(v);
     integral_numbers(c);
     jset(out, key, c);
@@ -134,7 +122,7 @@ static int shape_pipeline(const char *name, json_object *p, json_object **out, c
     *out = NULL;
     if (p == NULL) return 0; /* a null pipeline stays null */
     if (!json_object_is_type(p, json_type_object))
-        return err_printf(err, errlen, "spec.config.service.pipelines.%s: expected a map, got %s", name, type_name(p));
+        return err_printf(err, errlen, "spec.config.service.pipelines.%s: expected a map, got %s", name, jtype_name(p));
     json_object *o = jnew_obj();
     for (int i = 0; i < 3; i++) {
         char path[320];
@@ -153,12 +141,12 @@ static int shape_pipeline(const char *name, json_object *p, json_object **out, c
 static int shape_service(json_object *in, json_object *out, char *err, size_t errlen) {
     json_object *svc = jget(in, "service"), *o = jset_obj(out, "service"), *l, *v;
     if (svc != NULL && !json_object_is_type(svc, json_type_object))
-        return err_printf(err, errlen, "spec.config.service: expected a map, got %s", type_name(svc));
+        return err_printf(err, errlen, "spec.config.service: expected a map, got %s", jtype_name(svc));
     if (shape_strings(jget(svc, "extensions"), "spec.config.service.extensions", &l, err, errlen) < 0) return -1;
     if (l) jset(o, "extensions", l);
     if ((v = jget(svc, "telemetry")) != NULL) {
         if (!json_object_is_type(v, json_type_object))
-            return err_printf(err, errlen, "spec.config.service.telemetry: expected a map, got %s", type_name(v));
+            return err_printf(err, errlen, "spec.config.service.telemetry: expected a map, got %s", jtype_name(v));
         json_object *c = jcopy(v);
         integral_numbers(c);
         jset(o, "telemetry", c);
@@ -166,7 +154,7 @@ static int shape_service(json_object *in, json_object *out, char *err, size_t er
     json_object *pipes = jset_obj(o, "pipelines");
     if ((v = jget(svc, "pipelines")) == NULL) return 0;
     if (!json_object_is_type(v, json_type_object))
-        return err_printf(err, errlen, "spec.config.service.pipelines: expected a map, got %s", type_name(v));
+        return err_printf(err, errlen, "spec.config.service.pipelines: expected a map, got %s", jtype_name(v));
     json_object_object_foreach(v, name, p) {
         json_object *po;
         if (shape_pipeline(name, p, &po, err, errlen) < 0) return -1;
@@ -457,7 +445,7 @@ static json_object *to_alpha_fn(json_object *beta, collector_convert_budget *bud
     json_object *out = NULL, *fields = jnew_obj(), *meta, *spec, *status;
     ovnode root = {NULL, NULL, fields}, sn = {&root, "spec", NULL}, stn = {&root, "status", NULL};
     if (!json_object_is_type(beta, json_type_object)) {
-        err_printf(err, errlen, "expected an object, got %s", type_name(beta));
+        err_printf(err, errlen, "expected an object, got %s", jtype_name(beta));
         goto fail;
     }
     spec = jget(beta, "spec");
@@ -598,7 +586,7 @@ static int fold_replicas(json_object *alpha_spec, json_object *out, char *err, s
     for (int i = 0; i < 2; i++) {
         json_object *v = jget(alpha_spec, keys[i]);
         if (v && !json_object_is_type(v, json_type_int))
-            return err_printf(err, errlen, "spec.%s: expected an integer, got %s", keys[i], type_name(v));
+            return err_printf(err, errlen, "spec.%s: expected an integer, got %s", keys[i], jtype_name(v));
         any |= v != NULL;
     }
     if (!any) return 0;
@@ -671,7 +659,7 @@ static int spec_to_beta(json_object *spec, json_object *meta, json_object *out, 
         json_object_object_foreach(spec, k, v) {
             if (strcmp(k, "config") == 0) {
                 if (v != NULL && !json_object_is_type(v, json_type_string))
-                    return err_printf(err, errlen, "spec.config: expected a string, got %s", type_name(v));
+                    return err_printf(err, errlen, "spec.config: expected a string, got %s", jtype_name(v));
                 const char *text = v ? json_object_get_string(v) : "";
                 size_t len = v ? (size_t)json_object_get_string_len(v) : 0;
                 char why[256];
@@ -742,7 +730,7 @@ static json_object *to_beta_fn(json_object *alpha, collector_convert_notes *note
     json_object *out = NULL, *fields = NULL, *meta, *spec, *status;
     if (notes) memset(notes, 0, sizeof *notes);
     if (!json_object_is_type(alpha, json_type_object)) {
-        err_printf(err, errlen, "expected an object, got %s", type_name(alpha));
+        err_printf(err, errlen, "expected an object, got %s", jtype_name(alpha));
         return NULL;
     }
     spec = jget(alpha, "spec");
@@ -800,7 +788,7 @@ json_object *collector_convert_budgeted(json_object *obj, const char *desired, c
                                         collector_convert_budget *budget, char *err, size_t errlen) {
     if (notes) memset(notes, 0, sizeof *notes);
     if (!json_object_is_type(obj, json_type_object)) {
-        err_printf(err, errlen, "expected an object, got %s", type_name(obj));
+        err_printf(err, errlen, "expected an object, got %s", jtype_name(obj));
         return NULL;
     }
     const char *api = jstr(obj, "apiVersion"), *kind = jstr(obj, "kind");

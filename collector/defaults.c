@@ -64,28 +64,17 @@ static void default_endpoint(json_object *m, const char *key, long port) {
     prefix_host(m, key);
 }
 
-static const char *type_name(json_object *v) {
-    switch (json_object_get_type(v)) {
-    case json_type_boolean: return "a boolean";
-    case json_type_int:
-    case json_type_double: return "a number";
-    case json_type_string: return "a string";
-    case json_type_array: return "a list";
-    default: return "an object";
-    }
-}
-
 /* Absent, null or a map; else the reason in err. */
 static int want_map(json_object *o, const char *key, const char *path, char *err, size_t errlen) {
     json_object *v = jget(o, key);
     if (!v || json_object_is_type(v, json_type_object)) return 0;
-    return err_printf(err, errlen, "%s%s%s: expected a map, got %s", path, *path ? "." : "", key, type_name(v));
+    return err_printf(err, errlen, "%s%s%s: expected a map, got %s", path, *path ? "." : "", key, jtype_name(v));
 }
 
 static int want_string(json_object *o, const char *key, const char *path, char *err, size_t errlen) {
     json_object *v = jget(o, key);
     if (!v || json_object_is_type(v, json_type_string)) return 0;
-    return err_printf(err, errlen, "%s.%s: expected a string, got %s", path, key, type_name(v));
+    return err_printf(err, errlen, "%s.%s: expected a string, got %s", path, key, jtype_name(v));
 }
 
 /* What the reference's decoder would refuse in the enabled components it

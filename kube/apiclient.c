@@ -3,7 +3,8 @@
  *
  * libcurl rather than h2o's client: h2o 2.2.5's client skips host name
  * verification under TLS 1.3 and cannot match IP SANs, which the in-cluster
- * address needs (../shared/notes/h2o-stack.md §5). Each thread reuses one
+ * address needs (tried against a TLS fake API server whose certificate
+ * names 127.0.0.1 as an IP SAN). Each thread reuses one
  * easy handle so its connection is kept alive between requests; options are
  * reset and set again per request, which costs microseconds and means no
  * request inherits another's timeouts or callbacks.

@@ -7,8 +7,10 @@
  * webhook (store snapshots, API lookups with a budget) and the offline
  * `otel-webhook inject` command (files).
  *
- * Reference behaviour: ../shared/spec/mutation.md. Deliberate differences
- * are listed in docs/compat.md.
+ * Reference behaviour: the OpenTelemetry Operator v0.158.0's pod webhook
+ * (upstream internal/webhook/podmutation/webhookhandler.go,
+ * internal/instrumentation/ and pkg/sidecar/). Deliberate differences are
+ * listed in docs/compat.md.
  *
  * Threading: mutate_pod() is reentrant. Objects handed out by a source are
  * shared with other threads, so the engine only reads them and copies what

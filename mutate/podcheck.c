@@ -140,18 +140,6 @@ typedef struct pc {
     bool shallow; /* the shape step: map values are not looked at */
 } pc;
 
-static const char *type_name(json_object *v) {
-    switch (json_object_get_type(v)) {
-    case json_type_null: return "null";
-    case json_type_boolean: return "a boolean";
-    case json_type_int:
-    case json_type_double: return "a number";
-    case json_type_string: return "a string";
-    case json_type_array: return "a list";
-    default: return "an object";
-    }
-}
-
 /* Annotation keys reach 317 bytes in Kubernetes; anything longer is cut at
  * a character boundary, so a hostile key cannot make the warning huge. */
 #define KEY_MAX 320
@@ -203,14 +191,14 @@ static bool refuse(pc *c, const seg *at, json_object *where, char *reason) {
 }
 
 static bool wrong(pc *c, const seg *at, json_object *v, json_object *holder, const char *expected) {
-    return refuse(c, at, v ? v : holder, xasprintf("expected %s, got %s", expected, type_name(v)));
+    return refuse(c, at, v ? v : holder, xasprintf("expected %s, got %s", expected, jtype_name(v)));
 }
 
 /* A scalar where a string belongs: YAML read an unquoted true, yes or 8080
  * as a boolean or a number; the hint says what to write instead. */
 static bool not_a_string(pc *c, const seg *at, json_object *v, json_object *holder) {
     if (json_object_is_type(v, json_type_boolean) || json_object_is_type(v, json_type_int))
-        return refuse(c, at, v, xasprintf("expected a string, got %s (quote it: \"%s\")", type_name(v),
+        return refuse(c, at, v, xasprintf("expected a string, got %s (quote it: \"%s\")", jtype_name(v),
                                           json_object_get_string(v)));
     if (json_object_is_type(v, json_type_double))
         return refuse(c, at, v, xasprintf("expected a string, got a number (quote it)"));

@@ -35,7 +35,7 @@ void mutate_record_apply(json_object *orig, mutate_result *res);
 /* The record's budget: the API server keeps at most 256 KiB of a pod's
  * annotations together (TotalAnnotationSizeLimitB), so no stored pod can
  * carry a longer one, and the longest our injection writes for the
- * largest pod within mutate.h's bounds is far less (README, "The status
+ * largest pod within mutate.h's bounds is far less (docs/cli.md, "The status
  * record"). Objects and lists are counted before parsing: json-c spends
  * about 800 bytes on each, and a legitimate record's smallest (an env
  * entry) takes 20 bytes of text. */

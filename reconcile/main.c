@@ -3,9 +3,11 @@
  * (render.h, stream.h, run.h).
  *
  * Each subcommand has its own usage text (COMMAND --help: stdout, exit 0);
- * a usage error names the flag and what is wrong with it, then prints that
- * usage on stderr, exit 2. `version` prints what `otel-webhook version`
- * does, with this binary's name.
+ * options are parsed by getopt_long and usage errors said by base/cli.h,
+ * as otel-webhook's are: the word that is wrong and how, a blank line and
+ * that usage on stderr, exit 2. Every option's value must be non-empty.
+ * `version` prints what `otel-webhook version` does, with this binary's
+ * name.
  *
  * Exit codes: render: 0 everything rendered, 1 some input could not be
  * rendered (the rest is still printed), 2 usage. run: 0 every collector
@@ -14,6 +16,7 @@
  * listed), 3 cut short by one of its limits. */
 #include "kube/file.h"
 
+#include "base/cli.h"
 #include "base/versions.h"
 #include "kube/kubeconfig.h"
 #include "reconcile/render.h"
@@ -21,6 +24,8 @@
 #include "reconcile/stream.h"
 
 #include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,77 +108,54 @@ static const char run_usage[] =
     "written then); 3 cut short: one of the four limits above was reached, the run\n"
     "stopped before its next request (the next run goes on from the cluster).\n";
 
-/* One option of a subcommand: value is where its argument goes (NULL for
- * a flag, which sets *flag). */
-typedef struct cli_option {
-    const char *name, *shortname, *metavar;
-    const char **value;
-    int *flag;
-} cli_option;
+/* What next_option answers besides an option's val. */
+enum { OPT_END = -1, OPT_HELP = -2, OPT_USAGE = -3 };
 
-/* Parses argv against opts. 0, 1 for --help (usage printed), or 2 after
- * saying which flag is wrong and how, then the usage, on stderr. */
-static int parse_options(const char *cmd, const char *use, const cli_option *opts, int argc, char **argv) {
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            fputs(use, stdout);
-            return 1;
-        }
-        const cli_option *o = NULL;
-        const char *inline_value = NULL;
-        for (const cli_option *p = opts; p->name && !o; p++) {
-            size_t n = strlen(p->name);
-            if (strcmp(a, p->name) == 0 || (p->shortname && strcmp(a, p->shortname) == 0)) {
-                o = p;
-            } else if (strncmp(a, p->name, n) == 0 && a[n] == '=') {
-                o = p;
-                inline_value = a + n + 1;
-            }
-        }
-        if (!o) {
-            if (a[0] == '-') fprintf(stderr, "otel-reconcile %s: unknown flag %s\n%s", cmd, a, use);
-            else fprintf(stderr, "otel-reconcile %s: unexpected argument %s\n%s", cmd, a, use);
-            return 2;
-        }
-        if (o->flag) {
-            if (inline_value) {
-                fprintf(stderr, "otel-reconcile %s: %s takes no value\n%s", cmd, o->name, use);
-                return 2;
-            }
-            *o->flag = 1;
-            continue;
-        }
-        if (!inline_value && i + 1 >= argc) {
-            fprintf(stderr, "otel-reconcile %s: %s needs a value (%s)\n%s", cmd, o->name, o->metavar, use);
-            return 2;
-        }
-        const char *v = inline_value ? inline_value : argv[++i];
-        if (!*v) {
-            fprintf(stderr, "otel-reconcile %s: %s must not be empty\n%s", cmd, o->name, use);
-            return 2;
-        }
-        *o->value = v;
+/* getopt_long over argv (argv[0] the command's name; optind 1 and opterr 0
+ * before the first call): OPT_END after the options, OPT_HELP after --help
+ * (usage on stdout), OPT_USAGE after a usage error (said), else the
+ * option's val, its value in optarg. */
+static int next_option(const char *cmd, const char *use, const char *shortopts, const struct option *opts, int argc,
+                       char **argv) {
+    int c = getopt_long(argc, argv, shortopts, opts, NULL);
+    if (c == -1) return OPT_END;
+    if (c == 'h') {
+        fputs(use, stdout);
+        return OPT_HELP;
     }
-    return 0;
+    if (c == ':' || c == '?') return cli_bad_option(cmd, use, c, argv, opts), OPT_USAGE;
+    if (optarg && !*optarg) return cli_usage_error(cmd, use, "--%s must not be empty", cli_long_name(c, opts)), OPT_USAGE;
+    return c;
 }
 
 static int cmd_render(int argc, char **argv) {
     const char *file = NULL, *ns = "default", *ta_image = NULL;
-    const cli_option opts[] = {{"--filename", "-f", "FILE", &file, NULL},
-                               {"--namespace", "-n", "NS", &ns, NULL},
-                               {"--target-allocator-image", NULL, "IMAGE", &ta_image, NULL},
-                               {0}};
+    enum { O_TA_IMAGE = 256 };
+    static const struct option opts[] = {
+        {"filename", required_argument, 0, 'f'},
+        {"namespace", required_argument, 0, 'n'},
+        {"target-allocator-image", required_argument, 0, O_TA_IMAGE},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
     reconcile_options opt;
     reconcile_stream_stats st;
     size_t len;
     char *text;
-    int p = parse_options("render", render_usage, opts, argc, argv);
-    if (p) return p == 1 ? 0 : 2;
-    if (!file) {
-        fprintf(stderr, "otel-reconcile render: -f FILE is required\n%s", render_usage);
-        return 2;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = next_option("render", render_usage, ":f:n:h", opts, argc, argv)) != OPT_END) {
+        switch (c) {
+        case OPT_HELP: return 0;
+        case OPT_USAGE: return 2;
+        case 'f': file = optarg; break;
+        case 'n': ns = optarg; break;
+        case O_TA_IMAGE: ta_image = optarg; break;
+        }
     }
+    if (optind < argc) return cli_usage_error("render", render_usage, "unexpected argument \"%s\"", argv[optind]);
+    if (!file) return cli_usage_error("render", render_usage, "-f is required");
     if (!(text = kube_read_file(file, &len))) {
         fprintf(stderr, "%s: %s\n", file, strerror(errno));
         return 1;
@@ -211,22 +193,47 @@ static int parse_count(const char *v, int kind, long long *out) {
 static int cmd_run(int argc, char **argv) {
     const char *kubeconfig = NULL, *context = NULL, *ns = NULL, *sa_dir = NULL, *ta_image = NULL;
     const char *max_del = NULL, *deadline = NULL, *max_pages = NULL, *max_bytes = NULL;
-    int in_cluster = 0, dry_run = 0, once = 0;
-    const cli_option opts[] = {{"--once", NULL, NULL, NULL, &once},
-                           {"--in-cluster", NULL, NULL, NULL, &in_cluster},
-                           {"--dry-run", NULL, NULL, NULL, &dry_run},
-                           {"--kubeconfig", NULL, "FILE", &kubeconfig, NULL},
-                           {"--context", NULL, "NAME", &context, NULL},
-                           {"--service-account-dir", NULL, "DIR", &sa_dir, NULL},
-                           {"--namespace", "-n", "NS", &ns, NULL},
-                           {"--target-allocator-image", NULL, "IMAGE", &ta_image, NULL},
-                           {"--max-deletions", NULL, "N", &max_del, NULL},
-                           {"--deadline", NULL, "SECONDS", &deadline, NULL},
-                           {"--max-list-pages", NULL, "N", &max_pages, NULL},
-                           {"--max-list-bytes", NULL, "SIZE", &max_bytes, NULL},
-                           {0}};
-    int p = parse_options("run", run_usage, opts, argc, argv);
-    if (p) return p == 1 ? 0 : 2;
+    bool in_cluster = false, dry_run = false;
+    enum { O_ONCE = 256, O_IN_CLUSTER, O_DRY_RUN, O_KUBECONFIG, O_CONTEXT, O_SA_DIR, O_TA_IMAGE, O_MAX_DELETIONS,
+           O_DEADLINE, O_MAX_LIST_PAGES, O_MAX_LIST_BYTES };
+    static const struct option opts[] = {
+        {"once", no_argument, 0, O_ONCE},
+        {"in-cluster", no_argument, 0, O_IN_CLUSTER},
+        {"dry-run", no_argument, 0, O_DRY_RUN},
+        {"kubeconfig", required_argument, 0, O_KUBECONFIG},
+        {"context", required_argument, 0, O_CONTEXT},
+        {"service-account-dir", required_argument, 0, O_SA_DIR},
+        {"namespace", required_argument, 0, 'n'},
+        {"target-allocator-image", required_argument, 0, O_TA_IMAGE},
+        {"max-deletions", required_argument, 0, O_MAX_DELETIONS},
+        {"deadline", required_argument, 0, O_DEADLINE},
+        {"max-list-pages", required_argument, 0, O_MAX_LIST_PAGES},
+        {"max-list-bytes", required_argument, 0, O_MAX_LIST_BYTES},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = next_option("run", run_usage, ":n:h", opts, argc, argv)) != OPT_END) {
+        switch (c) {
+        case OPT_HELP: return 0;
+        case OPT_USAGE: return 2;
+        case O_ONCE: break; /* every run is one pass */
+        case O_IN_CLUSTER: in_cluster = true; break;
+        case O_DRY_RUN: dry_run = true; break;
+        case O_KUBECONFIG: kubeconfig = optarg; break;
+        case O_CONTEXT: context = optarg; break;
+        case O_SA_DIR: sa_dir = optarg; break;
+        case 'n': ns = optarg; break;
+        case O_TA_IMAGE: ta_image = optarg; break;
+        case O_MAX_DELETIONS: max_del = optarg; break;
+        case O_DEADLINE: deadline = optarg; break;
+        case O_MAX_LIST_PAGES: max_pages = optarg; break;
+        case O_MAX_LIST_BYTES: max_bytes = optarg; break;
+        }
+    }
+    if (optind < argc) return cli_usage_error("run", run_usage, "unexpected argument \"%s\"", argv[optind]);
     reconcile_run_opts o = {.ns = ns, .dry_run = dry_run, .log = stderr, .target_allocator_image = ta_image};
     const struct {
         const char *flag, *value, *what;
@@ -237,27 +244,18 @@ static int cmd_run(int argc, char **argv) {
                   {"--max-list-bytes", max_bytes, "a positive size (bytes, or with Ki, Mi, Gi)", 'b'}};
     long long lim[4] = {0};
     for (int i = 0; i < 4; i++)
-        if (limits[i].value && parse_count(limits[i].value, limits[i].kind, &lim[i]) != 0) {
-            fprintf(stderr, "otel-reconcile run: %s %s: must be %s\n%s", limits[i].flag, limits[i].value, limits[i].what,
-                    run_usage);
-            return 2;
-        }
+        if (limits[i].value && parse_count(limits[i].value, limits[i].kind, &lim[i]) != 0)
+            return cli_usage_error("run", run_usage, "%s %s: must be %s", limits[i].flag, limits[i].value,
+                                   limits[i].what);
     o.max_deletions = (long)lim[0];
     o.deadline_ms = (long)(lim[1] * 1000);
     o.max_list_pages = (long)lim[2];
     o.max_list_bytes = (size_t)lim[3];
-    if (!!kubeconfig == in_cluster) {
-        fprintf(stderr, "otel-reconcile run: exactly one of --in-cluster and --kubeconfig FILE\n%s", run_usage);
-        return 2;
-    }
-    if (context && !kubeconfig) {
-        fprintf(stderr, "otel-reconcile run: --context needs --kubeconfig\n%s", run_usage);
-        return 2;
-    }
-    if (sa_dir && !in_cluster) {
-        fprintf(stderr, "otel-reconcile run: --service-account-dir needs --in-cluster\n%s", run_usage);
-        return 2;
-    }
+    if (!kubeconfig && !in_cluster) return cli_usage_error("run", run_usage, "--kubeconfig or --in-cluster is required");
+    if (kubeconfig && in_cluster)
+        return cli_usage_error("run", run_usage, "--kubeconfig and --in-cluster exclude each other");
+    if (context && !kubeconfig) return cli_usage_error("run", run_usage, "--context needs --kubeconfig");
+    if (sa_dir && !in_cluster) return cli_usage_error("run", run_usage, "--service-account-dir needs --in-cluster");
     char err[1024] = "";
     kube_api *api = in_cluster ? kube_api_new_incluster(sa_dir, err, sizeof err)
                                : kube_api_new_kubeconfig(kubeconfig, context, err, sizeof err);
@@ -277,25 +275,20 @@ static int cmd_run(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2) {
-        fputs(usage, stderr);
-        return 2;
-    }
+    cli_set_program("otel-reconcile");
+    if (argc < 2) return cli_usage_error(NULL, usage, "expected a command");
     const char *c = argv[1];
     if (strcmp(c, "-h") == 0 || strcmp(c, "--help") == 0 || strcmp(c, "help") == 0) {
         fputs(usage, stdout);
         return 0;
     }
-    if (strcmp(c, "render") == 0) return cmd_render(argc - 2, argv + 2);
-    if (strcmp(c, "run") == 0) return cmd_run(argc - 2, argv + 2);
+    /* argv[1], the command's name, plays argv[0] for getopt_long. */
+    if (strcmp(c, "render") == 0) return cmd_render(argc - 1, argv + 1);
+    if (strcmp(c, "run") == 0) return cmd_run(argc - 1, argv + 1);
     if (strcmp(c, "version") == 0 || strcmp(c, "--version") == 0) {
-        if (argc > 2) {
-            fprintf(stderr, "otel-reconcile version: unexpected argument %s\n%s", argv[2], usage);
-            return 2;
-        }
+        if (argc > 2) return cli_usage_error("version", usage, "unexpected argument \"%s\"", argv[2]);
         printf("otel-reconcile %s\n", OTEL_WEBHOOK_VERSION);
         return 0;
     }
-    fprintf(stderr, "otel-reconcile: unknown command %s\n%s", c, usage);
-    return 2;
+    return cli_usage_error(NULL, usage, "unknown command \"%s\"", c);
 }

@@ -19,7 +19,7 @@
  *     the old one's objects; those are swept as a gone collector's.
  *
  * What the upstream operator created (no uid annotation) is not adopted:
- * README says how to hand such an object over (kubectl annotate). */
+ * docs/reconcile.md says how to hand such an object over (kubectl annotate). */
 #include "reconcile/pass.h"
 
 #include "base/json.h"

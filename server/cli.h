@@ -1,9 +1,11 @@
 /* server/cli.h - the subcommands of the otel-webhook binary, and what they
  * share. Each command returns the process exit status: 0 done, 1 failure
- * or bad input, 2 usage (and inject's 3, --fail-on-skip). */
+ * or bad input, 2 usage (and inject's 3, --fail-on-skip); usage errors are
+ * said through base/cli.h, as otel-reconcile's are. */
 #ifndef SERVER_CLI_H
 #define SERVER_CLI_H
 
+#include "base/cli.h"
 #include "mutate/settings.h"
 
 #include <getopt.h>
@@ -20,13 +22,6 @@ int cmd_outdated(int argc, char **argv);
 /* Reads the settings file at path over s. 0, or -1 with "PATH[:LINE]:
  * reason" in err. */
 int cli_load_settings(mutate_settings *s, const char *path, char *err, size_t errlen);
-
-/* A usage error: "otel-webhook CMD: PROBLEM", a blank line and the usage,
- * on stderr. Returns 2. */
-int cli_usage_error(const char *cmd, const char *usage, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* The same for what getopt_long (opterr 0, optstring starting with ':')
- * answered c for: "--x needs a value", "unknown option --x", ... */
-int cli_bad_option(const char *cmd, const char *usage, int c, char **argv, const struct option *opts);
 
 /* The input of the commands that read manifests (inject, uninject, explain,
  * validate): -f FILE|DIR|- (repeatable, standard input once), -R, and

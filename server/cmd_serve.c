@@ -95,7 +95,13 @@ static const char usage[] =
     "  --max-tree-bytes BYTES    memory one request's JSON may take once read (estimated while it is read,\n"
     "                            before it is built): past it a pod is admitted untouched with a warning,\n"
     "                            a custom resource refused (413), a conversion failed (default 33554432)\n"
-    "  --request-timeout SEC     close connections idle or stalled this long (default 10)\n"
+    "  --max-inflight-bytes BYTES\n"
+    "                            request bytes all connections may hold at once, at least the buffer one\n"
+    "                            --max-body request takes (8 MiB for 6 MiB: buffers double from 64 KiB); past\n"
+    "                            it a request gets 503 with Retry-After (HTTP/2: its stream is refused with\n"
+    "                            REFUSED_STREAM; default 33554432)\n"
+    "  --request-timeout SEC     close connections idle or stalled this long, and those whose client reads\n"
+    "                            nothing of an answer this long (default 10)\n"
     "  --shutdown-delay SEC      keep serving this long after SIGTERM before closing the listener (default 0)\n"
     "  --shutdown-grace SEC      longest wait for in-flight requests after that (default 10)\n"
     "  --tls-min-version 1.2|1.3 oldest TLS version accepted (default 1.2)\n"
@@ -112,7 +118,7 @@ static const char usage[] =
 typedef struct serve_opts {
     const char *listen, *cert, *key, *native, *config, *ns;
     const char **dirs; /* --resources, into argv */
-    size_t ndirs, max_body, max_tree;
+    size_t ndirs, max_body, max_tree, max_inflight;
     const char *kubeconfig, *context, *sadir;
     bool incluster, http2, tls13, json_logs;
     int threads, level;
@@ -140,7 +146,7 @@ static int parse_args(int argc, char **argv, serve_opts *o) {
     enum { O_LISTEN = 256, O_CERT, O_KEY, O_RES, O_NATIVE, O_CONFIG, O_THREADS, O_NS, O_MAXBODY, O_RTIMEOUT,
            O_SDELAY, O_SGRACE, O_TLSMIN, O_HTTP2, O_LOGFMT, O_LOGLVL, O_HELP, O_KUBECONFIG, O_CONTEXT, O_INCLUSTER,
            O_SADIR, O_BUDGET, O_WTIMEOUT, O_WIDLE, O_RESGRACE, O_REVIEWBUDGET, O_STALEGRACE, O_LISTPAGES,
-           O_LISTBYTES, O_MAXTREE };
+           O_LISTBYTES, O_MAXTREE, O_MAXINFLIGHT };
     static const struct option opts[] = {
         {"listen", required_argument, 0, O_LISTEN},       {"tls-cert", required_argument, 0, O_CERT},
         {"tls-key", required_argument, 0, O_KEY},         {"resources", required_argument, 0, O_RES},
@@ -157,12 +163,12 @@ static int parse_args(int argc, char **argv, serve_opts *o) {
         {"watch-timeout", required_argument, 0, O_WTIMEOUT}, {"watch-idle-timeout", required_argument, 0, O_WIDLE},
         {"resources-grace", required_argument, 0, O_RESGRACE}, {"stale-grace", required_argument, 0, O_STALEGRACE},
         {"list-max-pages", required_argument, 0, O_LISTPAGES}, {"list-max-bytes", required_argument, 0, O_LISTBYTES},
-        {"max-tree-bytes", required_argument, 0, O_MAXTREE},
+        {"max-tree-bytes", required_argument, 0, O_MAXTREE}, {"max-inflight-bytes", required_argument, 0, O_MAXINFLIGHT},
         {0, 0, 0, 0},
     };
     *o = (serve_opts){
         .native = "auto", .ns = "default", .dirs = xcalloc((size_t)argc + 1, sizeof *o->dirs),
-        .max_body = 6u << 20, .max_tree = SERVE_MAX_TREE_BYTES, .json_logs = true, .threads = (int)sysconf(_SC_NPROCESSORS_ONLN), .level = LOG_INFO,
+        .max_body = 6u << 20, .max_tree = SERVE_MAX_TREE_BYTES, .max_inflight = SERVE_MAX_INFLIGHT_BYTES, .json_logs = true, .threads = (int)sysconf(_SC_NPROCESSORS_ONLN), .level = LOG_INFO,
         .rtimeout = 10, .budget_ms = 200, .review_ms = 3000, .wtimeout = 300, .widle = 120, .grace = 10, .res_grace = 30,
         .stale_grace = 60, .list_pages = KUBE_LIVE_LIST_MAX_PAGES, .list_bytes = KUBE_LIVE_LIST_MAX_BYTES,
     };
@@ -191,6 +197,11 @@ static int parse_args(int argc, char **argv, serve_opts *o) {
             o->max_tree = (size_t)strtoull(optarg, &end, 10);
             if (*optarg == '-' || *end || o->max_tree < 65536 || o->max_tree > (size_t)1 << 40)
                 BAD("--max-tree-bytes %s: expected a number of bytes from 65536 to 2^40", optarg);
+            break;
+        case O_MAXINFLIGHT:
+            o->max_inflight = (size_t)strtoull(optarg, &end, 10);
+            if (*optarg == '-' || *end || o->max_inflight < 65536 || o->max_inflight > (size_t)1 << 40)
+                BAD("--max-inflight-bytes %s: expected a number of bytes from 65536 to 2^40", optarg);
             break;
         case O_RTIMEOUT:
             if (!parse_seconds(optarg, &o->rtimeout) || o->rtimeout < 0.1)
@@ -259,6 +270,9 @@ static int parse_args(int argc, char **argv, serve_opts *o) {
     if (!o->listen) BAD("--listen is required");
     if (!o->cert) BAD("--tls-cert is required");
     if (!o->key) BAD("--tls-key is required");
+    if (o->max_inflight < serve_inflight_min_cap(o->max_body))
+        BAD("--max-inflight-bytes %zu is less than the %zu bytes of buffer a request of --max-body %zu takes: no "
+            "request of that size could be taken", o->max_inflight, serve_inflight_min_cap(o->max_body), o->max_body);
     if (o->kubeconfig && o->incluster) BAD("--kubeconfig and --in-cluster exclude each other");
     if (o->context && !o->kubeconfig) BAD("--context needs --kubeconfig");
     if (strcmp(o->native, "auto") && strcmp(o->native, "on") && strcmp(o->native, "off"))
@@ -396,6 +410,8 @@ static void setup_h2o(const serve_opts *o) {
     c->http2.max_concurrent_requests_per_connection = H2_ANSWERING;
     S.srv.max_body = o->max_body;
     S.srv.h2_budget = 2 * o->max_body;
+    S.srv.max_inflight = o->max_inflight;
+    S.srv.write_timeout = o->rtimeout;
     c->http1.req_timeout = (uint64_t)(o->rtimeout * 1000);
     c->handshake_timeout = (uint64_t)(o->rtimeout * 1000);
     c->http2.idle_timeout = (uint64_t)(o->rtimeout * 1000);
@@ -446,6 +462,11 @@ static int serve(const serve_opts *o) {
 
     setup_signals();
     log_setup(o->json_logs, (log_level)o->level);
+    const char *why = serve_inflight_init();
+    if (why) {
+        log_kv(LOG_ERROR, "cannot bound the request bytes in flight", "error", why, NULL);
+        return 1;
+    }
     if (setup_settings(o, err, sizeof err) != 0) {
         log_kv(LOG_ERROR, "cannot load the settings", "error", err, NULL);
         goto out_settings;

@@ -2,7 +2,9 @@
  * conversion.h), the objects converted by collector/convert.c.
  *
  * Pure, like the AdmissionReview codec: no sockets, no store, so it is
- * unit-tested and fuzzed alone. Policy (docs/compat.md, "Conversion"):
+ * unit-tested (tests/unit/test_conversion.c) and fuzzed
+ * (tests/fuzz/fuzz_conversion.c) alone. Policy (docs/compat.md,
+ * "Conversion"):
  *  - a body that is not a ConversionReview is the caller's bug: HTTP 400
  *    with the same one-line JSON error as the pod path (the reference
  *    answers an empty 400, which tells nobody anything);

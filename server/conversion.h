@@ -13,7 +13,7 @@
 /* Bodies nest deeper than pods: the tokener /convert parses with. */
 #define CONVERSION_MAX_DEPTH 256
 
-/* One review's budget (README, "Bounds"), over all its objects: past one
+/* One review's budget (docs/serve.md, "Bounds"), over all its objects: past one
  * the review fails whole, with the limit named in result.message.
  * Objects per review; the answer's bytes (each object is written into it
  * as soon as it is converted, its tree freed); and, shared by every

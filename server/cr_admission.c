@@ -52,6 +52,9 @@
 #include <string.h>
 #include <time.h>
 
+/* The one place each route's path is written: cr_admission_path and
+ * cr_admission_route read it, and everything else (the log, the fuzzer)
+ * reads those. */
 static const struct {
     const char *path, *api_version, *kind;
     metrics_cr_kind metric;
@@ -71,11 +74,9 @@ static const struct {
                                  "OpAMPBridge", CR_KIND_OPAMPBRIDGE, false},
 };
 
-const char *const cr_route_paths[CR_NROUTES] = {
-    "/mutate-opentelemetry-io-v1beta1-opentelemetrycollector", "/validate-opentelemetry-io-v1beta1-opentelemetrycollector",
-    "/mutate-opentelemetry-io-v1alpha1-instrumentation",       "/validate-opentelemetry-io-v1alpha1-instrumentation",
-    "/mutate-opentelemetry-io-v1alpha1-opampbridge",           "/validate-opentelemetry-io-v1alpha1-opampbridge",
-};
+const char *cr_admission_path(cr_route route) {
+    return routes[route].path;
+}
 
 int cr_admission_route(const char *path, size_t len) {
     for (int r = 0; r < CR_NROUTES; r++)

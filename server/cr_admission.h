@@ -35,8 +35,9 @@ typedef enum cr_route {
     CR_NROUTES
 } cr_route;
 
-/* "/mutate-opentelemetry-io-v1beta1-opentelemetrycollector", ... */
-extern const char *const cr_route_paths[CR_NROUTES];
+/* The path route is served at: "/mutate-opentelemetry-io-v1beta1-
+ * opentelemetrycollector", ... */
+const char *cr_admission_path(cr_route route);
 /* The route served at path (len bytes), or -1. */
 int cr_admission_route(const char *path, size_t len);
 

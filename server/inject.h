@@ -73,7 +73,7 @@ void inject_object_free(inject_object *o);
 void inject_report(FILE *f, const inject_object *objs, size_t n);
 
 /* -o yaml: documents the engine did not change as the bytes they were,
- * the others written anew; see the README for what is kept. */
+ * the others written anew; see docs/cli.md for what is kept. */
 void inject_write_yaml(FILE *f, const inject_input *in);
 /* -o json: one document as itself, several as the items of one List. */
 void inject_write_json(FILE *f, const inject_input *in);

@@ -2,7 +2,7 @@
  * and the lines --report prints about it; see inject.h.
  *
  * The lines are for people and for grep alike, so their shape is fixed
- * (README, `otel-webhook inject`): "KIND NS/NAME: OUTCOME: DETAIL", one
+ * (docs/cli.md, `otel-webhook inject`): "KIND NS/NAME: OUTCOME: DETAIL", one
  * word of a fixed set for the outcome, the skip reasons as the webhook's
  * metrics name them, then one summary line. */
 #include "server/inject.h"

@@ -27,10 +27,8 @@ static const char usage[] =
     "Run 'otel-webhook COMMAND --help' for a command's options.\n";
 
 int main(int argc, char **argv) {
-    if (argc < 2) {
-        fprintf(stderr, "otel-webhook: expected a command\n\n%s", usage);
-        return 2;
-    }
+    cli_set_program("otel-webhook");
+    if (argc < 2) return cli_usage_error(NULL, usage, "expected a command");
     if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
         fputs(usage, stdout);
         return 0;
@@ -46,6 +44,5 @@ int main(int argc, char **argv) {
         printf("otel-webhook %s\n", OTEL_WEBHOOK_VERSION);
         return 0;
     }
-    fprintf(stderr, "otel-webhook: unknown command \"%s\"\n\n%s", argv[1], usage);
-    return 2;
+    return cli_usage_error(NULL, usage, "unknown command \"%s\"", argv[1]);
 }

@@ -17,7 +17,8 @@ static const char *const result_names[METRICS_NRESULTS] = {"mutated", "unchanged
                                                            "rejected"};
 static const char *const error_names[METRICS_NERRORS] = {"bad_request", "too_large", "method_not_allowed",
                                                          "not_found", "internal", "resource_file",
-                                                         "certificate_reload", "ambiguous_framing", "http2_budget"};
+                                                         "certificate_reload", "ambiguous_framing", "http2_budget",
+                                                         "http2_rapid_reset", "requests_in_flight", "write_stalled"};
 static const char *const skip_names[MUTATE_NSKIPS] = {"already_instrumented", "not_found", "ambiguous",
                                                       "disabled", "invalid", "container", "lookup", "limit",
                                                       "unknown_container", "unknown_annotation", "malformed"};
@@ -270,7 +271,7 @@ char *metrics_render(const metrics_gauges *g, size_t *len) {
     for (int s = 0; s < MUTATE_NSKIPS; s++)
         sbuf_printf(f, "otel_webhook_skips_total{reason=\"%s\"} %lu\n", skip_names[s], atomic_load(&skips[s]));
     family(f, "otel_webhook_limits_exceeded_total", "counter",
-           "Pods left alone because they were past a bound, by bound (README: Bounds).");
+           "Pods left alone because they were past a bound, by bound (docs/serve.md: Bounds).");
     for (int l = 1; l < MUTATE_NLIMITS; l++)
         sbuf_printf(f, "otel_webhook_limits_exceeded_total{limit=\"%s\"} %lu\n", mutate_limit_name(l),
                     atomic_load(&limits[l]));
@@ -348,6 +349,10 @@ char *metrics_render(const metrics_gauges *g, size_t *len) {
            "1 when the certificate and every source are loaded, and the resources have not been unreadable for "
            "--resources-grace.");
     sbuf_printf(f, "otel_webhook_ready %d\n", g->ready);
+    family(f, "otel_webhook_request_bytes_in_flight", "gauge",
+           "Memory the connections hold for requests now (input buffers and HTTP/2 request bodies, this scrape's "
+           "own included); past --max-inflight-bytes new request bytes are refused.");
+    sbuf_printf(f, "otel_webhook_request_bytes_in_flight %zu\n", g->inflight_bytes);
     render_cr(f);
     if (g->live) render_live(f, g->live);
     return sbuf_take(&b, len);

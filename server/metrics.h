@@ -7,7 +7,7 @@
  * counters, points in time as Unix *_timestamp_seconds gauges (never a
  * "seconds since" that changes on every scrape), no sentinel values (a
  * sample that is not known is left out), one label set per family. The
- * README's metrics table lists every family; the server tests hold the two
+ * metrics tables of docs/metrics.md list every family; the server tests hold the two
  * to each other. */
 #ifndef SERVER_METRICS_H
 #define SERVER_METRICS_H
@@ -36,6 +36,9 @@ typedef enum metrics_error {
     ERR_CERT_RELOAD,   /* a rotated certificate pair was refused */
     ERR_FRAMING,       /* an HTTP/1 request with conflicting Content-Length/Transfer-Encoding (400) */
     ERR_H2_BUDGET,     /* an HTTP/2 connection closed for holding more request bodies than allowed */
+    ERR_H2_RESETS,     /* an HTTP/2 connection closed for resetting streams too fast (rapid reset) */
+    ERR_INFLIGHT,      /* a request refused: the process held --max-inflight-bytes of requests (503, REFUSED_STREAM) */
+    ERR_WRITE_STALL,   /* a connection closed: its client read nothing of the answer for --request-timeout */
     METRICS_NERRORS
 } metrics_err;
 
@@ -85,6 +88,7 @@ typedef struct metrics_gauges {
     int failing_dirs;
     double unreadable_since;          /* Unix seconds from which every read of the resources failed; 0: none */
     int ready;
+    size_t inflight_bytes;            /* serve_inflight.c's total */
     /* Errors h2o answered itself before the handler ran (body over the
      * cap, broken chunked encoding), added to errors_total. */
     unsigned long h2o_errors[METRICS_NERRORS];

@@ -1,7 +1,8 @@
 /* server/review.c - AdmissionReview admission.k8s.io/v1 in, AdmissionReview out.
  *
  * A pure function of the body, the store snapshot and the options, with no
- * sockets, so it is unit-tested and fuzzed on its own; only with the live
+ * sockets, so it is unit-tested (tests/unit/test_review.c) and fuzzed
+ * (tests/fuzz/fuzz_review.c) on its own; only with the live
  * cluster source (env->live) may a lookup leave the process, as a GET
  * bounded by the admission's budget (kube/livesource.h). Policy:
  *  - a body that is not an AdmissionReview is the caller's bug: HTTP 400

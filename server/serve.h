@@ -11,7 +11,11 @@
  *                   start, run, shutdown
  *   serve_accept.c  taking connections: the fd-limit back-off, the TLS
  *                   handshake and the protocol it picked
- *   serve_h2.c      the request-body budget of an HTTP/2 connection
+ *   serve_h2.c      the request-body budget of an HTTP/2 connection, and
+ *                   its rapid-reset limit
+ *   serve_inflight.c the request bytes held across all connections, and
+ *                   the answer past --max-inflight-bytes
+ *   serve_stall.c   the write timeout: answers their clients do not read
  *
  * cmd_serve.c fills a serve_server before any thread starts; while the
  * threads run, only the fields marked shared change. */
@@ -34,7 +38,7 @@
 #include <stdint.h>
 #include <time.h>
 
-/* --max-tree-bytes' default: the JSON tree one request may cost (README
+/* --max-tree-bytes' default: the JSON tree one request may cost (docs/serve.md,
  * "Bounds"). The loops (--threads=2 in the Deployment) and the two access
  * review workers may each hold one; a collector's defaulting on a loop
  * holds a second at most (its config shared, not copied; measured 2.0x
@@ -42,6 +46,18 @@
  * the release build starts with, leaves 51 MiB of a 256 MiB replica for
  * the bodies in flight. */
 #define SERVE_MAX_TREE_BYTES ((size_t)32 << 20)
+
+/* The first size of a connection's read buffers (serve_loop.c's
+ * loop_main says why); h2o doubles them from there. */
+#define SERVE_READ_BUFFER 65536
+
+/* --max-inflight-bytes' default: the request bytes all connections may
+ * hold at once (serve_inflight.c). The count is taken after each socket
+ * read, so one read per loop (up to the kernel's receive buffer, a few
+ * MiB, in a buffer that doubles) comes on top before it is refused, and
+ * TLS and allocator overheads with it: 32 MiB keeps the whole within
+ * those 51 MiB (docs/serve.md, "Bounds", measured). */
+#define SERVE_MAX_INFLIGHT_BYTES ((size_t)32 << 20)
 
 typedef struct serve_server {
     h2o_globalconf_t config;
@@ -58,6 +74,8 @@ typedef struct serve_server {
     atomic_bool live_stale;   /* the watcher's verdict on live_grace */
     size_t max_body;          /* --max-body: one request body (HTTP/2: one stream's) */
     size_t h2_budget;         /* the request bodies one HTTP/2 connection may hold at once */
+    size_t max_inflight;      /* --max-inflight-bytes: request bytes held across all connections */
+    double write_timeout;     /* --request-timeout: an answer not read for this long closes its connection */
     sigset_t signals;         /* blocked everywhere, taken by the signal thread */
 
     /* Shared. */
@@ -68,6 +86,7 @@ typedef struct serve_server {
     atomic_int failing_dirs;  /* written by the watcher */
     atomic_llong files_unreadable_since_ms; /* by the watcher: CLOCK_MONOTONIC ms, 0 while reads succeed */
     atomic_bool files_stale;  /* by the watcher: reads failing for files_grace or longer */
+    atomic_size_t inflight;   /* serve_inflight.c's total: request bytes the connections hold now */
 
     /* serve_loop.c's, from serve_loops_start() to serve_loops_join(). */
     struct serve_loop *loops;
@@ -153,6 +172,7 @@ typedef struct serve_acceptor {
     h2o_accept_ctx_t accept_ctx;
     h2o_socket_t *listener;
     h2o_timeout_entry_t backoff; /* linked while accepting is paused */
+    h2o_timeout_t stall_check;   /* serve_stall.c's: every connection's write-progress tick */
     h2o_multithread_receiver_t handoff; /* connections another loop accepted for this one */
     size_t open_conns;
     atomic_size_t load, pending;
@@ -176,18 +196,65 @@ typedef struct serve_conn {
     h2o_timeout_entry_t handshake; /* linked until the TLS handshake ends */
     struct timeval connected_at;
     struct serve_h2_guard *h2;     /* HTTP/2 connections only */
+    bool http1;                    /* serving HTTP/1.1 (after the handshake) */
+    size_t inflight;               /* serve_inflight.c: this connection's share of srv->inflight */
+    h2o_socket_cb inner_read;      /* serve_inflight.c: h2o's read callback, behind its own */
+    bool read_hooked;              /* serve_inflight.c saw a read start (the handshake's first) */
+    h2o_timeout_entry_t stall;     /* serve_stall.c: linked from the handshake's end to close */
+    uint64_t acked;                /* serve_stall.c: the kernel's count of bytes the client acknowledged */
+    int stalled;                   /* serve_stall.c: ticks in a row with an answer pending and no progress */
 } serve_conn;
+
+/* The serve_conn of a connection serve_accept.c accepted; NULL for any
+ * other socket (the listeners). */
+serve_conn *serve_conn_of(h2o_socket_t *sock);
+
+/* serve_inflight.c. serve_inflight_init(), once before any loop starts:
+ * NULL, or why the count cannot work in this executable (cmd_serve.c
+ * exits with it). recount() after a connection's held bytes changed
+ * outside a read (serve_h2.c's counts), close() when it closes; over()
+ * says whether the total is past the cap; refused() counts and logs one
+ * refusal (serve_h2.c's, of a stream). hooked() says whether the count
+ * saw this connection's reads start (checked after its handshake). */
+const char *serve_inflight_init(void);
+void serve_inflight_recount(serve_conn *c);
+void serve_inflight_close(serve_conn *c);
+bool serve_inflight_over(const serve_server *srv);
+void serve_inflight_refused(serve_server *srv, const char *proto);
+bool serve_inflight_hooked(const serve_conn *c);
+/* The least --max-inflight-bytes that lets a request of max_body through:
+ * the buffer it takes (capacities double from SERVE_READ_BUFFER). */
+size_t serve_inflight_min_cap(size_t max_body);
+
+/* serve_stall.c, on the acceptor's loop. start() with the acceptor (the
+ * tick: half of srv->write_timeout), watch() once the connection speaks
+ * HTTP, forget() when it closes, dispose() with the acceptor once no
+ * connection is left. */
+void serve_stall_start(serve_acceptor *a);
+void serve_stall_watch(serve_conn *c);
+void serve_stall_forget(serve_conn *c);
+void serve_stall_dispose(serve_acceptor *a);
 
 /* serve_h2.c. serve_h2_guard() is called right after h2o_http2_accept(sock)
  * and puts the new connection under the budget: more than `budget` bytes
  * of request bodies held for its streams (arriving, queued or being
  * answered), and the connection is closed with GOAWAY ENHANCE_YOUR_CALM.
+ * The client's RST_STREAM frames past a rate close it the same way (rapid
+ * reset), and a stream whose DATA would take the process past
+ * --max-inflight-bytes is refused with RST_STREAM REFUSED_STREAM.
  * NULL when this h2o is not laid out as the one the guard was written for
  * (logged; the caller closes the connection). The handler calls
  * serve_h2_request() for every HTTP/2 request it takes, so that its body
  * is counted until h2o disposes of it. */
 struct serve_h2_guard *serve_h2_guard(serve_conn *c, h2o_context_t *ctx, size_t budget, size_t max_body);
 void serve_h2_guard_free(struct serve_h2_guard *g);
+/* The memory the request bodies of the guard's streams take now (their
+ * buffers' capacities; 0 for NULL). */
+size_t serve_h2_held(const struct serve_h2_guard *g);
+/* Whether an HTTP/2 connection has answers being sent (streams whose body
+ * h2o is sending, or holding back for the client's flow-control window);
+ * false for any other connection. */
+bool serve_h2_answering(const serve_conn *c);
 void serve_h2_request(h2o_req_t *req);
 
 /* serve_loop.c. serve_loops_start() starts n event loops accepting from fd

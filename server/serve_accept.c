@@ -63,9 +63,25 @@ static void on_conn_close(void *data) {
     c->a->open_conns--;
     atomic_fetch_sub(&c->a->load, 1);
     if (h2o_timeout_is_linked(&c->handshake)) h2o_timeout_unlink(&c->handshake);
+    serve_stall_forget(c);
+    serve_inflight_close(c);
     if (starting == c) starting = NULL;
     serve_h2_guard_free(c->h2);
     free(c);
+}
+
+serve_conn *serve_conn_of(h2o_socket_t *sock) { return sock->on_close.cb == on_conn_close ? sock->on_close.data : NULL; }
+
+/* serve_inflight.c counts a connection's bytes through its reads, which
+ * start with the handshake's; one it did not see start is refused (said
+ * once: every connection would be). */
+static bool counted(serve_conn *c) {
+    if (serve_inflight_hooked(c)) return true;
+    static atomic_bool said;
+    if (!atomic_exchange(&said, true))
+        log_kv(LOG_ERROR, "connection refused: this h2o does not start its reads through h2o_socket_read_start, so the "
+                          "request bytes held across connections cannot be bounded", NULL);
+    return false;
 }
 
 static void on_handshake_timeout(h2o_timeout_entry_t *entry) {
@@ -83,11 +99,13 @@ static void on_handshake(h2o_socket_t *sock, const char *err) {
     serve_conn *c = sock->on_close.data;
     serve_acceptor *a = c->a;
     h2o_timeout_unlink(&c->handshake);
-    if (err) {
+    if (err || !counted(c)) {
         h2o_socket_close(sock);
         return;
     }
+    serve_stall_watch(c);
     if (!is_h2(h2o_socket_ssl_get_selected_protocol(sock))) {
+        c->http1 = true;
         h2o_http1_accept(&a->accept_ctx, sock, c->connected_at);
         return;
     }
@@ -227,6 +245,7 @@ void serve_accept_start(serve_acceptor *a, serve_server *srv, h2o_context_t *ctx
     h2o_multithread_register_receiver(ctx->queue, &a->handoff, on_handoff);
     a->listener = h2o_evloop_socket_create(ctx->loop, fd, H2O_SOCKET_FLAG_DONT_READ);
     a->listener->data = a;
+    serve_stall_start(a);
     a->ready = true;
     pthread_mutex_unlock(&srv->accept_mu);
     h2o_socket_read_start(a->listener, on_accept);
@@ -244,5 +263,6 @@ void serve_accept_stop(serve_acceptor *a) {
 }
 
 void serve_accept_dispose(serve_acceptor *a) {
+    serve_stall_dispose(a);
     h2o_multithread_unregister_receiver(a->accept_ctx.ctx->queue, &a->handoff);
 }

@@ -7,7 +7,7 @@
  * sends one review per read, so that is the price of one listener and one
  * certificate. What one review may cost is bounded as a whole
  * (conversion.h: objects, answer bytes, one YAML budget for all its
- * configs): at those limits a review takes well under a second (README,
+ * configs): at those limits a review takes well under a second (docs/custom-resources.md,
  * "Conversion"), so it stays on the loop rather than a worker. Its tokener is the request's own, deeper than the pod
  * path's loop tokener (stored collectors nest deeper than pods); making one
  * costs microseconds next to a conversion, and conversions are rare (reads

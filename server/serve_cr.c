@@ -148,7 +148,7 @@ static void answer(h2o_req_t *req, int route, cr_out *out, double dt) {
     snprintf(nw, sizeof nw, "%zu", out->nwarnings);
     if (out->r.status == 400) {
         metrics_error(ERR_BAD_REQUEST);
-        log_kv(LOG_WARN, "bad admission request", "path", cr_route_paths[route], "error", out->r.error, NULL);
+        log_kv(LOG_WARN, "bad admission request", "path", cr_admission_path(route), "error", out->r.error, NULL);
         if (req) send_json(req, 400, "Bad Request", out->r.body, out->r.len);
     } else {
         /* One line per write of a resource: they are few, and who changed
@@ -161,7 +161,7 @@ static void answer(h2o_req_t *req, int route, cr_out *out, double dt) {
                out->rule ? "rule" : NULL, out->rule, out->message[0] ? "message" : NULL, out->message, NULL);
         if (req) send_json(req, 200, "OK", out->r.body, out->r.len);
     }
-    if (!req) log_kv(LOG_INFO, "admission answer dropped: the client went away", "path", cr_route_paths[route], "uid",
+    if (!req) log_kv(LOG_INFO, "admission answer dropped: the client went away", "path", cr_admission_path(route), "uid",
                      out->r.uid, NULL);
     review_out_free(&out->r);
 }
@@ -365,7 +365,7 @@ static const char *submit(serve_cr_pool *p, cr_job *j) {
 void serve_cr_admission(serve_server *srv, h2o_req_t *req, int route) {
     if (log_enabled(LOG_DEBUG)) {
         char *b = xstrndup(req->entity.base ? req->entity.base : "", req->entity.len);
-        log_kv(LOG_DEBUG, "admission request", "path", cr_route_paths[route], "body", b, NULL);
+        log_kv(LOG_DEBUG, "admission request", "path", cr_admission_path(route), "body", b, NULL);
         free(b);
     }
     double t0 = serve_now_mono();

@@ -1,5 +1,6 @@
-/* server/serve_h2.c - the request-body budget of one HTTP/2 connection
- * (--http2 only).
+/* server/serve_h2.c - the request-body budget of one HTTP/2 connection,
+ * its rapid-reset limit, and its streams' part in the process-wide cap
+ * (serve_inflight.c) (--http2 only).
  *
  * What h2o 2.2.5 bounds by itself: one stream's body, by
  * max_request_entity_size (--max-body; REFUSED_STREAM beyond), and the
@@ -19,7 +20,11 @@
  * stream is reset, or it passes --max-body (h2o refuses it then and frees
  * its body). Once they add up to more than the budget (cmd_serve.c:
  * 2 x --max-body) the connection is closed with GOAWAY ENHANCE_YOUR_CALM,
- * and h2o frees all it holds.
+ * and h2o frees all it holds. The same counts, as the memory of the
+ * bodies' buffers, are the connection's share of the process's request
+ * bytes (serve_h2_held()), and a stream whose DATA would take that total
+ * past --max-inflight-bytes is refused alone (refuse_over_cap below).
+ * Resets the client sends are counted too (rapid reset, below).
  *
  * The hooks. h2o 2.2.5 parses a connection's input one frame at a time by
  * calling the connection's _read_expect function pointer (the preface,
@@ -75,13 +80,42 @@ enum { RECEIVING, COMPLETE, HANDED };
 
 struct serve_h2_guard {
     h2_expect_fn inner; /* h2o's current _read_expect */
+    serve_conn *c;
+    h2o_loop_t *loop;
     bool framed;        /* the preface has been read: every call is one frame */
     size_t budget, max_body, held;
+    size_t memory;      /* what the bodies' buffers take (their capacities), for serve_inflight.c */
+    double resets;      /* the rapid-reset bucket: resets the client may still send at once */
+    uint64_t resets_at; /* h2o_now() when it was last filled */
     uint32_t n;
     struct {
         uint32_t sid, bytes, state;
     } s[H2_TRACKED];
 };
+
+/* Rapid reset (CVE-2023-44487): a client that opens streams and resets
+ * them at once makes h2o start a request and throw it away, over and over,
+ * never near the 100 open streams h2o allows (measured: 242k streams on
+ * one connection, /healthz answered in 7.8 s). h2o 2.2.5 counts nothing
+ * of it, so the guard does: the client's RST_STREAM frames come out of a
+ * bucket of H2_RESET_BURST that refills at H2_RESET_RATE a second, and a
+ * connection that empties it is closed with GOAWAY ENHANCE_YOUR_CALM. The
+ * API server resets a stream when it gives up on its request (a timeout);
+ * such a request is the handler's by then, and those resets are not
+ * counted (account() below), so an overloaded webhook whose caller
+ * cancels many requests at once is not closed for it. */
+#define H2_RESET_BURST 100.0
+#define H2_RESET_RATE 10.0
+
+static bool reset_allowed(struct serve_h2_guard *g) {
+    uint64_t now = h2o_now(g->loop);
+    g->resets += (double)(now - g->resets_at) * H2_RESET_RATE / 1000;
+    if (g->resets > H2_RESET_BURST) g->resets = H2_RESET_BURST;
+    g->resets_at = now;
+    if (g->resets < 1) return false;
+    g->resets -= 1;
+    return true;
+}
 
 static int find(const struct serve_h2_guard *g, uint32_t sid) {
     for (uint32_t i = 0; i < g->n; i++)
@@ -89,13 +123,27 @@ static int find(const struct serve_h2_guard *g, uint32_t sid) {
     return -1;
 }
 
+/* The capacity of the buffer h2o keeps a body of `bytes` in: it starts
+ * from the socket buffer prototype (SERVE_READ_BUFFER, serve_loop.c) and
+ * doubles until the body fits. */
+static size_t body_memory(size_t bytes) {
+    if (!bytes) return 0;
+    size_t cap = h2o_socket_buffer_prototype._initial_buf.capacity;
+    if (!cap) cap = 4096;
+    while (cap < bytes) cap *= 2;
+    return cap;
+}
+
 static void drop(struct serve_h2_guard *g, int i) {
     g->held -= g->s[i].bytes;
+    g->memory -= body_memory(g->s[i].bytes);
     g->s[i] = g->s[--g->n];
 }
 
-/* Accounts one frame h2o consumed; false when the connection is over. */
-static bool account(struct serve_h2_guard *g, const uint8_t *f) {
+enum h2_verdict { OK, OVER_BUDGET, RESET_FLOOD };
+
+/* Accounts one frame h2o consumed; anything but OK closes the connection. */
+static enum h2_verdict account(struct serve_h2_guard *g, const uint8_t *f) {
     uint32_t len = (uint32_t)f[0] << 16 | (uint32_t)f[1] << 8 | f[2], sid = ((uint32_t)f[5] << 24 | (uint32_t)f[6] << 16 |
                                                                             (uint32_t)f[7] << 8 | f[8]) & 0x7fffffffu;
     uint8_t type = f[3], flags = f[4];
@@ -105,30 +153,113 @@ static bool account(struct serve_h2_guard *g, const uint8_t *f) {
         if (i >= 0) { /* trailers */
             if ((flags & FLAG_END_STREAM) && g->s[i].state == RECEIVING) g->s[i].state = COMPLETE;
         } else if (!(flags & FLAG_END_STREAM)) { /* a body follows (none: nothing to hold) */
-            if (g->n == H2_TRACKED) return false;
+            if (g->n == H2_TRACKED) return OVER_BUDGET;
             g->s[g->n++] = (typeof(g->s[0])){sid, 0, RECEIVING};
         }
-        return true;
+        return OK;
     case F_DATA:
-        if (i < 0 || g->s[i].state != RECEIVING) return true; /* h2o refuses DATA on such a stream and keeps none */
+        if (i < 0 || g->s[i].state != RECEIVING) return OK; /* h2o refuses DATA on such a stream and keeps none */
         if (flags & FLAG_PADDED) len = len > f[9] ? len - 1 - f[9] : 0; /* h2o keeps the data, not the padding */
+        g->memory -= body_memory(g->s[i].bytes);
         g->s[i].bytes += len;
         g->held += len;
+        g->memory += body_memory(g->s[i].bytes);
         if (g->s[i].bytes > g->max_body) drop(g, i); /* h2o refused the stream and freed its body */
         else if (flags & FLAG_END_STREAM) g->s[i].state = COMPLETE;
-        return g->held <= g->budget;
+        return g->held <= g->budget ? OK : OVER_BUDGET;
     case F_RST_STREAM:
         /* h2o frees the stream at once; a HANDED one goes through the
-         * request's disposal, counted off there. */
-        if (i >= 0 && g->s[i].state != HANDED) drop(g, i);
-        return true;
-    default: return true;
+         * request's disposal, counted off there. Cancelling a request the
+         * handler has (the API server's timeout) is not counted: only
+         * resets of streams with nothing handed, which is what rapid reset
+         * sends (HEADERS with END_STREAM, answered or not, then reset). */
+        if (i >= 0 && g->s[i].state == HANDED) return OK;
+        if (i >= 0) drop(g, i);
+        return reset_allowed(g) ? OK : RESET_FLOOD;
+    default: return OK;
+    }
+}
+
+/* The process holds too many request bytes (serve_inflight.c): a DATA
+ * frame that would add to a body still arriving is not taken. The stream
+ * is refused like h2o refuses one over --max-body, with RST_STREAM
+ * REFUSED_STREAM (the client may retry it: it was never processed), and
+ * its body freed: h2o is handed a RST_STREAM from the client for it (it
+ * frees the stream and answers nothing), then the DATA frame itself, which
+ * h2o now takes as DATA on a closed stream: it counts the bytes against
+ * the connection's flow-control window as for any DATA (so the window
+ * stays in step with the client's) and keeps none of them, answering
+ * RST_STREAM STREAM_CLOSED, which a client ignores for a stream it has
+ * seen reset. Returns h2o's answer for the DATA frame, or 0 when the frame
+ * is not one to refuse. */
+static ssize_t refuse_over_cap(h2_conn_head *conn, struct serve_h2_guard *g, const uint8_t *src, size_t len,
+                               const char **err_desc) {
+    if (!g->framed || len < 9 || src[3] != F_DATA) return 0;
+    uint32_t flen = (uint32_t)src[0] << 16 | (uint32_t)src[1] << 8 | src[2];
+    uint32_t sid = ((uint32_t)src[5] << 24 | (uint32_t)src[6] << 16 | (uint32_t)src[7] << 8 | src[8]) & 0x7fffffffu;
+    int i = find(g, sid);
+    if (!flen || len < 9 + (size_t)flen || i < 0 || g->s[i].state != RECEIVING) return 0;
+    serve_server *srv = g->c->a->srv;
+    size_t grows = body_memory(g->s[i].bytes + flen) - body_memory(g->s[i].bytes);
+    if (atomic_load(&srv->inflight) + grows <= srv->max_inflight) return 0;
+    drop(g, i);
+    serve_inflight_refused(srv, "HTTP/2");
+    h2o_http2_encode_rst_stream_frame(&conn->_write.buf, sid, -H2O_HTTP2_ERROR_REFUSED_STREAM);
+    h2o_http2_conn_request_write(conn);
+    const uint8_t rst[13] = {0, 0, 4, F_RST_STREAM, 0, src[5] & 0x7f, src[6], src[7], src[8], 0, 0, 0, 0x8 /* CANCEL */};
+    ssize_t ret = g->inner(conn, rst, sizeof rst, err_desc);
+    if (ret != (ssize_t)sizeof rst) return ret < 0 ? ret : H2O_HTTP2_ERROR_INTERNAL;
+    ret = g->inner(conn, src, len, err_desc);
+    serve_inflight_recount(g->c);
+    return ret;
+}
+
+static void said(enum h2_verdict v, const struct serve_h2_guard *g) {
+    static serve_ratelimit rl_budget, rl_resets;
+    unsigned long quiet;
+    metrics_error(v == OVER_BUDGET ? ERR_H2_BUDGET : ERR_H2_RESETS);
+    if (!serve_ratelimit_ok(v == OVER_BUDGET ? &rl_budget : &rl_resets, 10, &quiet)) return;
+    char b[24], n[24];
+    snprintf(n, sizeof n, "%lu", quiet);
+    if (v == OVER_BUDGET) {
+        snprintf(b, sizeof b, "%zu", g->budget);
+        log_kv(LOG_WARN, "HTTP/2 connection closed: request bodies over its budget", LOG_NUM("budget_bytes"), b,
+               LOG_NUM("closes_not_logged"), n, NULL);
+    } else {
+        snprintf(b, sizeof b, "%g", H2_RESET_RATE);
+        log_kv(LOG_WARN, "HTTP/2 connection closed: it resets streams faster than allowed (rapid reset)",
+               LOG_NUM("resets_per_second"), b, LOG_NUM("closes_not_logged"), n, NULL);
+    }
+}
+
+/* h2o closes streams by itself too (a HEADERS it refuses, a body whose
+ * length is not its content-length, the 101st open stream), always
+ * writing RST_STREAM for them into the connection's output buffer, which
+ * it flushes later, never within a frame's handling. The RST_STREAM
+ * frames it wrote from `from` on say which tracked streams are gone:
+ * their bodies are freed, and so are their counts. */
+static void reset_by_h2o(h2_conn_head *conn, struct serve_h2_guard *g, size_t from) {
+    const h2o_buffer_t *w = conn->_write.buf;
+    if (!w || w->size < from) return; /* not the buffer it was: nothing added */
+    const uint8_t *b = (const uint8_t *)w->bytes;
+    for (size_t at = from; at + 9 <= w->size;) {
+        uint32_t flen = (uint32_t)b[at] << 16 | (uint32_t)b[at + 1] << 8 | b[at + 2];
+        if (b[at + 3] == F_RST_STREAM) {
+            uint32_t sid = ((uint32_t)b[at + 5] << 24 | (uint32_t)b[at + 6] << 16 | (uint32_t)b[at + 7] << 8 |
+                            b[at + 8]) & 0x7fffffffu;
+            int i = find(g, sid);
+            if (i >= 0 && g->s[i].state != HANDED) drop(g, i);
+        }
+        at += 9 + (size_t)flen;
     }
 }
 
 static ssize_t guarded_expect(h2_conn_head *conn, const uint8_t *src, size_t len, const char **err_desc) {
     serve_conn *c = conn->sock->on_close.data;
     struct serve_h2_guard *g = c->h2;
+    ssize_t refused = refuse_over_cap(conn, g, src, len, err_desc);
+    if (refused != 0) return refused;
+    size_t written = conn->_write.buf ? conn->_write.buf->size : 0;
     ssize_t ret = g->inner(conn, src, len, err_desc);
     if (conn->_read_expect != guarded_expect) { /* h2o moved on to another state */
         g->inner = conn->_read_expect;
@@ -139,18 +270,12 @@ static ssize_t guarded_expect(h2_conn_head *conn, const uint8_t *src, size_t len
         g->framed = true; /* that was the preface */
         return ret;
     }
-    if (account(g, src)) return ret;
-    static serve_ratelimit rl;
-    unsigned long quiet;
-    metrics_error(ERR_H2_BUDGET);
-    if (serve_ratelimit_ok(&rl, 10, &quiet)) {
-        char b[24], n[24];
-        snprintf(b, sizeof b, "%zu", g->budget);
-        snprintf(n, sizeof n, "%lu", quiet);
-        log_kv(LOG_WARN, "HTTP/2 connection closed: request bodies over its budget", LOG_NUM("budget_bytes"), b,
-               LOG_NUM("closes_not_logged"), n, NULL);
-    }
-    *err_desc = "request bodies over the connection's budget";
+    enum h2_verdict v = account(g, src);
+    reset_by_h2o(conn, g, written);
+    serve_inflight_recount(c);
+    if (v == OK) return ret;
+    said(v, g);
+    *err_desc = v == OVER_BUDGET ? "request bodies over the connection's budget" : "too many streams reset";
     return H2O_HTTP2_ERROR_ENHANCE_YOUR_CALM;
 }
 
@@ -166,14 +291,25 @@ struct serve_h2_guard *serve_h2_guard(serve_conn *c, h2o_context_t *ctx, size_t 
         return NULL;
     }
     struct serve_h2_guard *g = xcalloc(1, sizeof *g);
+    g->c = c;
+    g->loop = ctx->loop;
     g->budget = budget;
     g->max_body = max_body;
+    g->resets = H2_RESET_BURST;
+    g->resets_at = h2o_now(ctx->loop);
     g->inner = conn->_read_expect;
     conn->_read_expect = guarded_expect;
     return g;
 }
 
 void serve_h2_guard_free(struct serve_h2_guard *g) { free(g); }
+
+size_t serve_h2_held(const struct serve_h2_guard *g) { return g ? g->memory : 0; }
+
+bool serve_h2_answering(const serve_conn *c) {
+    const h2_conn_head *conn = c->h2 ? c->sock->data : NULL;
+    return conn && conn->num_streams.pull.send_body > 0;
+}
 
 /* Lives in the request's pool; h2o calls on_request_disposed when it
  * disposes of the request, before it frees the connection (and with it
@@ -186,7 +322,10 @@ typedef struct h2_release {
 static void on_request_disposed(void *p) {
     h2_release *r = p;
     int i = find(r->g, r->sid);
-    if (i >= 0) drop(r->g, i);
+    if (i >= 0) {
+        drop(r->g, i);
+        serve_inflight_recount(r->g->c);
+    }
 }
 
 void serve_h2_request(h2o_req_t *req) {

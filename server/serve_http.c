@@ -144,6 +144,7 @@ static void gauges(serve_server *srv, metrics_gauges *g, kube_live_stats *live) 
     double unix_now = (double)now.tv_sec + (double)now.tv_nsec / 1e9;
     if (since) g->unreadable_since = unix_now - (serve_now_mono() - (double)since / 1000);
     g->ready = is_ready(srv);
+    g->inflight_bytes = atomic_load(&srv->inflight);
     serve_loops_h2o_errors(srv, &g->h2o_errors[ERR_TOO_LARGE], &g->h2o_errors[ERR_BAD_REQUEST]);
 }
 

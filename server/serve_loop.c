@@ -12,7 +12,7 @@
  * to new handshakes by the TLS module's certificate callback). When the
  * resources cannot be read (folder gone, EMFILE) the last good ones stay
  * in service; after --resources-grace of unbroken read errors the watcher
- * marks the files stale, which /readyz answers with 503 (README, "Resource
+ * marks the files stale, which /readyz answers with 503 (docs/serve.md, "Resource
  * files"). SIGHUP makes it look at once instead of at its next tick (and
  * logs that it did); it never stops the process, so a stray SIGHUP (a
  * closed terminal, a process manager's reload) costs no requests.
@@ -41,8 +41,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* The first size of a connection's read buffers (see loop_main). */
-#define SERVE_READ_BUFFER 65536
 
 typedef struct serve_loop {
     h2o_context_t ctx; /* first: a connection's ctx is its loop */
@@ -82,7 +80,7 @@ static void *loop_main(void *arg) {
      * start at this size instead of h2o's 8 KB: a review up to 64 KB (a
      * pod with its managedFields is often 20-60 KB) then arrives without
      * the buffer doubling four times and copying what it held each time
-     * (-108K instructions per 60 KB review; README "Performance"). h2o
+     * (-108K instructions per 60 KB review; docs/performance.md). h2o
      * frees a buffer once it is consumed and keeps up to 16 per thread for
      * reuse, so an idle keep-alive connection holds none; the cost is 64 KB
      * instead of 8 KB for a connection in the middle of a request. The

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""What one admission may cost, from the outside (README "Bounds"): pods past
+"""What one admission may cost, from the outside (docs/serve.md, "Bounds"): pods past
 a bound of the engine are answered at once, allowed, without a patch, with a
 warning and a metric naming the bound; the largest body the server accepts,
 shaped to stay within every bound, is answered within the admission budget
@@ -37,7 +37,7 @@ import yaml
 BIN, RELEASE, RECONCILE = sys.argv[1], sys.argv[2], sys.argv[3]
 RESULTS = sys.argv[4] if len(sys.argv) > 4 else None
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from testlib import LSAN_SUPP, SANITIZER_MARKERS, Checks, scratch_dir  # noqa: E402
+from testlib import LSAN_SUPP, SANITIZER_MARKERS, Checks, log_records, scratch_dir  # noqa: E402
 
 check = Checks("bounds")
 MAX_BODY = 6 << 20
@@ -321,16 +321,6 @@ def main():
     check("render: at the bounds within 20 s (sanitized build)", time.monotonic() - t0 < 20, time.monotonic() - t0)
 
 
-def log_records(srv):
-    recs = []
-    for line in srv.stderr().splitlines():
-        try:
-            recs.append(json.loads(line))
-        except ValueError:
-            pass
-    return recs
-
-
 def at_once(fn, bodies):
     """fn(body) for every body, each from its own thread, all started
     together: their answers in order."""
@@ -404,7 +394,7 @@ def budget_pods(tmp):
               srv.metric('otel_webhook_skips_total{reason="limit"}'))
         check("metric failed_open", srv.metric('otel_webhook_requests_total{result="failed_open"}') == 4)
         check("the budget is not an internal error", srv.metric('otel_webhook_errors_total{kind="internal"}') == 0)
-        recs = log_records(srv)
+        recs = log_records(srv.stderr())
         check("the budget is logged", any(
             o.get("msg") == "failed open" and o.get("level") == "warn" and o.get("uid") == "u-flood" and
             o.get("namespace") == "default" and o.get("pod") == "app" and
@@ -538,7 +528,7 @@ def budget_custom_resources(tmp):
         cr_too_large("3 MiB Instrumentation, create", (status, out), "u-inst-c")
         status, out = cr_call(srv, "mutate:" + INSTRUMENTATION_PATH, compact(r))
         cr_too_large("3 MiB Instrumentation, default", (status, out), "u-inst-c")
-        recs = log_records(srv)
+        recs = log_records(srv.stderr())
         check("the refusal is logged", any(o.get("uid") == "u-col" and o.get("message") == CR_TOO_LARGE and
                                            o.get("msg") == "rejected" and o.get("rule") == "tree_bytes" and
                                            o.get("name") == "big" and o.get("namespace") == "ns" for o in recs),

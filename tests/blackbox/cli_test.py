@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """`otel-webhook inject` from the outside: exit codes, exact messages,
-output formats, and the README's example."""
+output formats, and docs/cli.md's example."""
 import json
 import os
 import re
@@ -39,7 +39,7 @@ for arg in ("version", "--version"):
     check("otel-webhook %s" % arg, p.returncode == 0 and p.stdout == "otel-webhook %s\n" % VERSION and p.stderr == "",
           (p.returncode, p.stdout, p.stderr))
 
-# The README's example: Java agent and collector sidecar into a Deployment.
+# docs/cli.md's example: Java agent and collector sidecar into a Deployment.
 rc, out, err = run("-f", "examples/deployment-java.yaml", "--resources", "examples/resources")
 check("example rc", rc == 0, err)
 check("example no warnings", err == "", err)

@@ -35,7 +35,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fakeapi  # noqa: E402
 import h2frames as h2  # noqa: E402
 import metricslib  # noqa: E402
-from testlib import LSAN_SUPP, SANITIZER_MARKERS, Checks, free_port  # noqa: E402
+from testlib import LSAN_SUPP, SANITIZER_MARKERS, Checks, free_port, log_records  # noqa: E402
 
 check = Checks("live")
 
@@ -736,16 +736,6 @@ def proc_cpu(proc):
     return (int(v[11]) + int(v[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def log_msgs(wh):
-    out = []
-    for l in wh.stderr().splitlines():
-        try:
-            out.append(json.loads(l))
-        except ValueError:
-            pass
-    return out
-
-
 def test_faults(tmp, certs):
     """What a hostile or broken API server can do that a real one will not
     on demand (fakeapi.py's faults), against one webhook of its own: each
@@ -780,7 +770,7 @@ def test_faults(tmp, certs):
             return
         err = lambda reason, res="instrumentations": wh.metrics().get(
             'otel_webhook_watch_errors_total{resource="%s",reason="%s"}' % (res, reason))
-        msgs = lambda: [o.get("msg") for o in log_msgs(wh)]
+        msgs = lambda: [o.get("msg") for o in log_records(wh.stderr())]
         said = lambda m: sum(x == m for x in msgs())
         m = wh.metrics()
         check("deep collector refused alone, counted once",
@@ -899,7 +889,7 @@ def test_faults(tmp, certs):
         took = time.monotonic() - t0
         check("API server gone: /readyz 503 after --stale-grace", ok and took >= 3, "%.2f s" % took)
         check("API server gone: said once",
-              [o.get("grace_seconds") for o in log_msgs(wh)
+              [o.get("grace_seconds") for o in log_records(wh.stderr())
                if o.get("msg") == "the API server has not answered past the grace period: not ready"] == [3])
         st, r, patched, _ = wh.admit(pod("p-stale", {"instrumentation.opentelemetry.io/inject-java": "inst-a"}))
         check("API server gone: the last good objects served", "java" in injected_langs(r, patched), r)

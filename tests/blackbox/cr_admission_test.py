@@ -10,7 +10,7 @@ whole defaulted object), validation verdicts with the reference's
 messages, codes and warnings, the reference's 400s for objects that do
 not decode and HTTP 400 for bodies that are not AdmissionReviews, the
 operations (CREATE, UPDATE, DELETE, CONNECT, others), the settings file's
-fips-disabled-components, the metrics (families against the README's
+fips-disabled-components, the metrics (families against docs/metrics.md's
 tables, counts by kind, operation, result and rule), the log lines, and
 the pod path beside them. The privilege-escalation check against an API
 server is in cluster_test.py. Every server exits 0 on SIGTERM with no
@@ -30,7 +30,7 @@ BIN = os.path.abspath(sys.argv[1])
 RESULTS = sys.argv[2] if len(sys.argv) > 2 else None
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from testlib import Checks  # noqa: E402
+from testlib import Checks, log_records  # noqa: E402
 import metricslib  # noqa: E402
 from serverlib import Server  # noqa: E402
 
@@ -408,7 +408,7 @@ def test_metrics_and_logs(c, srv):
     pods = [v for s, l, v in fams.get("otel_webhook_request_duration_seconds", {}).get("samples", [])
             if s.endswith("_count")]
     check("metrics: the pod histogram counts pods only", pods == [1.0], pods)
-    lines = [json.loads(line) for line in srv.stderr().splitlines() if line.startswith("{")]
+    lines = log_records(srv.stderr())
     denied = [x for x in lines if x.get("msg") == "denied" and x.get("rule") == "mode_change"]
     check("log: a denial says who, what, the rule and the message", len(denied) == 1 and denied[0].get("kind") ==
           "OpenTelemetryCollector" and denied[0].get("user") == "jane" and denied[0].get("operation") == "UPDATE" and

@@ -12,7 +12,7 @@ PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 DATA, HEADERS, RST_STREAM, SETTINGS, PING, GOAWAY, WINDOW_UPDATE = 0, 1, 3, 4, 6, 7, 8
 END_STREAM, ACK, END_HEADERS = 0x1, 0x1, 0x4
 SETTINGS_INITIAL_WINDOW_SIZE = 4
-ENHANCE_YOUR_CALM = 0xb
+REFUSED_STREAM, ENHANCE_YOUR_CALM = 0x7, 0xb
 
 
 def frame(ftype, flags, sid, payload=b""):
@@ -41,9 +41,9 @@ def hpack(headers):
     return out
 
 
-def request_headers(method, path):
+def request_headers(method, path, extra=()):
     return hpack([(":method", method), (":scheme", "https"), (":path", path), (":authority", "localhost")] +
-                 ([("content-type", "application/json")] if method == "POST" else []))
+                 ([("content-type", "application/json")] if method == "POST" else []) + list(extra))
 
 
 _STATIC_STATUS = {8: 200, 9: 204, 10: 206, 11: 304, 12: 400, 13: 404, 14: 500}

@@ -30,6 +30,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from testlib import Checks  # noqa: E402
 from serverlib import Conn, Server, fresh_fingerprint, kubelet_publish, new_pair, pem_sha256  # noqa: E402
+from testlib import free_port, yaml_alias_bomb  # noqa: E402
 import h2frames as h2  # noqa: E402
 
 check = Checks("hardening")
@@ -481,6 +482,334 @@ def test_fd_limit(srv, ca):
     keep.close()
 
 
+# --- Answers not read, bytes held across connections, rapid reset ---------------
+
+def bomb_review(n, uid):
+    """A ConversionReview of n small alias-bomb collectors (a few KB) whose
+    answer is large (about 2 MB each): an answer that takes long to read."""
+    cfg = yaml_alias_bomb(3, 10)
+    objs = [{"apiVersion": "opentelemetry.io/v1alpha1", "kind": "OpenTelemetryCollector",
+             "metadata": {"name": "c%d" % i, "namespace": "default"}, "spec": {"config": cfg}} for i in range(n)]
+    return json.dumps({"kind": "ConversionReview", "apiVersion": "apiextensions.k8s.io/v1",
+                       "request": {"uid": uid, "desiredAPIVersion": "opentelemetry.io/v1beta1",
+                                   "objects": objs}}).encode()
+
+
+def small_window_tls(srv, ca, rcvbuf=4096):
+    """A TLS connection whose receive buffer is tiny: what it does not read
+    stays in the server's socket."""
+    raw = socket.socket()
+    raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+    raw.settimeout(10)
+    raw.connect(("127.0.0.1", srv.port))
+    return tls_ctx(ca).wrap_socket(raw, server_hostname="localhost")
+
+
+def post_bytes(path, body, length=None):
+    return (b"POST %s HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+            % (path.encode(), len(body) if length is None else length)) + body
+
+
+def test_write_timeout(srv, ca):
+    """--request-timeout 1: an answer nobody reads closes its connection
+    after a second without progress; one read slowly but steadily, for
+    longer than that, arrives whole."""
+    name = 'otel_webhook_errors_total{kind="write_stalled"}'
+    before = metric(srv, name)
+    try:
+        s = small_window_tls(srv, ca)
+        body = bomb_review(4, "uid-stall")
+        s.sendall(post_bytes("/convert", body))
+        t0 = time.monotonic()
+        counted = poll(lambda: metric(srv, name) == (before or 0) + 1, 30, 0.1)
+        took = time.monotonic() - t0
+        check("write timeout: an unread answer is counted", before is not None and counted,
+              (before, metric(srv, name)))
+        got, closed = read_until_close(s, timeout=10, limit=64 << 20)
+        check("write timeout: the connection is closed, the answer cut", closed and len(got) < 8000000,
+              (closed, len(got)))
+        s.close()
+        print("  (write timeout: closed %.1f s after the request, %d bytes read after)" % (took, len(got)))
+    except (OSError, ssl.SSLError) as e:
+        check("write timeout", False, repr(e))
+    check("write timeout: logged", log_count(srv, "its client read nothing of the answer for --request-timeout") == 1,
+          log_count(srv, "its client read nothing"))
+    # Slow but steady: 128 KB every 0.25 s, for more than --request-timeout.
+    try:
+        s = small_window_tls(srv, ca, 65536)
+        s.sendall(post_bytes("/convert", bomb_review(1, "uid-slow")))
+        got, t0 = b"", time.monotonic()
+        s.settimeout(10)
+        while True:
+            chunk = b""
+            try:
+                while len(chunk) < 131072:
+                    d = s.recv(131072 - len(chunk))
+                    if not d:
+                        break
+                    chunk += d
+            except (OSError, ssl.SSLError):
+                break
+            got += chunk
+            if len(chunk) < 131072 or (b"\r\n\r\n" in got and len(got) >= answer_length(got)):
+                break
+            time.sleep(0.25)  # the client's pace, not synchronisation
+        took = time.monotonic() - t0
+        head, _, rest = got.partition(b"\r\n\r\n")
+        whole = got.startswith(b"HTTP/1.1 200 ") and len(rest) == answer_length(got) - len(head) - 4
+        ok = whole and json.loads(rest)["response"]["uid"] == "uid-slow"
+        check("write timeout: a slow, steady reader gets the whole answer", ok and took > 1.5,
+              "%d bytes in %.1f s" % (len(got), took))
+        print("  (write timeout: a %d-byte answer read in %.1f s)" % (len(got), took))
+        s.close()
+    except (OSError, ssl.SSLError, ValueError) as e:
+        check("write timeout: slow reader", False, repr(e))
+    check("write timeout: the slow reader not counted", metric(srv, name) == (before or 0) + 1)
+    srv.healthy("write timeout")
+
+
+def answer_length(got):
+    """Header bytes plus Content-Length of the HTTP answer starting got."""
+    head, _, _ = got.partition(b"\r\n\r\n")
+    for line in head.split(b"\r\n")[1:]:
+        k, _, v = line.partition(b":")
+        if k.strip().lower() == b"content-length":
+            return len(head) + 4 + int(v.strip())
+    return 1 << 62
+
+
+REFUSAL = (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\n"
+           b"Connection: close\r\nContent-Length: 68\r\n\r\n"
+           b'{"error":"the webhook holds too many request bytes at once; retry"}\n')
+
+
+def server_rx_queued(srv):
+    """Bytes waiting in the receive queues of the server's connections
+    (/proc/net/tcp: local port, established, rx_queue), read by nobody yet."""
+    total = 0
+    for path in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(path) as f:
+                rows = f.read().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            cols = row.split()
+            if int(cols[1].rsplit(":", 1)[1], 16) == srv.port and cols[3] == "01":
+                total += int(cols[4].split(":")[1], 16)
+    return total
+
+
+def test_inflight_cap(srv, ca, cap):
+    """--max-inflight-bytes CAP (5 MiB, and --max-body CAP): uploads that hold 1.5 MB each in
+    their input buffers (2 MiB of memory): two fit, the third is answered
+    503 with Retry-After, its bytes dropped; once the others are gone, the
+    same request is answered."""
+    name = 'otel_webhook_errors_total{kind="requests_in_flight"}'
+    before = metric(srv, name)
+    part = b"x" * 1500000
+    held, bodies = [], []
+    try:
+        for i in range(2):
+            uid = "uid-held-%d" % i
+            body = review(uid, pad=2000000 - len(review(uid, pad=1)) + 1)
+            bodies.append(body)
+            s = raw_tls(srv, tls_ctx(ca), timeout=10)
+            s.sendall(post_bytes("/mutate-v1-pod", body[:1500000], len(body)))
+            held.append(s)
+        # Both are held once the server has read all they sent (nothing
+        # left in its sockets' receive queues), 2 MiB of buffer each, with
+        # the 64 KiB buffer of the /metrics request that tells.
+        want = 2 * (2 << 20) + 65536
+        read_all = poll(lambda: server_rx_queued(srv) == 0, 10)
+        hold = poll(lambda: metric(srv, "otel_webhook_request_bytes_in_flight") == want and want, 10)
+        check("in-flight cap: the server read both uploads", read_all, server_rx_queued(srv))
+        s = raw_tls(srv, tls_ctx(ca), timeout=10)
+        s.sendall(post_bytes("/mutate-v1-pod", part, 2000000))
+        got, closed = read_until_close(s, timeout=10)
+        s.close()
+        check("in-flight cap: the third upload gets 503 with Retry-After", got == REFUSAL and closed, (got[:300], closed))
+        check("in-flight cap: counted", before is not None and metric(srv, name) == before + 1,
+              (before, metric(srv, name)))
+        check("in-flight cap: the gauge shows two uploads' buffers, 2 MiB each", hold == want,
+              metric(srv, "otel_webhook_request_bytes_in_flight"))
+        # A third upload takes a 1 MiB buffer: the process holds the cap
+        # exactly. A request without a body (a probe) still fits in one
+        # first buffer and is answered, though it takes the total over.
+        near = raw_tls(srv, tls_ctx(ca), timeout=10)
+        near.sendall(post_bytes("/mutate-v1-pod", b"x" * 700000, 2000000))
+        poll(lambda: server_rx_queued(srv) == 0, 10)
+        at_cap = cap + 65536
+        check("in-flight cap: at the cap, the gauge's own scrape is answered (cap + its 64 KiB)",
+              poll(lambda: metric(srv, "otel_webhook_request_bytes_in_flight") == at_cap, 10),
+              metric(srv, "otel_webhook_request_bytes_in_flight"))
+        r = srv.call("GET", "/healthz")
+        check("in-flight cap: at the cap, /healthz is answered", r.status == 200 and r.body == b"ok\n", repr(r))
+        near.close()
+        check("in-flight cap: the third upload's buffer freed when it goes",
+              poll(lambda: metric(srv, "otel_webhook_request_bytes_in_flight") == want, 10),
+              metric(srv, "otel_webhook_request_bytes_in_flight"))
+        # The two held uploads are within the cap: they finish, in buffers
+        # that do not grow, and are answered.
+        for i, s in enumerate(held):
+            s.sendall(bodies[i][1500000:])
+            r = Conn(None, None, sock=s).read_response()
+            check("in-flight cap: upload %d under the cap is answered" % (i + 1),
+                  r.status == 200 and len(bodies[i]) == 2000000 and r.json()["response"]["uid"] == "uid-held-%d" % i,
+                  repr(r)[:300])
+    except (OSError, ssl.SSLError, EOFError, ValueError) as e:
+        check("in-flight cap", False, repr(e))
+    finally:
+        for s in held:
+            s.close()
+    check("in-flight cap: back to nothing held but the scrape's own buffer",
+          poll(lambda: metric(srv, "otel_webhook_request_bytes_in_flight") == 65536, 10),
+          metric(srv, "otel_webhook_request_bytes_in_flight"))
+    try:
+        r = srv.call("POST", "/mutate-v1-pod", review("uid-after-cap"))
+        check("in-flight cap: a review is answered afterwards",
+              r.status == 200 and r.json()["response"]["uid"] == "uid-after-cap", repr(r)[:300])
+    except (OSError, EOFError, ValueError) as e:
+        check("in-flight cap: a review afterwards", False, repr(e))
+    check("in-flight cap: logged", log_count(srv, "request refused: the request bytes held across connections") == 1)
+
+
+def test_h2_inflight_cap(srv, ca, cap):
+    """--http2 under --max-inflight-bytes: the stream whose DATA would
+    cross the cap is refused (REFUSED_STREAM, the client may retry it), the
+    connection and its other streams go on."""
+    name = 'otel_webhook_errors_total{kind="requests_in_flight"}'
+    before = metric(srv, name)
+    try:
+        # An HTTP/1.1 upload holds 2 MiB of the 5 MiB.
+        holder = raw_tls(srv, tls_ctx(ca), timeout=10)
+        holder.sendall(post_bytes("/mutate-v1-pod", b"x" * 1500000, 2000000))
+        poll(lambda: server_rx_queued(srv) == 0, 10)
+        c = h2_connect(srv, ca)
+        h2_post(c, 1, b"x" * 100000, end=False)
+        c.drain(10)
+        # Within --max-body (3 MiB) and the connection's budget, over the
+        # cap once its buffer doubles past 2 MiB.
+        h2_post(c, 3, b"x" * ((3 << 20) - 100000), end=False)
+        c.drain(10)
+        refused = c.wait_for(lambda h: any(t == h2.RST_STREAM and sid == 3 for t, _, sid, _ in h.frames), 10)
+        codes = [int.from_bytes(p[:4], "big") for t, _, sid, p in c.frames if t == h2.RST_STREAM and sid == 3]
+        check("--http2 in-flight cap: the crossing stream is refused with REFUSED_STREAM",
+              refused and codes[:1] == [h2.REFUSED_STREAM], codes)
+        check("--http2 in-flight cap: the first stream is not", not any(
+            t == h2.RST_STREAM and sid == 1 for t, _, sid, _ in c.frames))
+        c.send(h2.frame(h2.DATA, h2.END_STREAM, 1, b""))
+        ok = c.wait_for(lambda h: h.response(1), 10)
+        check("--http2 in-flight cap: the first stream is answered (400: not a review)", ok and ok[0] == 400, repr(ok))
+        c.send(h2.frame(h2.HEADERS, h2.END_HEADERS | h2.END_STREAM, 5, h2.request_headers("GET", "/healthz")))
+        ok = c.wait_for(lambda h: h.response(5), 10)
+        check("--http2 in-flight cap: the connection goes on", ok == (200, b"ok\n") and c.goaway() is None,
+              (ok, c.goaway()))
+        c.close()
+        holder.close()
+    except (OSError, ssl.SSLError) as e:
+        check("--http2 in-flight cap", False, repr(e))
+    check("--http2 in-flight cap: counted", before is not None and metric(srv, name) == before + 1,
+          (before, metric(srv, name)))
+
+
+def test_h2_reset_by_h2o(srv, ca):
+    """Streams h2o closes by itself (a body shorter than its
+    content-length: RST_STREAM PROTOCOL_ERROR) leave nothing counted."""
+    gauge = "otel_webhook_request_bytes_in_flight"
+    try:
+        c = h2_connect(srv, ca)
+        for i in range(60):
+            sid = 2 * i + 1
+            c.send(h2.frame(h2.HEADERS, h2.END_HEADERS, sid,
+                            h2.request_headers("POST", "/mutate-v1-pod", [("content-length", "10")])))
+            c.send(h2.frame(h2.DATA, h2.END_STREAM, sid, b"12345"))
+        c.drain(10)
+        c.wait_for(lambda h: sum(1 for t, _, _, _ in h.frames if t == h2.RST_STREAM) >= 60, 10)
+        resets = sum(1 for t, _, _, p in c.frames if t == h2.RST_STREAM and int.from_bytes(p[:4], "big") == 1)
+        check("--http2: 60 short bodies reset by h2o (PROTOCOL_ERROR)", resets == 60, resets)
+        # Every reset is out, so the server has taken every frame: with the
+        # connection still open, only the scrape's own buffer is held (the
+        # idle timeout would hide a leak a few seconds later: no waiting).
+        held = metric(srv, gauge)
+        check("--http2: streams h2o reset hold nothing", held == 65536 and not c.eof, (held, c.eof))
+        c.close()
+    except (OSError, ssl.SSLError) as e:
+        check("--http2 reset by h2o", False, repr(e))
+
+
+def test_h2_write_timeout(srv, ca):
+    """--http2 --request-timeout 1: an answer the client holds back with a
+    flow-control window of 0 closes the connection like an unread one."""
+    name = 'otel_webhook_errors_total{kind="write_stalled"}'
+    before = metric(srv, name)
+    try:
+        c = h2_connect(srv, ca, window=0)
+        body = bomb_review(1, "uid-h2-stall")
+        c.send(h2.frame(h2.HEADERS, h2.END_HEADERS, 1, h2.request_headers("POST", "/convert")))
+        for i in range(0, len(body), 16384):
+            c.send(h2.frame(h2.DATA, h2.END_STREAM if i + 16384 >= len(body) else 0, 1, body[i:i + 16384]))
+        c.drain(10)
+        closed = c.wait_for(lambda h: h.eof, 15)
+        check("--http2 write timeout: a window held at 0 closes the connection", closed)
+        check("--http2 write timeout: counted", before is not None and metric(srv, name) == before + 1,
+              (before, metric(srv, name)))
+        c.close()
+    except (OSError, ssl.SSLError) as e:
+        check("--http2 write timeout", False, repr(e))
+    srv.healthy("--http2 write timeout")
+
+
+def test_inflight_flag(tmp, crt, key):
+    """A cap too small for one --max-body request is refused at start."""
+    try:
+        p = subprocess.run([BIN, "serve", "--listen", "127.0.0.1:%d" % free_port(), "--tls-cert", crt, "--tls-key",
+                            key, "--max-body", "6291456", "--max-inflight-bytes", "6291456"],
+                           capture_output=True, text=True, timeout=10)
+        got = (p.returncode, p.stderr[:400])
+    except subprocess.TimeoutExpired:
+        got = ("still serving after 10 s", "")
+    want = ("otel-webhook serve: --max-inflight-bytes 6291456 is less than the 8388608 bytes of buffer a request of "
+            "--max-body 6291456 takes: no request of that size could be taken")
+    check("--max-inflight-bytes below one --max-body request: exit 2 with the reason",
+          got[0] == 2 and want in got[1], got)
+
+
+def test_rapid_reset(srv, ca):
+    """--http2: a client that opens and resets streams back to back is
+    closed with GOAWAY ENHANCE_YOUR_CALM; one that resets a few is not."""
+    name = 'otel_webhook_errors_total{kind="http2_rapid_reset"}'
+    before = metric(srv, name)
+    for n, closes in [(50, False), (1000, True)]:
+        try:
+            c = h2_connect(srv, ca)
+            out = b""
+            for i in range(n):
+                sid = 2 * i + 1
+                out += h2.frame(h2.HEADERS, h2.END_HEADERS | h2.END_STREAM, sid, h2.request_headers("GET", "/healthz"))
+                out += h2.frame(h2.RST_STREAM, 0, sid, struct.pack(">I", 8))
+            c.send(out)
+            c.drain(10)
+            last = 2 * n + 1
+            c.send(h2.frame(h2.HEADERS, h2.END_HEADERS | h2.END_STREAM, last, h2.request_headers("GET", "/healthz")))
+            c.wait_for(lambda h: h.response(last) or h.goaway() is not None, 10)
+            g = c.goaway()
+            if closes:
+                check("--http2 rapid reset: %d resets get GOAWAY ENHANCE_YOUR_CALM" % n,
+                      g is not None and g[0] == h2.ENHANCE_YOUR_CALM, g)
+                check("--http2 rapid reset: the connection is closed", c.wait_for(lambda h: h.eof, 10))
+            else:
+                check("--http2 rapid reset: %d resets are allowed" % n,
+                      g is None and c.response(last) == (200, b"ok\n"), (g, c.response(last)))
+            c.close()
+        except (OSError, ssl.SSLError) as e:
+            check("--http2 rapid reset %d" % n, False, repr(e))
+    check("--http2 rapid reset: counted once", before is not None and metric(srv, name) == before + 1,
+          (before, metric(srv, name)))
+    check("--http2 rapid reset: logged", log_count(srv, "it resets streams faster than allowed") == 1)
+    srv.healthy("--http2 rapid reset")
+
+
 # ---------------------------------------------------------------------------
 
 def main():
@@ -517,6 +846,24 @@ def main():
             test_http2_on(h2srv, ca, max_body)
             h2srv.final_checks()
         print("  (http2: %.1f s)" % (time.monotonic() - t_start))
+
+        # 2b. Answers not read, and the bytes held across connections.
+        stall = server("stall", ["--threads", "2", "--request-timeout", "1", "--http2"])
+        if stall:
+            test_write_timeout(stall, ca)
+            test_h2_write_timeout(stall, ca)
+            stall.final_checks()
+        test_inflight_flag(tmp, crt, key)
+        cap = 5 << 20
+        capped = server("inflight", ["--threads", "2", "--http2", "--max-body", str(3 << 20),
+                                     "--max-inflight-bytes", str(cap)])
+        if capped:
+            test_inflight_cap(capped, ca, cap)
+            test_h2_inflight_cap(capped, ca, cap)
+            test_h2_reset_by_h2o(capped, ca)
+            test_rapid_reset(capped, ca)
+            capped.final_checks()
+        print("  (stall, inflight: %.1f s)" % (time.monotonic() - t_start))
 
         # 3. A FIFO in place of the certificate, at run time and at start.
         fdir = os.path.join(tmp, "fifo")

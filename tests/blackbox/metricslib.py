@@ -1,6 +1,6 @@
 """tests/blackbox/metricslib.py - the webhook's /metrics as the suites check
 it: the Prometheus text format parsed into families, held to the naming
-rules the server keeps (server/metrics.h), and compared with the README's
+rules the server keeps (server/metrics.h), and compared with docs/metrics.md's
 metrics tables, so that the table, the alerts built on it (deploy/monitoring)
 and the server cannot drift apart."""
 import os
@@ -92,11 +92,11 @@ def conventions(fams):
     return problems
 
 
-def readme_tables(readme_path):
-    """The metrics tables of the README's "## Metrics" section, in order:
+def doc_tables(doc_path):
+    """The metrics tables of docs/metrics.md's "## Metrics" section, in order:
     [{family: (type, (label names, sorted))}]. A row is
     | `name` | type | `label`, `label` or - | meaning |."""
-    text = open(readme_path).read()
+    text = open(doc_path).read()
     sec = text.split("\n## Metrics\n", 1)[-1].split("\n## ", 1)[0]
     tables, cur = [], None
     for line in sec.splitlines():
@@ -113,19 +113,19 @@ def readme_tables(readme_path):
     return tables
 
 
-def against_readme(fams, table):
-    """Differences between the families served and a README table."""
+def against_doc(fams, table):
+    """Differences between the families served and a docs/metrics.md table."""
     problems = []
     for name in sorted(set(table) - set(fams)):
-        problems.append("%s: in the README, not served" % name)
+        problems.append("%s: in docs/metrics.md, not served" % name)
     for name in sorted(set(fams) - set(table)):
-        problems.append("%s: served, not in the README's table" % name)
+        problems.append("%s: served, not in docs/metrics.md's table" % name)
     for name in sorted(set(fams) & set(table)):
         got = (fams[name]["type"], label_names(fams[name], name))
         if got[1] == () and not fams[name]["samples"]:
             got = (got[0], table[name][1])  # no sample now: its labels cannot be seen
         if got != table[name]:
-            problems.append("%s: served as %s, the README says %s" % (name, got, table[name]))
+            problems.append("%s: served as %s, docs/metrics.md says %s" % (name, got, table[name]))
     return problems
 
 
@@ -143,20 +143,20 @@ def build_info_line(binary):
 
 def check_exposition(check, name, text, root, binary, live=False):
     """The whole of one /metrics answer: well formed, Prometheus' naming
-    rules, exactly the families of the README's tables (the second one
+    rules, exactly the families of docs/metrics.md's tables (the second one
     too with a cluster), the build_info sample. Returns the families."""
     fams, problems = parse(text)
     check(name + " metrics: the text format parses", not problems, problems[:5])
     problems = conventions(fams)
     check(name + " metrics: naming conventions (units, _total, timestamps, one label set, no sentinels)",
           not problems, problems[:5])
-    tables = readme_tables(os.path.join(root, "README.md"))
-    check(name + " metrics: the README has its two metrics tables", len(tables) == 2, len(tables))
+    tables = doc_tables(os.path.join(root, "docs", "metrics.md"))
+    check(name + " metrics: docs/metrics.md has its two metrics tables", len(tables) == 2, len(tables))
     want = dict(tables[0]) if tables else {}
     if live and len(tables) > 1:
         want.update(tables[1])
-    problems = against_readme(fams, want)
-    check(name + " metrics: exactly the README's families, types and labels", not problems, problems[:5])
+    problems = against_doc(fams, want)
+    check(name + " metrics: exactly docs/metrics.md's families, types and labels", not problems, problems[:5])
     check(name + " metrics: build_info", build_info_line(binary) in text.splitlines(),
           [line for line in text.splitlines() if "build_info" in line])
     return fams

@@ -897,7 +897,7 @@ def ownership(k, fake):
     check("collision: the collector gone, the foreign ClusterRole and binding are not swept",
           rc == 0 and not writes(reqs, "/clusterrole") and k.get("clusterroles", "kube-own-cluster-role") == role and
           k.get("clusterrolebindings", "kube-own-collector") == binding, (rc, writes(reqs), err[-800:]))
-    # README: adopting the operator's ClusterRole is two annotations.
+    # docs/reconcile.md: adopting the operator's ClusterRole is two annotations.
     collect_garbage(fake, kube["metadata"]["uid"])
     kube = fake.apply("opentelemetrycollectors", collector("kube", ns="own", processors=["k8sattributes"]))
     for res, obj in (("clusterroles", role), ("clusterrolebindings", binding)):

@@ -3,6 +3,7 @@ the closing "N passed, M failed" line and its record for tests/summary.sh,
 a free loopback port, scratch folders removed at exit,
 and the sanitizer settings for running our binaries."""
 import atexit
+import json
 import shutil
 import socket
 import sys
@@ -12,6 +13,44 @@ import tempfile
 # memory of a destroyed multithread queue; nothing of ours may leak.
 LSAN_SUPP = "leak:h2o_mem_alloc_recycle\nleak:h2o_multithread_create_queue\n"
 SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "runtime error", "ERROR: LeakSanitizer")
+
+
+def log_records(text):
+    """The JSON log lines of a server's stderr, as objects; other lines
+    (sanitizer reports, text-format logs) are left out."""
+    recs = []
+    for line in text.splitlines():
+        try:
+            o = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(o, dict):
+            recs.append(o)
+    return recs
+
+
+def cpu_seconds(pid):
+    """CPU time (user + system) process pid has used so far: what a bound
+    on work is checked with, where wall-clock time would measure the
+    machine's other load too."""
+    import os
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def yaml_alias_bomb(depth, tail):
+    """A collector config of a few hundred bytes whose aliases expand
+    10^depth-fold: `a` is ten 20-character strings, each next anchor ten
+    aliases of the one before (depth of them), and `g` lists the last one
+    `tail` times."""
+    lines = ["receivers:", "  a: &a [%s]" % ",".join(["x" * 20] * 10)]
+    prev = "a"
+    for name in "bcdefgh"[:depth]:
+        lines.append("  %s: &%s [%s]" % (name, name, ",".join(["*" + prev] * 10)))
+        prev = name
+    lines.append("  g: [%s]" % ",".join(["*" + prev] * tail))
+    return "\n".join(lines) + "\n"
 
 
 def free_port():

@@ -20,9 +20,9 @@
 //  5. monitoring (deploy/monitoring, in the monitoring overlay): the
 //     ServiceMonitor scrapes what the webhook serves (its Service and port,
 //     HTTPS, /metrics, the serving CA and a name the certificate is for), and
-//     the PrometheusRule is the README's alerts: the same names, expressions
+//     the PrometheusRule is docs/metrics.md's alerts: the same names, expressions
 //     and durations, every expression PromQL, every metric it names one the
-//     webhook serves (the README's metrics tables, which the server tests hold
+//     webhook serves (docs/metrics.md's tables, which the server tests hold
 //     to /metrics) or one of the few named from Prometheus and kube-state-metrics.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -466,7 +466,7 @@ const delegated = (role) => role.metadata.annotations?.['otel-webhook.openteleme
 for (const o of OVERLAYS) {
   const objs = [...rendered[o]];
   if (o === 'restrict-secrets') {
-    // Secrets are readable only where a RoleBinding says so (README): without
+    // Secrets are readable only where a RoleBinding says so (docs/install.md): without
     // one, the webhook's Secret check is refused; with one, allowed there only.
     const g0 = rbac.grants(objs, 'otel-webhook-system:otel-webhook');
     const a = rbac.requestInfo('GET', '/api/v1/namespaces/default/secrets/otel-exporter-tls');
@@ -536,19 +536,19 @@ for (const o of OVERLAYS) {
 }
 
 // ------------------------------------------------------------- 5. monitoring
-// The README's "## Metrics" section: its metrics tables (every family the
+// docs/metrics.md's "## Metrics" section: its metrics tables (every family the
 // webhook serves, type and labels) and its recommended alerts.
-const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-const metricsSection = readme.split('\n## Metrics\n')[1]?.split('\n## ')[0] || '';
+const metricsDoc = fs.readFileSync(path.join(ROOT, 'docs', 'metrics.md'), 'utf8');
+const metricsSection = metricsDoc.split('\n## Metrics\n')[1]?.split('\n## ')[0] || '';
 const families = new Map();
 for (const m of metricsSection.matchAll(/^\| `(otel_webhook_[a-z0-9_]+)` \| (counter|gauge|histogram) \|/gm)) families.set(m[1], m[2]);
-check(families.size > 20, 'README: the metrics tables list the families', String(families.size));
+check(families.size > 20, 'docs/metrics.md: the metrics tables list the families', String(families.size));
 const alertsSection = metricsSection.split('\n### Recommended alerts\n')[1]?.split('\n### ')[0] || '';
-const readmeAlerts = [...alertsSection.matchAll(/^\| `([A-Za-z]+)` \| `([^`]+)` \| (\w+) \|/gm)]
+const docAlerts = [...alertsSection.matchAll(/^\| `([A-Za-z]+)` \| `([^`]+)` \| (\w+) \|/gm)]
   .map((m) => ({ alert: m[1], expr: m[2], for: m[3] }));
-check(readmeAlerts.length >= 5, 'README: the recommended alerts table', String(readmeAlerts.length));
+check(docAlerts.length >= 5, 'docs/metrics.md: the recommended alerts table', String(docAlerts.length));
 // Metrics named in expressions that do not come from the webhook: Prometheus'
-// own, and kube-state-metrics' (the README says the alert needs it).
+// own, and kube-state-metrics' (docs/metrics.md says the alert needs it).
 const EXTERNAL = new Set(['up', 'kube_cronjob_status_last_successful_time']);
 // A family as an expression may name it: a histogram's series end in _bucket, _sum, _count.
 function familyOf(name) {
@@ -621,20 +621,20 @@ const mon = rendered.monitoring || [];
   check(rules.length === 1, 'monitoring: one PrometheusRule', String(rules.length));
   const alerts = rules.flatMap((r) => r.spec.groups.flatMap((g) => g.rules)).filter((r) => r.alert);
   const norm = (e) => String(e).replace(/\s+/g, ' ').trim();
-  check(JSON.stringify(alerts.map((a) => a.alert)) === JSON.stringify(readmeAlerts.map((a) => a.alert)),
-        'monitoring: the PrometheusRule\'s alerts are the README\'s, in its order',
-        `rule: ${alerts.map((a) => a.alert).join(', ')}; README: ${readmeAlerts.map((a) => a.alert).join(', ')}`);
+  check(JSON.stringify(alerts.map((a) => a.alert)) === JSON.stringify(docAlerts.map((a) => a.alert)),
+        'monitoring: the PrometheusRule\'s alerts are docs/metrics.md\'s, in its order',
+        `rule: ${alerts.map((a) => a.alert).join(', ')}; docs/metrics.md: ${docAlerts.map((a) => a.alert).join(', ')}`);
   for (const a of alerts) {
-    const doc = readmeAlerts.find((r) => r.alert === a.alert);
-    check(doc && norm(doc.expr) === norm(a.expr), `monitoring: ${a.alert}: the README's expression`, `${a.expr} / ${doc?.expr}`);
-    check(doc && (doc.for === '0m' ? !a.for : doc.for === a.for), `monitoring: ${a.alert}: the README's "for"`, `${a.for} / ${doc?.for}`);
+    const doc = docAlerts.find((r) => r.alert === a.alert);
+    check(doc && norm(doc.expr) === norm(a.expr), `monitoring: ${a.alert}: docs/metrics.md's expression`, `${a.expr} / ${doc?.expr}`);
+    check(doc && (doc.for === '0m' ? !a.for : doc.for === a.for), `monitoring: ${a.alert}: docs/metrics.md's "for"`, `${a.for} / ${doc?.for}`);
     check(['critical', 'warning'].includes(a.labels?.severity) && a.annotations?.summary && a.annotations?.description,
           `monitoring: ${a.alert}: a severity, a summary and a description`);
     const { error, names } = promqlMetrics(a.expr);
     check(!error, `monitoring: ${a.alert}: the expression parses as PromQL`, a.expr);
     check(names.length > 0, `monitoring: ${a.alert}: names a metric`);
     for (const n of names) {
-      check(familyOf(n) || EXTERNAL.has(n), `monitoring: ${a.alert}: ${n} is served by the webhook (README metrics tables)${EXTERNAL.size ? ' or named as external' : ''}`);
+      check(familyOf(n) || EXTERNAL.has(n), `monitoring: ${a.alert}: ${n} is served by the webhook (docs/metrics.md's tables)${EXTERNAL.size ? ' or named as external' : ''}`);
     }
   }
 }

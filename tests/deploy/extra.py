@@ -9,10 +9,12 @@
     renewal a bundle holding the new and the previous CA;
   - the settings file the Deployment mounts is accepted by the binary, and
     every flag the Deployment passes to `serve` exists;
-  - the README's install commands name overlays that exist, and every overlay
-    is documented; the migration guide's `-l 'app.kubernetes.io/component!=crds'`
-    (and then `=crds`)
+  - the install commands (README, docs/install.md) name overlays that exist,
+    and every overlay is documented in docs/install.md; the migration
+    guide's `-l 'app.kubernetes.io/component!=crds'` (and then `=crds`)
     leaves out exactly the CRDs;
+  - docs/reconcile.md's Target Allocator RBAC lists every resource of
+    examples/targetallocator.yaml;
   - the README's table of what `make test` installs names exactly the Debian
     packages scripts/deps.sh and tests/deploy/run.sh install, and the npm
     packages of tests/deploy/package.json at their versions.
@@ -313,20 +315,25 @@ if rc_job and os.access(rbin, os.X_OK):
     for a in rargs:
         check(a.split("=")[0] in h, f"otel-reconcile {a.split('=')[0]} exists (otel-reconcile run --help)")
 
-# --- README -----------------------------------------------------------------
+# --- README and docs/install.md ------------------------------------------------
 readme = open(os.path.join(ROOT, "README.md")).read()
-check("## Installing on a cluster" in readme, 'README has "Installing on a cluster"')
-section = readme.split("## Installing on a cluster", 1)[-1]
+install = open(os.path.join(ROOT, "docs/install.md")).read()
+check("## Installing on a cluster" in install, 'docs/install.md has "Installing on a cluster"')
+section = install.split("## Installing on a cluster", 1)[-1]
 named = set(re.findall(r"deploy/overlays/([a-z0-9-]+)", section))
 overlays = set(os.listdir(os.path.join(ROOT, "deploy/overlays")))
-check(named and named <= overlays, "README: every overlay it names exists", str(sorted(named - overlays)))
-check(overlays <= named, "README: every overlay is documented", str(sorted(overlays - named)))
-for cmd in re.findall(r"kubectl apply -k (deploy/[a-z0-9/-]+)", section):
-    check(os.path.isfile(os.path.join(ROOT, cmd, "kustomization.yaml")), f"README: kubectl apply -k {cmd} is a kustomization")
+check(named and named <= overlays, "docs/install.md: every overlay it names exists", str(sorted(named - overlays)))
+check(overlays <= named, "docs/install.md: every overlay is documented", str(sorted(overlays - named)))
+in_readme = set(re.findall(r"deploy/overlays/([a-z0-9-]+)", readme))
+check(in_readme and in_readme <= overlays, "README: every overlay it names exists", str(sorted(in_readme - overlays)))
+for doc, text in (("README", readme), ("docs/install.md", section)):
+    for cmd in re.findall(r"kubectl apply -k (deploy/[a-z0-9/-]+)", text):
+        check(os.path.isfile(os.path.join(ROOT, cmd, "kustomization.yaml")), f"{doc}: kubectl apply -k {cmd} is a kustomization")
 KINDS = {"deployment": "Deployment", "cronjob": "CronJob", "job": "Job", "certificate": "Certificate"}
-for kind, name in sorted(set(re.findall(r"\b(deployment|cronjob|job|certificate)/([a-z0-9-]+)", section))):
-    check(any(o["kind"] == KINDS[kind] and o["metadata"]["name"] == name for ov in overlays for o in rendered(ov)),
-          f"README: {kind}/{name} exists in the manifests")
+for doc, text in (("README", readme), ("docs/install.md", section)):
+    for kind, name in sorted(set(re.findall(r"\b(deployment|cronjob|job|certificate)/([a-z0-9-]+)", text))):
+        check(any(o["kind"] == KINDS[kind] and o["metadata"]["name"] == name for ov in overlays for o in rendered(ov)),
+              f"{doc}: {kind}/{name} exists in the manifests")
 
 # The migration guide applies every overlay object but the CRDs, by label.
 for ov in sorted(overlays):
@@ -336,7 +343,7 @@ for ov in sorted(overlays):
                 if (o["metadata"].get("labels") or {}).get("app.kubernetes.io/component") == "crds"}
     check(bool(objs) and crds == labelled, f"{ov}: component=crds labels exactly the CRDs", str(crds ^ labelled))
 check("-l 'app.kubernetes.io/component!=crds'" in section and "-l app.kubernetes.io/component=crds" in section,
-      "README: the migration guide applies everything but the CRDs first, then the CRDs")
+      "docs/install.md: the migration guide applies everything but the CRDs first, then the CRDs")
 
 # What make test installs: the README's table against the scripts.
 table = readme.split("Everything `make test` installs or needs:", 1)[-1].lstrip("\n").split("\n\n", 1)[0]
@@ -363,7 +370,7 @@ lock = json.load(open(os.path.join(ROOT, "tests/deploy/package-lock.json")))["pa
 check(f"the {len([k for k in lock if k]) - len(pkg)} packages they depend on" in table,
       "README: the count of npm dependencies", str(len([k for k in lock if k]) - len(pkg)))
 
-# examples/targetallocator.yaml: the RBAC the README says an allocator needs,
+# examples/targetallocator.yaml: the RBAC docs/reconcile.md says an allocator needs,
 # bound to the ServiceAccount otel-reconcile gives the allocator.
 RECONCILE = next((b for b in (os.path.join(ROOT, "build", "otel-reconcile"), os.path.join(ROOT, "build", "asan", "otel-reconcile"))
                   if os.path.exists(b)), None)
@@ -383,7 +390,7 @@ if check(RECONCILE is not None, "otel-reconcile built (for examples/targetalloca
           "examples/targetallocator.yaml: bound to the allocator's ServiceAccount as rendered", (r.stderr, sa))
 # What the reference's webhooks check with SubjectAccessReviews
 # (targetallocator.md 16), plus what prometheusCR's scrape configs and probes
-# and their Secrets need: all granted by the example, all listed in the README.
+# and their Secrets need: all granted by the example, all listed in docs/reconcile.md.
 want = [("", r, v) for r in ("nodes", "nodes/metrics", "services", "endpoints", "pods", "namespaces")
         for v in ("get", "list", "watch")]
 want += [("", "configmaps", "get")] + [("", "secrets", v) for v in ("get", "list", "watch")]
@@ -395,8 +402,10 @@ have = {(g, r, v) for rule in role.get("rules", []) for g in rule.get("apiGroups
 urls = {u for rule in role.get("rules", []) for u in rule.get("nonResourceURLs", [])}
 check(set(want) == have and urls == {"/metrics", "/api", "/api/*", "/apis", "/apis/*"},
       "examples/targetallocator.yaml: exactly the allocator's rules", (sorted(set(want) ^ have), sorted(urls)))
-section = readme.split("### The Target Allocator's RBAC", 1)[-1].split("\n## ", 1)[0] if "### The Target Allocator's RBAC" in readme else ""
+reconcile_doc = open(os.path.join(ROOT, "docs/reconcile.md")).read()
+section = (reconcile_doc.split("### The Target Allocator's RBAC", 1)[-1].split("\n## ", 1)[0]
+           if "### The Target Allocator's RBAC" in reconcile_doc else "")
 check(section and all(("`%s`" % r) in section for _, r, _ in want) and all(("`%s`" % u) in section for u in urls) and
-      "examples/targetallocator.yaml" in section, "README: the allocator's RBAC lists every resource of the example")
+      "examples/targetallocator.yaml" in section, "docs/reconcile.md: the allocator's RBAC lists every resource of the example")
 
 print(f"COUNTS {passed} {failed}")

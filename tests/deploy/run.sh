@@ -10,7 +10,8 @@
 #      build/fakeapi-reconcile-requests.jsonl for otel-reconcile; or
 #      OTEL_FAKEAPI_LOG, OTEL_FAKEAPI_RECONCILE_LOG, OTEL_FAKEAPI_OUTDATED_LOG);
 #   3. extra.py: make install layout vs deploy/Dockerfile, the self-managed
-#      certificate script, the shipped settings file, README vs overlays.
+#      certificate script, the shipped settings file, README and docs/install.md
+#      vs overlays.
 # Prints "FAIL ..." lines, ends with "deploy: N passed, M failed", appends
 # "N M" to RESULTS_FILE and exits 1 on any failure.
 # kubectl: $KUBECTL, else the one on PATH; when there is none and we are root,

@@ -20,7 +20,8 @@
  *     kind, is idempotent: defaulting its result again changes nothing.
  *
  * Built and run by `make fuzz` (seeds: tests/fuzz/cr-corpus); `make test`
- * replays the seeds and tests/fuzz/crashes/cr once. */
+ * replays the seeds once (it has found nothing yet; a finding goes to
+ * tests/fuzz/crashes/cr, named in the Makefile's fuzz-replay). */
 #include "collector/defaults.h"
 #include "mutate/defaults.h"
 #include "mutate/opampbridge.h"
@@ -56,7 +57,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
 }
 
 __attribute__((noreturn)) static void violation(const char *what, const cr_out *out) {
-    fprintf(stderr, "\nfuzz_cr: invariant violated: %s (route %s)\n", what, cr_route_paths[cur_route]);
+    fprintf(stderr, "\nfuzz_cr: invariant violated: %s (route %s)\n", what, cr_admission_path(cur_route));
     if (out) {
         fprintf(stderr, "status: %d, result: %d, rule: %s\n", out->r.status, (int)out->result,
                 out->rule ? out->rule : "(none)");

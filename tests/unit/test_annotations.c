@@ -243,7 +243,7 @@ START_TEST(check_is_bounded) {
     ck_assert_str_eq(r->warnings, "");
     fx_free(r);
 
-    /* Past a bound: that warning alone (README, Bounds). */
+    /* Past a bound: that warning alone (docs/serve.md, Bounds). */
     sbuf_puts(&b, "instrumentation.opentelemetry.io/inject-java: 'true', instrumentation.opentelemetry.io/inject-jaav: x");
     for (int i = 0; i < MUTATE_MAX_ANNOTATIONS; i++) sbuf_printf(&b, ", k%d: v", i);
     ann = sbuf_take(&b, NULL);

@@ -3,7 +3,8 @@
  * every length and alignment, JSON strings (base/jtext.c) with each byte
  * that needs care at every offset around the eight-byte words the writer
  * skips, the growable buffer's reserve at its edges, and the key hash of
- * the objects we build (base/jhash.c). */
+ * the objects we build (base/jhash.c), and the JSON type names of every
+ * "expected X, got Y" message (base/json.c). */
 #include "base/alloc.h"
 #include "base/base64.h"
 #include "base/jhash.h"
@@ -404,6 +405,22 @@ START_TEST(xcat_pieces) {
 }
 END_TEST
 
+/* jtype_name: the one wording of "got X" in every shape message, JSON null
+ * (json-c's NULL) included: one of its four former copies called it "an
+ * object". */
+START_TEST(jtype_name_each_type) {
+    static const char *const v[][2] = {{"null", "null"},        {"true", "a boolean"}, {"3", "a number"},
+                                       {"2.5", "a number"},     {"\"x\"", "a string"}, {"[]", "a list"},
+                                       {"{}", "an object"}};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        json_object *o = json_tokener_parse(v[i][0]);
+        ck_assert_msg(!strcmp(jtype_name(o), v[i][1]), "%s: %s", v[i][0], jtype_name(o));
+        json_object_put(o);
+    }
+    ck_assert_str_eq(jtype_name(NULL), "null");
+}
+END_TEST
+
 int main(void) {
     Suite *s = suite_create("base");
     TCase *tc = tcase_create("base");
@@ -419,6 +436,7 @@ int main(void) {
     tcase_add_test(tc, jtext_vector_scans_against_bytewise);
     tcase_add_test(tc, jtext_keep_values);
     tcase_add_test(tc, xcat_pieces);
+    tcase_add_test(tc, jtype_name_each_type);
     suite_add_tcase(s, tc);
     return tu_run(s);
 }

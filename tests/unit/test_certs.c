@@ -10,6 +10,7 @@
  * ..data) or in place with an explicit mtime, never by sleeping. */
 #include "certs/gen.h"
 
+#include "base/cli.h"
 #include "certs/tls.h"
 #include "tests/unit/util.h"
 
@@ -495,6 +496,7 @@ static int run_cli(char **out, char **err, int argc, ...) {
     int f1 = open(sub("cli.out"), O_CREAT | O_TRUNC | O_RDWR, 0600);
     int f2 = open(sub("cli.err"), O_CREAT | O_TRUNC | O_RDWR, 0600);
     dup2(f1, 1), dup2(f2, 2);
+    cli_set_program("otel-webhook"); /* as server/main.c does */
     int rc = tls_cmd_certs(argc, argv);
     fflush(stdout), fflush(stderr);
     dup2(saved1, 1), dup2(saved2, 2);
@@ -534,6 +536,15 @@ START_TEST(cli_exit_codes_and_output) {
     free(out), free(err);
     ck_assert_int_eq(run_cli(&out, &err, 3, "certs", "generate", "--out"), 2);
     ck_assert_int_eq(strncmp(err, "otel-webhook certs: --out needs a value\n", 40), 0);
+    free(out), free(err);
+    /* base/cli.h's wording, as every other command's: a flag given a value
+     * was "unknown option -D" (getopt's internal value), a prefix of two
+     * options "unknown". */
+    ck_assert_int_eq(run_cli(&out, &err, 3, "certs", "generate", "--dev=x"), 2);
+    ck_assert_int_eq(strncmp(err, "otel-webhook certs: --dev takes no value\n\nusage: ", 49), 0);
+    free(out), free(err);
+    ck_assert_int_eq(run_cli(&out, &err, 3, "certs", "generate", "--d"), 2);
+    ck_assert_int_eq(strncmp(err, "otel-webhook certs: ambiguous option --d\n\nusage: ", 49), 0);
     free(out), free(err);
     ck_assert_int_eq(run_cli(&out, &err, 4, "certs", "generate", "extra", "--dev"), 2);
     ck_assert_int_eq(strncmp(err, "otel-webhook certs: unexpected argument \"extra\"\n", 48), 0);
