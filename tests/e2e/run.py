@@ -6,8 +6,10 @@ Usage: tests/e2e/run.py BINDIR RESULTS_FILE [SUITE...]        (from the reposito
 BINDIR holds what tests/e2e/build-tools.sh built (build/k8s/VERSION). One
 cluster (tests/e2e/cluster.py) is started for the run and stopped after it,
 whatever happens. Each suite is a module tests/e2e/NAME_test.py with a
-function run(cluster, check, version); SUITE names pick some (all by
-default). Each suite prints its own "NAME: N passed, M failed" line and
+function run(cluster, check, version), listed in SUITES below (written down,
+as tests/suites does for `make test`: a suite deleted fails the run, and a
+file not listed is a failure too, not a suite that never runs); SUITE names
+pick some (all by default). Each suite prints its own "NAME: N passed, M failed" line and
 appends its counts to RESULTS_FILE; the last line is the run's total,
 "e2e: Kubernetes VERSION: N passed, M failed". A cluster that does not start
 is one failure, with the component's log tail."""
@@ -23,6 +25,8 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "blackbox"))
 from cluster import Cluster  # noqa: E402
 from testlib import Checks  # noqa: E402
+
+SUITES = ("tools", "smoke")
 
 
 def pinned_version():
@@ -40,10 +44,18 @@ def main(argv):
         print(__doc__.strip(), file=sys.stderr)
         return 2
     bindir, results = argv[1], argv[2]
-    names = argv[3:] or sorted(os.path.basename(p)[: -len("_test.py")]
-                               for p in glob.glob(os.path.join(HERE, "*_test.py")))
+    names = argv[3:] or list(SUITES)
     version = pinned_version()
     passed = failed = 0
+    present = sorted(os.path.basename(p)[: -len("_test.py")] for p in glob.glob(os.path.join(HERE, "*_test.py")))
+    listed = Checks("e2e suites")
+    for name in present:
+        listed("tests/e2e/%s_test.py is listed in run.py's SUITES" % name, name in SUITES)
+    for name in SUITES:
+        listed("run.py's suite %s is tests/e2e/%s_test.py" % (name, name), name in present)
+    listed.finish(results)
+    passed += listed.passed
+    failed += listed.failed
     cluster = Cluster(bindir, os.path.join(ROOT, "build"))
     try:
         cluster.start()
