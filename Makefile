@@ -54,7 +54,7 @@ obj = $(patsubst %.c,$(1)/%.o,$(2))
 
 .PHONY: all deps run test unit valgrind roundtrip cli server-test convert-test hardening-test cluster-test reconcile-test \
         parity-test bounds-test cr-admission-test \
-        fuzz-replay deploy-test clang-build bench fuzz clean install
+        fuzz-replay deploy-test clang-build bench fuzz clean install e2e-tools e2e
 all: deps $(B)/otel-webhook $(B)/otel-reconcile
 
 deps:
@@ -231,6 +231,18 @@ fuzz-replay: $(B)/fuzz/fuzz_engine $(B)/fuzz/fuzz_review $(B)/fuzz/fuzz_conversi
 # against the requests cluster-test, reconcile-test and record-test recorded.
 deploy-test: $(B)/otel-webhook $(B)/otel-reconcile cluster-test reconcile-test record-test tests/deploy/run.sh
 	@sh tests/deploy/run.sh $(RESULTS)/deploy
+
+# A real control plane (tests/e2e/): kube-apiserver, kube-controller-manager,
+# kubectl and etcd built from the Go modules tests/e2e/tools/go.mod pins into
+# build/k8s/VERSION (rebuilt only when the pins change), started on loopback
+# for the run and stopped after it. No kubelet: pods are stored, never run.
+E2E_K8S := $(shell awk '$$1 == "k8s.io/kubernetes" && $$2 ~ /^v/ { print $$2; exit }' tests/e2e/tools/go.mod)
+e2e-tools:
+	@sh tests/e2e/build-tools.sh $(B) >/dev/null
+
+e2e: e2e-tools tests/e2e/run.py tests/e2e/cluster.py
+	@mkdir -p $(RESULTS) && rm -f $(RESULTS)/e2e
+	@/usr/bin/python3 tests/e2e/run.py $(B)/k8s/$(E2E_K8S) $(RESULTS)/e2e
 
 clean:
 	rm -rf $(B)
