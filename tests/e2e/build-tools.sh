@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/e2e/build-tools.sh [BUILD_DIR] - the control plane `make e2e` runs
+# tests/e2e/build-tools.sh [--check] [BUILD_DIR] - the control plane `make e2e` runs
 # against: kube-apiserver, kube-controller-manager, kubectl and etcd built
 # from the Go modules pinned in tests/e2e/tools/go.mod (and go.sum) into
 # BUILD_DIR/k8s/VERSION/ (BUILD_DIR defaults to build). Only the Go module
@@ -9,6 +9,13 @@
 # Prints the folder of the binaries on its last line. Fails, naming what to
 # install, when the Go found is older than go.mod's `go` line.
 set -eu
+# --check: only the Go check below (scripts/deps.sh's, before anything is
+# built), with the same message and exit status.
+check_only=false
+if [ "${1:-}" = --check ]; then
+    check_only=true
+    shift
+fi
 here=$(cd "$(dirname "$0")" && pwd)
 tools=$here/tools
 build=${1:-build}
@@ -51,9 +58,11 @@ if [ -z "$have" ] || ! version_ge "${have#go}" "$need"; then
         echo "      go machines carry go1.26.8 there), or set GO=/path/to/go for this script;"
         echo "    - with a Go of 1.21 or newer already installed: export GOTOOLCHAIN=go1.26.8"
         echo "      (the go command then takes that toolchain from the Go module proxy)."
+        echo "  Or leave the real control plane's suite out: make test E2E=0"
     } >&2
     exit 1
 fi
+$check_only && exit 0
 
 out=$build/k8s/$k8s
 stamp=$out/.stamp
