@@ -39,7 +39,10 @@ static void setup(void) {
     kube_store_set_layer(store, KUBE_LAYER_FILES, objs, n);
 }
 
-static void teardown(void) { kube_store_free(store); }
+static void teardown(void) {
+    kube_store_free(store);
+    mutate_settings_free(&cfg);
+}
 
 /* The answer to body: its status, body text and the log's reason. */
 static void handle(const char *body, review_out *out) {
