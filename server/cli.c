@@ -50,10 +50,10 @@ int cli_input_option(cli_input *in, const char *cmd, const char *usage, int c, c
 int cli_input_check(const cli_input *in, const char *cmd, const char *usage, int argc, char **argv) {
     if (optind < argc) return cli_usage_error(cmd, usage, "unexpected argument \"%s\"", argv[optind]);
     if (!in->nfiles) return cli_usage_error(cmd, usage, "-f is required");
+    /* An -f that is not there is bad input (exit 1, "FILE: cannot read:
+     * ..." when it is read), as kubectl apply and otel-reconcile render
+     * take it, not a usage error. */
     struct stat st;
-    for (size_t i = 0; i < in->nfiles; i++)
-        if (strcmp(in->files[i], "-") && stat(in->files[i], &st) != 0 && (errno == ENOENT || errno == ENOTDIR))
-            return cli_usage_error(cmd, usage, "-f %s: %s", in->files[i], strerror(errno));
     for (size_t i = 0; i < in->ndirs; i++) {
         int e = stat(in->dirs[i], &st) != 0 ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
         if (e == ENOENT || e == ENOTDIR) return cli_usage_error(cmd, usage, "--resources %s: %s", in->dirs[i], strerror(e));

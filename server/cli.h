@@ -39,10 +39,10 @@ void cli_input_free(cli_input *in);
 /* Takes what getopt_long answered when it is one of the options above: 1,
  * 0 when it is not, 2 after a usage error. */
 int cli_input_option(cli_input *in, const char *cmd, const char *usage, int c, const char *arg);
-/* After the options: no operands, -f given, and every path there (one that
- * is missing is a mistake on the command line, found before anything is
- * read; one there but unreadable is bad input, exit 1, later). 0, or 2
- * after a usage error. */
+/* After the options: no operands, -f given, and every --resources folder
+ * there. An -f path that is missing or unreadable is bad input (exit 1,
+ * "FILE: cannot read: REASON" when inject_input_read gets to it), as for
+ * kubectl apply and otel-reconcile render. 0, or 2 after a usage error. */
 int cli_input_check(const cli_input *in, const char *cmd, const char *usage, int argc, char **argv);
 
 #endif

@@ -25,6 +25,7 @@ def run(*args, stdin=None, cmd="inject"):
 
 # The usage text, from --help (stdout, exit 0); usage errors print it on stderr.
 _rc, USAGE, _err = run("--help")
+HINT = "Run 'otel-webhook inject --help' for usage.\n"
 
 
 
@@ -94,16 +95,16 @@ check("bad resource message", err.startswith("error: " + badres + "/broken.yaml:
 
 # A resources folder that is not there is a mistake on the command line, not
 # an empty folder (which would inject nothing and say nothing): exit 2, the
-# flag and the reason, the usage, no output.
+# flag and the reason, where the usage is, no output.
 nofolder = os.path.join(tmp, "no-such-folder")
 rc, out, err = run("-f", "examples/deployment-java.yaml", "--resources", nofolder)
 check("missing resources folder rc", rc == 2, rc)
-check("missing resources folder message", err == "otel-webhook inject: --resources %s: No such file or directory\n\n%s"
-      % (nofolder, USAGE), err)
+check("missing resources folder message", err == "otel-webhook inject: --resources %s: No such file or directory\n%s"
+      % (nofolder, HINT), err)
 check("missing resources folder no output", out == "", out)
 rc, out, err = run("-f", "examples/deployment-java.yaml", "--resources", "examples/deployment-java.yaml")
-check("resources file, not folder", rc == 2 and out == "" and err.startswith(
-    "otel-webhook inject: --resources examples/deployment-java.yaml: Not a directory\n\nusage: "), (rc, err))
+check("resources file, not folder", rc == 2 and out == "" and err ==
+    "otel-webhook inject: --resources examples/deployment-java.yaml: Not a directory\n" + HINT, (rc, err))
 
 # A resource file over the 1 MiB cap is refused like one that does not parse.
 bigres = os.path.join(tmp, "bigres")
@@ -121,9 +122,11 @@ check("patch needs pod", rc == 1 and "-o patch needs exactly one Pod" in err, er
 
 rc, out, err = run("--bogus")
 check("usage rc", rc == 2, rc)
+# A missing file is bad input, exit 1 as for a file that cannot be read (and
+# as otel-reconcile render and kubectl apply say it), not a usage error.
 rc, out, err = run("-f", "/nonexistent/x.yaml")
-check("missing file", rc == 2 and out == "" and
-      err == "otel-webhook inject: -f /nonexistent/x.yaml: No such file or directory\n\n" + USAGE, (rc, err))
+check("missing file: exit 1, the file named", rc == 1 and out == "" and
+      err == "/nonexistent/x.yaml: cannot read: No such file or directory\n", (rc, err))
 
 # Templates the API server would refuse (a field of the wrong type): one line
 # FILE:LINE: Kind ns/name: path: reason per object, with the offending field's
@@ -278,8 +281,9 @@ def pod_yaml(name, ann="{}", ns=None):
     return "apiVersion: v1\nkind: Pod\nmetadata: %s\nspec:\n  containers: [{name: app, image: a}]\n" % meta
 
 
-# ---- --help and usage errors: the flag and the problem on one line, a blank
-# line, the usage; exit 2, nothing on stdout.
+# ---- --help and usage errors: the flag and the problem on one line, then
+# where the usage is (not the usage: the reason would scroll away); exit 2,
+# nothing on stdout.
 check("help rc", _rc == 0 and _err == "", (_rc, _err))
 check("help usage line", USAGE.startswith(
     "usage: otel-webhook inject -f FILE|DIR|- [-f ...] [-R] [--resources DIR]... [--namespace NS]\n"), USAGE[:200])
@@ -304,7 +308,17 @@ for args, line in [
 ]:
     rc, out, err = run(*args, stdin="")
     check("usage error %s: rc" % (args,), rc == 2 and out == "", (rc, out))
-    check("usage error %s: message" % (args,), err == "otel-webhook inject: %s\n\n%s" % (line, USAGE), err[:300])
+    check("usage error %s: message" % (args,), err == "otel-webhook inject: %s\n%s" % (line, HINT), err[:300])
+
+# A short option's value joined by '=' is the value, as kubectl (pflag)
+# reads it: -f=FILE is FILE, not a file named "=FILE".
+want = run("-f", "examples/deployment-java.yaml", "-n", "shop")
+check("-f=FILE -n=NS: as -f FILE -n NS", want[0] == 0 and want[1] and
+      run("-f=examples/deployment-java.yaml", "-n=shop") == want, want[2])
+check("-Rf=FILE: as -R -f FILE", run("-Rf=examples/deployment-java.yaml", "-n=shop") == want)
+rc, out, err = run("-f", "=examples/deployment-java.yaml")
+check("-f =FILE (its own word) is a file named =FILE", rc == 1 and
+      err == "=examples/deployment-java.yaml: cannot read: No such file or directory\n", (rc, err))
 
 # serve and certs say what is wrong too.
 for args, line in [
@@ -328,13 +342,17 @@ for args, line in [
 ]:
     rc, out, err = run(*args, cmd="serve")
     check("serve usage %s" % (args,), rc == 2 and out == "" and
-          err.startswith("otel-webhook serve: %s\n\nusage: otel-webhook serve --listen" % line), (rc, err[:300]))
+          err == "otel-webhook serve: %s\nRun 'otel-webhook serve --help' for usage.\n" % line, (rc, err[:300]))
 rc, out, err = run(cmd="certs")
-check("certs without a subcommand", rc == 2 and err.startswith(
-    "otel-webhook certs: expected a subcommand: generate\n\nusage: otel-webhook certs generate"), (rc, err[:200]))
+check("certs without a subcommand", rc == 2 and err ==
+    "otel-webhook certs: expected a subcommand: generate\nRun 'otel-webhook certs generate --help' for usage.\n",
+    (rc, err[:200]))
 p = subprocess.run([BIN], capture_output=True, text=True)
-check("no command", p.returncode == 2 and p.stderr.startswith(
-    "otel-webhook: expected a command\n\nusage: otel-webhook COMMAND"), (p.returncode, p.stderr[:200]))
+check("no command", p.returncode == 2 and p.stderr ==
+    "otel-webhook: expected a command\nRun 'otel-webhook --help' for usage.\n", (p.returncode, p.stderr[:200]))
+p = subprocess.run([BIN, "frobnicate"], capture_output=True, text=True)
+check("unknown command", p.returncode == 2 and p.stderr ==
+    "otel-webhook: unknown command \"frobnicate\"\nRun 'otel-webhook --help' for usage.\n", (p.returncode, p.stderr))
 
 # ---- kind: List (kubectl get -o yaml): every item is injected, the List
 # stays a List; items with no kind pass through; a List in a List is refused.

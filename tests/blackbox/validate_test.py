@@ -156,20 +156,25 @@ rc, out, err = run("-f", good, "--config", os.path.join(tmp, "nope.yaml"))
 check("an unreadable settings file: exit 1", rc == 1 and "nope.yaml: cannot read: No such file or directory" in err,
       (rc, err))
 
-# Usage errors: the flag and the problem, a blank line, the usage; exit 2.
+# Usage errors: the flag and the problem, then where the usage is; exit 2.
 for args, line in [
         ((), "-f is required"),
         (("-f", good, "--bogus"), "unknown option --bogus"),
         (("-f",), "-f needs a value"),
-        (("-f", os.path.join(tmp, "missing.yaml")), "-f %s: No such file or directory" % os.path.join(tmp, "missing.yaml")),
         (("-f", good, "--resources", good), "--resources %s: Not a directory" % good),
         (("-f", "-", "-f", "-"), "-f -: standard input can be read only once"),
         (("-f", good, "stray"), 'unexpected argument "stray"'),
         (("-f", good, "--namespace", ""), "--namespace must not be empty"),
 ]:
     rc, out, err = run(*args, stdin="")
-    check("usage error %s" % (args,), rc == 2 and out == "" and err == "otel-webhook validate: %s\n\n%s" % (line, USAGE),
+    check("usage error %s" % (args,), rc == 2 and out == "" and err == "otel-webhook validate: %s\n"
+          "Run 'otel-webhook validate --help' for usage.\n" % line,
           (rc, err[:300]))
+# A missing file is bad input (exit 1), as inject and otel-reconcile render say it.
+missing = os.path.join(tmp, "missing.yaml")
+rc, out, err = run("-f", missing)
+check("a missing file: exit 1, the file named", rc == 1 and
+      err == "%s: cannot read: No such file or directory\n" % missing, (rc, out, err))
 
 p = subprocess.run([BIN, "--help"], capture_output=True, text=True)
 check("the command list names validate", "  validate  check collectors and Instrumentations as the webhook would, "
