@@ -15,9 +15,11 @@
  *
  * A template the engine refuses as malformed (a field of a type the API
  * server would refuse, mutate.h invalid_path) is reported on one line with
- * the field's own line, known from the YAML parse, and left out of the
- * output: printing it back unchanged would pass a manifest that cannot be
- * applied down a pipeline as if it had been processed. */
+ * the field's own line, known from the YAML parse, exit 1, and written
+ * through unchanged in its place: never dropped, since `inject -f - |
+ * kubectl apply --prune -f -` without pipefail would take a missing
+ * document for one to delete. Unchanged, the API server refuses it on
+ * apply as it would have without inject. */
 #include "server/cli.h"
 
 #include "base/alloc.h"
@@ -69,7 +71,8 @@ static const char usage[] =
     "something else (its record is stale).\n"
     "\n"
     "Warnings go to standard error as FILE:LINE: warning: ... A template the API server\n"
-    "would refuse (a field of the wrong type) is left out of the output, with\n"
+    "would refuse (a field of the wrong type) is written through unchanged, never dropped\n"
+    "(kubectl apply --prune would delete a missing one), with\n"
     "FILE:LINE: KIND NS/NAME: FIELD: REASON. Exit status: 0 done, 1 bad input\n"
     "(FILE:LINE: reason), 2 usage, 3 --fail-on-skip and something was skipped.\n";
 
@@ -273,11 +276,6 @@ static void visit(walk *w, size_t di, size_t item, json_object *o) {
     if (res.invalid_path) {
         report_malformed(rec, w->in->files[d->file].lines, pod, tmpl, &res);
         w->rc = 1;
-        if (item == INJECT_NO_ITEM) d->dropped = true;
-        else { /* taken out of its List once the walk is past it */
-            json_object_array_put_idx(jarr(d->obj, "items"), item, NULL);
-            d->changed = true;
-        }
         mutate_result_free(&res);
         json_object_put(pod);
         return;
@@ -335,9 +333,6 @@ static void walk_all(walk *w) {
             }
             visit(w, di, i, it);
         }
-        /* The items left out as malformed (NULL now), gone from the List. */
-        for (size_t i = jlen(items); i-- > 0;)
-            if (!json_object_array_get_idx(items, i)) json_object_array_del_idx(items, i, 1);
     }
 }
 

@@ -130,7 +130,9 @@ check("missing file: exit 1, the file named", rc == 1 and out == "" and
 
 # Templates the API server would refuse (a field of the wrong type): one line
 # FILE:LINE: Kind ns/name: path: reason per object, with the offending field's
-# line, the object left out of the output, the others still out, exit 1.
+# line, the object written through unchanged in its place (never dropped:
+# `| kubectl apply --prune -f -` without pipefail would delete it), the
+# others still out, exit 1.
 malformed = os.path.join(tmp, "malformed.yaml")
 with open(malformed, "w") as f:
     f.write("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"                                       # 1-3
@@ -164,25 +166,33 @@ want = ("%s:17: Deployment shop/web: spec.template.spec.containers: expected a l
         "%s:56: DaemonSet default/agent: spec.template.spec: required, not set\n") % ((malformed,) * 5)
 check("malformed messages", err == want, err)
 objs = list(yaml.safe_load_all(out))
-check("malformed objects left out", [o["kind"] + "/" + o["metadata"]["name"] for o in objs] == ["ConfigMap/c", "Pod/good"],
+check("malformed objects written through, in their places", [o["kind"] + "/" + o["metadata"]["name"] for o in objs] ==
+      ["ConfigMap/c", "Deployment/web", "CronJob/nightly", "Pod/p", "StatefulSet/db", "DaemonSet/agent", "Pod/good"],
       out)
-check("malformed: the others still injected", [c["name"] for c in objs[1]["spec"]["initContainers"]] ==
-      ["opentelemetry-auto-instrumentation-java"], objs[1])
+with open(malformed) as f:
+    mdocs = f.read().split("---\n")
+check("malformed objects: each one's bytes unchanged", out.split("---\n")[:6] == mdocs[:6], out)
+check("malformed: the others still injected", [c["name"] for c in objs[6]["spec"]["initContainers"]] ==
+      ["opentelemetry-auto-instrumentation-java"], objs[6])
 # JSON input has no lines of its fields: the document's line.
 bad_pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {
     "name": "p", "annotations": {"instrumentation.opentelemetry.io/inject-java": "true"}},
     "spec": {"containers": {"name": "app"}}}
 for fmt in ("yaml", "json", "patch"):
     rc, out, err = run("-f", "-", "--resources", "examples/resources", "-o", fmt, stdin=json.dumps(bad_pod))
-    check("malformed JSON -o %s" % fmt, (rc, out, err) == (
-        1, "", "<stdin>:1: Pod default/p: spec.containers: expected a list, got an object\n"), (rc, out, err))
-# -o json of several documents: a List without the malformed ones.
+    # -o patch has no document to write: no patch.
+    check("malformed JSON -o %s: written through" % fmt, (rc, err) == (
+        1, "<stdin>:1: Pod default/p: spec.containers: expected a list, got an object\n") and
+        (out == "" if fmt == "patch" else (yaml.safe_load(out) if fmt == "yaml" else json.loads(out)) == bad_pod),
+        (rc, out, err))
+# -o json of several documents: a List with the malformed ones as they were.
 rc, out, err = run("-f", malformed, "--resources", "examples/resources", "-o", "json")
-check("malformed -o json", rc == 1 and [i["metadata"]["name"] for i in json.loads(out)["items"]] == ["c", "good"], out)
+check("malformed -o json", rc == 1 and [i["metadata"]["name"] for i in json.loads(out)["items"]] ==
+      ["c", "web", "nightly", "p", "db", "agent", "good"] and json.loads(out)["items"][1] == objs[1], out)
 
-# Left out of a file kept byte for byte: the malformed document goes with
-# the text before it (its separator and "# Source:" line), the others stay
-# as they were, to the byte.
+# In a file kept byte for byte: the malformed document stays with the text
+# before it (its separator and "# Source:" line), the whole file as it was,
+# to the byte.
 helmish = os.path.join(tmp, "helmish.yaml")
 with open(helmish, "w") as f:
     f.write("---\n# Source: chart/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}  # kept\n"
@@ -191,17 +201,25 @@ with open(helmish, "w") as f:
             "---\n# Source: chart/templates/plain.yaml\napiVersion: v1\nkind: Pod\nmetadata: {name: plain}\n"
             "spec:\n  containers: [ {name: app, image: 'a:1'} ]\n")
 rc, out, err = run("-f", helmish, "--resources", "examples/resources", "--report")
-check("malformed among unchanged: the others byte for byte", (rc, out) == (
-    1, "---\n# Source: chart/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}  # kept\n"
-       "---\n# Source: chart/templates/plain.yaml\napiVersion: v1\nkind: Pod\nmetadata: {name: plain}\n"
-       "spec:\n  containers: [ {name: app, image: 'a:1'} ]\n"), (rc, out))
+with open(helmish) as f:
+    check("malformed among unchanged: the whole file byte for byte", (rc, out) == (1, f.read()), (rc, out))
 check("malformed: --report says invalid with the field", err == (
     "%s:13: Pod default/bad: spec.containers: expected a list, got an object\n"
     "Pod default/bad: invalid: spec.containers: expected a list, got an object\n"
     "Pod default/plain: unchanged: nothing asked\n"
     "2 objects: 0 injected, 0 skipped, 1 unchanged, 1 invalid\n") % helmish, err)
 
-# A malformed item of a List: taken out of the List, the others injected.
+# A file that does not parse cannot be written through document by document:
+# no output at all, for any file (kubectl apply of empty input is an error
+# and prunes nothing), exit 1.
+synerr = os.path.join(tmp, "synerr.yaml")
+with open(synerr, "w") as f:
+    f.write("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n---\nkind: [\n")
+rc, out, err = run("-f", "examples/deployment-java.yaml", "-f", synerr, "--resources", "examples/resources")
+check("a file that does not parse: no output for any file", (rc, out, err) == (
+    1, "", "%s:6: did not find expected node content\n" % synerr), (rc, out, err))
+
+# A malformed item of a List: kept in the List as it was, the others injected.
 mlist = os.path.join(tmp, "mlist.yaml")
 with open(mlist, "w") as f:
     f.write("apiVersion: v1\nkind: List\nitems:\n"
@@ -217,9 +235,11 @@ check("malformed List item: message", (rc, err) == (
     1, "%s:14: Deployment default/bad: spec.template.spec.containers[0].env: expected a list, got an object\n"
     % mlist), (rc, err))
 lst = yaml.safe_load(out)
-check("malformed List item: taken out, the other injected", lst["kind"] == "List" and
-      [i["metadata"]["name"] for i in lst["items"]] == ["good"] and
-      [c["name"] for c in lst["items"][0]["spec"]["initContainers"]] == ["opentelemetry-auto-instrumentation-java"], out)
+with open(mlist) as f:
+    mlist_in = yaml.safe_load(f)
+check("malformed List item: kept as it was, the other injected", lst["kind"] == "List" and
+      [i["metadata"]["name"] for i in lst["items"]] == ["bad", "good"] and lst["items"][0] == mlist_in["items"][0] and
+      [c["name"] for c in lst["items"][1]["spec"]["initContainers"]] == ["opentelemetry-auto-instrumentation-java"], out)
 
 # Warnings go to stderr with the document's position, output still complete.
 two = os.path.join(tmp, "two.yaml")
@@ -289,8 +309,8 @@ check("help usage line", USAGE.startswith(
     "usage: otel-webhook inject -f FILE|DIR|- [-f ...] [-R] [--resources DIR]... [--namespace NS]\n"), USAGE[:200])
 check("help exit statuses", "Exit status: 0 done, 1 bad input\n(FILE:LINE: reason), 2 usage, 3 --fail-on-skip and "
       "something was skipped.\n" in USAGE, USAGE[-300:])
-check("help: malformed templates left out", "is left out of the output, with\nFILE:LINE: KIND NS/NAME: FIELD: REASON."
-      in USAGE, USAGE[-400:])
+check("help: malformed templates written through", "is written through unchanged, never dropped\n(kubectl apply --prune "
+      "would delete a missing one), with\nFILE:LINE: KIND NS/NAME: FIELD: REASON." in USAGE, USAGE[-400:])
 for args, line in [
         ((), "-f is required"),
         (("-f", "examples/deployment-java.yaml", "-o", "yml"), "-o yml: expected yaml, json or patch"),
