@@ -74,7 +74,8 @@ static const char usage[] =
     "would refuse (a field of the wrong type) is written through unchanged, never dropped\n"
     "(kubectl apply --prune would delete a missing one), with\n"
     "FILE:LINE: KIND NS/NAME: FIELD: REASON. Exit status: 0 done, 1 bad input\n"
-    "(FILE:LINE: reason), 2 usage, 3 --fail-on-skip and something was skipped.\n";
+    "(FILE:LINE: reason; also input without any object, as for kubectl apply), 2 usage,\n"
+    "3 --fail-on-skip and something was skipped.\n";
 
 enum { EXIT_SKIPPED = 3 };
 
@@ -336,6 +337,19 @@ static void walk_all(walk *w) {
     }
 }
 
+/* No object in any input (an empty file, empty standard input, comments
+ * only): kubectl apply says "no objects passed to apply" and exits 1, and
+ * so does inject, rather than print nothing with exit 0, which a script
+ * takes for success (a wrong path in a generated list, a template that
+ * rendered to nothing). */
+static bool no_objects(const inject_input *in, const cli_input *paths) {
+    for (size_t i = 0; i < in->ndocs; i++)
+        if (json_object_is_type(in->docs[i].obj, json_type_object)) return false;
+    for (size_t i = 0; i < paths->nfiles; i++)
+        fprintf(stderr, "%s: no objects passed to inject\n", strcmp(paths->files[i], "-") ? paths->files[i] : "<stdin>");
+    return true;
+}
+
 static bool one_pod(const inject_input *in) {
     const char *kind = in->ndocs == 1 ? jstr(in->docs[0].obj, "kind") : NULL;
     return kind && !strcmp(kind, "Pod");
@@ -371,7 +385,7 @@ int cmd_inject(int argc, char **argv) {
         kube_filesource_poll(fs, &failing);
         if (failing) goto out; /* the reason is already on stderr */
     }
-    if (inject_input_read(&in, o.in.files, o.in.nfiles, o.in.recursive) != 0) goto out;
+    if (inject_input_read(&in, o.in.files, o.in.nfiles, o.in.recursive) != 0 || no_objects(&in, &o.in)) goto out;
     inject_input_resources(&in, store, &prep, o.ns, &log);
     if (!strcmp(o.output, "patch") && !one_pod(&in)) {
         if (in.nfiles == 1) fprintf(stderr, "%s: -o patch needs exactly one Pod\n", in.files[0].name);

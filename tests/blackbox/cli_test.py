@@ -209,6 +209,23 @@ check("malformed: --report says invalid with the field", err == (
     "Pod default/plain: unchanged: nothing asked\n"
     "2 objects: 0 injected, 0 skipped, 1 unchanged, 1 invalid\n") % helmish, err)
 
+# Input without any object is an error, as kubectl apply's "no objects
+# passed to apply": exit 1, each -f named, nothing on stdout.
+empty = os.path.join(tmp, "empty.yaml")
+with open(empty, "w") as f:
+    pass
+comments = os.path.join(tmp, "comments.yaml")
+with open(comments, "w") as f:
+    f.write("# nothing rendered\n---\n")
+for args, stdin, names in (((empty,), None, [empty]), (("-",), "", ["<stdin>"]), (("-",), "null\n", ["<stdin>"]),
+                           ((empty, comments), None, [empty, comments])):
+    for fmt in ("yaml", "json"):
+        rc, out, err = run(*[a for p in args for a in ("-f", p)], "-o", fmt, stdin=stdin)
+        check("no objects %s -o %s: exit 1, named" % (names, fmt), (rc, out, err) == (
+            1, "", "".join("%s: no objects passed to inject\n" % n for n in names)), (rc, out, err))
+rc, out, err = run("-f", empty, "-f", "examples/deployment-java.yaml")
+check("an empty file among others: no error", rc == 0 and out and "no objects" not in err, (rc, err))
+
 # A file that does not parse cannot be written through document by document:
 # no output at all, for any file (kubectl apply of empty input is an error
 # and prunes nothing), exit 1.
@@ -307,8 +324,8 @@ def pod_yaml(name, ann="{}", ns=None):
 check("help rc", _rc == 0 and _err == "", (_rc, _err))
 check("help usage line", USAGE.startswith(
     "usage: otel-webhook inject -f FILE|DIR|- [-f ...] [-R] [--resources DIR]... [--namespace NS]\n"), USAGE[:200])
-check("help exit statuses", "Exit status: 0 done, 1 bad input\n(FILE:LINE: reason), 2 usage, 3 --fail-on-skip and "
-      "something was skipped.\n" in USAGE, USAGE[-300:])
+check("help exit statuses", "Exit status: 0 done, 1 bad input\n(FILE:LINE: reason; also input without any object, as "
+      "for kubectl apply), 2 usage,\n3 --fail-on-skip and something was skipped.\n" in USAGE, USAGE[-300:])
 check("help: malformed templates written through", "is written through unchanged, never dropped\n(kubectl apply --prune "
       "would delete a missing one), with\nFILE:LINE: KIND NS/NAME: FIELD: REASON." in USAGE, USAGE[-400:])
 for args, line in [
