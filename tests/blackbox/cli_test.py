@@ -293,6 +293,16 @@ check("typo warnings", err ==
       "%s:12: warning: annotation sidecar.opentelemetry.io/injectt of namespace shop is not one otel-webhook knows; "
       "did you mean sidecar.opentelemetry.io/inject?\n"
       "%s:12: warning: inject-sdk: no container named gone in the pod\n" % (typo, typo, typo), err)
+# A language's other name, too far from its own for an edit distance, is
+# named as well (before any distance: inject-py is not inject-go).
+for key, want in (("inject-golang", "inject-go"), ("inject-py", "inject-python"), ("inject-js", "inject-nodejs"),
+                  ("golang-container-names", "go-container-names"), ("inject-apache", "inject-apache-httpd")):
+    rc2, _out, err2 = run("-f", "-", stdin="apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n"
+                          "  annotations: {instrumentation.opentelemetry.io/%s: 'true'}\n"
+                          "spec: {containers: [{name: app, image: a}]}\n" % key)
+    check("other name %s: did you mean %s" % (key, want), (rc2, err2) == (0, "<stdin>:1: warning: annotation "
+          "instrumentation.opentelemetry.io/%s is not one otel-webhook knows; did you mean "
+          "instrumentation.opentelemetry.io/%s?\n" % (key, want)), err2)
 docs = list(yaml.safe_load_all(out))
 app = docs[2]["spec"]["template"]["spec"]["containers"][0]
 check("typo: the SDK still injected", any(e["name"] == "OTEL_SERVICE_NAME" for e in app.get("env", [])), app)
