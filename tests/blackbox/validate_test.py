@@ -156,6 +156,12 @@ rc, out, err = run("-f", good, "--config", os.path.join(tmp, "nope.yaml"))
 check("an unreadable settings file: exit 1", rc == 1 and "nope.yaml: cannot read: No such file or directory" in err,
       (rc, err))
 
+# The repository's own examples are what a user copies first: not one
+# warning (the Instrumentation sets spec.sampler, as the operator asks).
+rc, out, err = run("-f", "examples", "-R")
+check("examples/: no refusal, no warning", (rc, out, err) == (
+    0, "3 objects checked: 0 refused, 0 with warnings\n", ""), (rc, out, err))
+
 # Usage errors: the flag and the problem, then where the usage is; exit 2.
 for args, line in [
         ((), "-f is required"),
