@@ -6,6 +6,7 @@
 #define SERVER_CLI_H
 
 #include "base/cli.h"
+#include "kube/log.h"
 #include "mutate/settings.h"
 
 #include <getopt.h>
@@ -22,6 +23,13 @@ int cmd_outdated(int argc, char **argv);
 /* Reads the settings file at path over s. 0, or -1 with "PATH[:LINE]:
  * reason" in err. */
 int cli_load_settings(mutate_settings *s, const char *path, char *err, size_t errlen);
+
+/* The kube_logger of the offline commands: warnings and errors on stderr
+ * in the one format of every message with a place, FILE:LINE: warning:
+ * MESSAGE (or FILE: warning: ...) as compilers write them, and errors
+ * FILE:LINE: MESSAGE as every other bad input; "warning: " or "error: "
+ * first when the message names no file (a GET of explain --kubeconfig). */
+void cli_log_stderr(void *ud, kube_log_level level, const char *msg);
 
 /* The input of the commands that read manifests (inject, uninject, explain,
  * validate): -f FILE|DIR|- (repeatable, standard input once), -R, and

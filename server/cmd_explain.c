@@ -118,10 +118,6 @@ static void visit(ewalk *w, const inject_doc *d, size_t item, json_object *o) {
     json_object_put(pod);
 }
 
-static void log_stderr(void *ud, kube_log_level level, const char *msg) {
-    (void)ud;
-    if (level >= KUBE_LOG_WARN) fprintf(stderr, "%s%s\n", level == KUBE_LOG_ERROR ? "error: " : "warning: ", msg);
-}
 
 int cmd_explain(int argc, char **argv) {
     eopts o;
@@ -138,7 +134,7 @@ int cmd_explain(int argc, char **argv) {
     kube_api *api = NULL;
     kube_api_conn *conn = NULL;
     inject_input in = {0};
-    kube_logger log = {log_stderr, NULL};
+    kube_logger log = {cli_log_stderr, NULL};
     kube_view view = {0, -1};
     int rc = 1;
     char err[512];

@@ -138,10 +138,6 @@ json_object *inject_template_of(json_object *o, const char *kind) {
     return NULL;
 }
 
-static void log_stderr(void *ud, kube_log_level level, const char *msg) {
-    (void)ud;
-    if (level >= KUBE_LOG_WARN) fprintf(stderr, "%s%s\n", level == KUBE_LOG_ERROR ? "error: " : "warning: ", msg);
-}
 
 static bool is_resource_kind(const char *kind) {
     return kind && (!strcmp(kind, "Instrumentation") || !strcmp(kind, "OpenTelemetryCollector") ||
@@ -369,7 +365,7 @@ int cmd_inject(int argc, char **argv) {
     kube_store *store = kube_store_new();
     kube_filesource *fs = NULL;
     inject_input in = {0};
-    kube_logger log = {log_stderr, NULL};
+    kube_logger log = {cli_log_stderr, NULL};
     kube_view view = {0, -1};
     walk w = {.in = &in, .o = &o, .rc = 1};
     char err[512];

@@ -91,7 +91,16 @@ with open(os.path.join(badres, "broken.yaml"), "w") as f:
     f.write("kind: Instrumentation\nmetadata:\n  name: x\n  bad: : :\n")
 rc, out, err = run("-f", "examples/deployment-java.yaml", "--resources", badres)
 check("bad resource rc", rc == 1, rc)
-check("bad resource message", err.startswith("error: " + badres + "/broken.yaml:4:"), err)
+check("bad resource message", err.startswith(badres + "/broken.yaml:4: mapping values are not allowed"), err)
+# One place for the position and the label, as compilers and every other
+# message of inject write it: FILE:LINE: warning: ..., FILE:LINE: reason.
+oddres = os.path.join(tmp, "oddres")
+os.mkdir(oddres)
+with open(os.path.join(oddres, "odd.yaml"), "w") as f:
+    f.write("- not an object\n")
+rc, out, err = run("-f", "examples/deployment-java.yaml", "--resources", oddres)
+check("resource warning: FILE:LINE: warning: ...", rc == 0 and err.startswith(
+    "%s/odd.yaml:1: warning: not an object; skipped\n" % oddres), err)
 
 # A resources folder that is not there is a mistake on the command line, not
 # an empty folder (which would inject nothing and say nothing): exit 2, the
@@ -114,7 +123,7 @@ with open(os.path.join(bigres, "big.yaml"), "w") as f:
     f.write(big_text)
 rc, out, err = run("-f", "examples/deployment-java.yaml", "--resources", bigres)
 check("resource over the cap rc", rc == 1, rc)
-check("resource over the cap message", err == "error: %s/big.yaml: %d bytes, larger than the 1048576 bytes a resource "
+check("resource over the cap message", err == "%s/big.yaml: %d bytes, larger than the 1048576 bytes a resource "
       "file may have (the last good content stays in service)\n" % (bigres, len(big_text)), err)
 
 rc, out, err = run("-f", "examples/deployment-java.yaml", "-o", "patch")
