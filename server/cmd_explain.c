@@ -118,7 +118,6 @@ static void visit(ewalk *w, const inject_doc *d, size_t item, json_object *o) {
     json_object_put(pod);
 }
 
-
 int cmd_explain(int argc, char **argv) {
     eopts o;
     int prc = parse_args(argc, argv, &o);

@@ -138,7 +138,6 @@ json_object *inject_template_of(json_object *o, const char *kind) {
     return NULL;
 }
 
-
 static bool is_resource_kind(const char *kind) {
     return kind && (!strcmp(kind, "Instrumentation") || !strcmp(kind, "OpenTelemetryCollector") ||
                     !strcmp(kind, "Namespace"));

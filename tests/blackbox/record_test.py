@@ -406,6 +406,9 @@ for args, line in (((), "-f is required"),
     rc, out, err = run("explain", *args)
     check("explain usage %s" % (args,), rc == 2 and err == "otel-webhook explain: %s\n"
           "Run 'otel-webhook explain --help' for usage.\n" % line, err[:300])
+rc, out, err = run("explain", "-f", "/nonexistent/x.yaml")
+check("explain: a missing file is bad input, exit 1", rc == 1 and out == "" and
+      err == "/nonexistent/x.yaml: cannot read: No such file or directory\n", (rc, err))
 
 
 # ---- outdated and explain --kubeconfig, against the fake API server --------------
