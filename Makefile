@@ -55,10 +55,21 @@ obj = $(patsubst %.c,$(1)/%.o,$(2))
 .PHONY: all deps run test unit valgrind roundtrip cli server-test convert-test hardening-test cluster-test reconcile-test \
         parity-test bounds-test cr-admission-test \
         fuzz-replay deploy-test clang-build bench fuzz clean install e2e-tools e2e
-all: deps $(B)/otel-webhook $(B)/otel-reconcile
+all: $(B)/otel-webhook $(B)/otel-reconcile
 
 deps:
 	@sh scripts/deps.sh build
+
+# The dependency step as a stamp: every compile has it as an order-only
+# prerequisite, so that `make -j2` on a fresh machine cannot start a
+# compile before the headers are installed (a phony `deps` beside the
+# binaries, as `all` had it, runs in parallel with them). Order-only: a
+# newer stamp does not rebuild what is built; `make deps` runs the step
+# again.
+DEPS_STAMP := $(B)/.deps-done
+$(DEPS_STAMP): scripts/deps.sh
+	@sh scripts/deps.sh build
+	@mkdir -p $(dir $@) && touch $@
 
 # make run: dev certificates under build/, the examples served on 127.0.0.1:8443.
 DEV_CERTS := $(B)/dev-certs
@@ -76,11 +87,11 @@ run: all
 # (valgrind 3.19 reads DWARF 4, gcc 12 writes 5), build/clang/obj (the same
 # tree built with clang), build/bench.
 
-$(B)/obj/%.o: %.c
+$(B)/obj/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
-$(B)/asan/%.o: %.c
+$(B)/asan/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(SAN) $(CHECKED) -MMD -MP -c $< -o $@
 
@@ -89,7 +100,7 @@ $(B)/asan/%.o: %.c
 %/server/serve_h2.o: CFLAGS_ALL += -Iserver/h2o
 
 VG_OPT := -O1 -gdwarf-4
-$(B)/vg/%.o: %.c
+$(B)/vg/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(VG_OPT) $(CHECKED) -MMD -MP -c $< -o $@
 
@@ -170,9 +181,13 @@ valgrind: $(addprefix $(B)/vg/tests/unit/,$(UNIT_PRESENT)) tests/unit/run_check.
 roundtrip: unit $(B)/asan/otel-webhook tests/unit/roundtrip.py
 	@/usr/bin/python3 tests/unit/roundtrip.py $(CASES) $(RESULTS)/roundtrip $(B)/asan/otel-webhook
 
-cli: $(B)/asan/otel-webhook tests/blackbox/cli_test.py tests/blackbox/validate_test.py
+# The command lines, and the build's own (make_test.py: the dependency step
+# before every compile, read from make -n).
+cli: $(B)/asan/otel-webhook tests/blackbox/cli_test.py tests/blackbox/validate_test.py tests/blackbox/make_test.py
+	@mkdir -p $(RESULTS)
 	@/usr/bin/python3 tests/blackbox/cli_test.py $(B)/asan/otel-webhook $(RESULTS)/cli
 	@/usr/bin/python3 tests/blackbox/validate_test.py $(B)/asan/otel-webhook $(RESULTS)/cli-validate
+	@/usr/bin/python3 tests/blackbox/make_test.py $(RESULTS)/cli-make
 
 # The status record from outside: uninject, explain, inject's stale
 # warning, outdated against the fake API server.
@@ -257,14 +272,14 @@ clean:
 # ---------------------------------------------------------------------------
 # Benchmarks: compare figures within one run.
 BENCH_SRC := $(call mods,base kube collector mutate) server/review.c server/log.c server/metrics.c server/cr_admission.c
-$(B)/bench/%.o: %.c
+$(B)/bench/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
 $(B)/bench/bench_engine: $(B)/bench/tests/bench/bench_engine.o $(call obj,$(B)/obj,$(BENCH_SRC))
 	$(CC) $(OPT) -o $@ $^ $(MIMALLOC) $(LIBS_WEBHOOK)
 
-bench: deps $(B)/bench/bench_engine $(B)/otel-webhook $(B)/otel-reconcile
+bench: $(B)/bench/bench_engine $(B)/otel-webhook $(B)/otel-reconcile
 	@sh scripts/deps.sh bench
 	@$(B)/bench/bench_engine tests/bench
 	@sh tests/bench/callgrind.sh $(B)/bench/bench_engine
@@ -289,28 +304,28 @@ FUZZ_FLAGS   := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanit
                 -fno-omit-frame-pointer $(DEFS) -I. $(CHECKED)
 FUZZ_LIB     := $(call mods,base kube collector mutate)
 FUZZ_HDRS     = $(wildcard base/*.h kube/*.h collector/*.h mutate/*.h server/*.h)
-$(B)/fuzz/fuzz_engine: tests/fuzz/fuzz_engine.c $(FUZZ_LIB) $(FUZZ_HDRS)
+$(B)/fuzz/fuzz_engine: tests/fuzz/fuzz_engine.c $(FUZZ_LIB) $(FUZZ_HDRS) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -DBASE_JSON_TRAP $(shell pkg-config --cflags $(PKGS_RECONCILE)) -o $@ tests/fuzz/fuzz_engine.c \
 	  $(FUZZ_LIB) $(LIBS_RECONCILE)
 
-$(B)/fuzz/fuzz_review: tests/fuzz/fuzz_review.c server/review.c server/log.c server/metrics.c $(FUZZ_LIB) $(FUZZ_HDRS)
+$(B)/fuzz/fuzz_review: tests/fuzz/fuzz_review.c server/review.c server/log.c server/metrics.c $(FUZZ_LIB) $(FUZZ_HDRS) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(shell pkg-config --cflags $(PKGS_WEBHOOK)) -o $@ tests/fuzz/fuzz_review.c \
 	  server/review.c server/log.c server/metrics.c $(FUZZ_LIB) $(LIBS_WEBHOOK)
 
-$(B)/fuzz/fuzz_conversion: tests/fuzz/fuzz_conversion.c server/conversion.c server/metrics.c $(FUZZ_LIB) $(FUZZ_HDRS)
+$(B)/fuzz/fuzz_conversion: tests/fuzz/fuzz_conversion.c server/conversion.c server/metrics.c $(FUZZ_LIB) $(FUZZ_HDRS) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(shell pkg-config --cflags $(PKGS_WEBHOOK)) -o $@ tests/fuzz/fuzz_conversion.c \
 	  server/conversion.c server/metrics.c $(FUZZ_LIB) $(LIBS_WEBHOOK)
 
 FUZZ_CR_SRC := server/cr_admission.c server/review.c server/log.c server/metrics.c
-$(B)/fuzz/fuzz_cr: tests/fuzz/fuzz_cr.c $(FUZZ_CR_SRC) $(FUZZ_LIB) $(FUZZ_HDRS)
+$(B)/fuzz/fuzz_cr: tests/fuzz/fuzz_cr.c $(FUZZ_CR_SRC) $(FUZZ_LIB) $(FUZZ_HDRS) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(shell pkg-config --cflags $(PKGS_WEBHOOK)) -o $@ tests/fuzz/fuzz_cr.c \
 	  $(FUZZ_CR_SRC) $(FUZZ_LIB) $(LIBS_WEBHOOK)
 
-$(B)/fuzz/fuzz_jfast: tests/fuzz/fuzz_jfast.c base/jfast.c base/jhash.c base/jkeys.c base/alloc.c base/jfast.h base/jhash.h base/jkeys.h
+$(B)/fuzz/fuzz_jfast: tests/fuzz/fuzz_jfast.c base/jfast.c base/jhash.c base/jkeys.c base/alloc.c base/jfast.h base/jhash.h base/jkeys.h | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(shell pkg-config --cflags json-c) -o $@ tests/fuzz/fuzz_jfast.c base/jfast.c base/jhash.c base/jkeys.c base/alloc.c \
 	  $(call libs,json-c)

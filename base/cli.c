@@ -13,6 +13,24 @@ void cli_set_program(const char *name) {
     program = name;
 }
 
+/* The command words of usage's first line ("usage: otel-webhook certs
+ * generate --service ..." gives "otel-webhook certs generate"), *len
+ * bytes from the result: what the user types before --help to read that
+ * same text. They end at the first word that is not a lowercase command
+ * name (an option, COMMAND, [...]). */
+static const char *help_words(const char *usage, int *len) {
+    const char *start = !strncmp(usage, "usage: ", 7) ? usage + 7 : usage, *p = start, *end = start;
+    while (*p >= 'a' && *p <= 'z') {
+        while ((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-') p++;
+        if (*p != ' ' && *p != '\n' && *p != '\0') break;
+        end = p;
+        if (*p != ' ') break;
+        p++;
+    }
+    *len = (int)(end - start);
+    return start;
+}
+
 int cli_usage_error(const char *cmd, const char *usage, const char *fmt, ...) {
     va_list ap;
     if (cmd) fprintf(stderr, "%s %s: ", program, cmd);
@@ -20,8 +38,26 @@ int cli_usage_error(const char *cmd, const char *usage, const char *fmt, ...) {
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\n\n%s", usage);
+    /* Not the whole usage, as kubectl and git do: the reason would scroll
+     * away above it. */
+    int n;
+    const char *words = help_words(usage, &n);
+    if (n) fprintf(stderr, "\nRun '%.*s --help' for usage.\n", n, words);
+    else fprintf(stderr, "\nRun '%s --help' for usage.\n", program);
     return 2;
+}
+
+int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts) {
+    int c = getopt_long(argc, argv, shortopts, longopts, NULL);
+    /* "-f=FILE": getopt gives "=FILE", a name nobody means; kubectl (pflag)
+     * reads FILE, and so do we. Only a value joined to its short option
+     * ("-f=x", not "-f" "=x", nor --filename==x) is one. */
+    if (c != -1 && optarg && *optarg == '=' && optind > 0) {
+        const char *word = argv[optind - 1];
+        if (word[0] == '-' && word[1] != '-' && optarg > word && optarg < word + strlen(word) && optarg[-1] == c)
+            optarg++;
+    }
+    return c;
 }
 
 int cli_bad_option(const char *cmd, const char *usage, int c, char **argv, const struct option *opts) {

@@ -8,12 +8,25 @@
 #include <string.h>
 
 int verdict_deny(verdict *v, const char *rule, const char *fmt, ...) {
-    if (v->rule) return -1;
+    if (v->rule && !v->all) return -1;
     va_list ap;
     va_start(ap, fmt);
-    v->message = xvasprintf(fmt, ap);
+    char *msg = xvasprintf(fmt, ap);
     va_end(ap);
-    v->rule = rule;
+    if (!v->rule) {
+        v->message = msg;
+        v->rule = rule;
+        return -1;
+    }
+    /* The same refusal reached twice (two paths to one rule) is said once. */
+    bool seen = !strcmp(v->message, msg);
+    for (size_t i = 0; !seen && i < v->nmore; i++) seen = !strcmp(v->more[i], msg);
+    if (seen) {
+        free(msg);
+        return -1;
+    }
+    v->more = xrealloc(v->more, (v->nmore + 1) * sizeof *v->more);
+    v->more[v->nmore++] = msg;
     return -1;
 }
 
@@ -33,6 +46,8 @@ void verdict_warn(verdict *v, const char *fmt, ...) {
 void verdict_free(verdict *v) {
     for (size_t i = 0; i < v->nwarnings; i++) free(v->warnings[i]);
     free(v->warnings);
+    for (size_t i = 0; i < v->nmore; i++) free(v->more[i]);
+    free(v->more);
     free(v->message);
     memset(v, 0, sizeof *v);
 }

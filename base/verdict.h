@@ -8,6 +8,7 @@
 #ifndef BASE_VERDICT_H
 #define BASE_VERDICT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* What is being admitted. */
@@ -18,12 +19,21 @@ typedef struct verdict {
     char *message;    /* malloc'ed, when refused */
     char **warnings;  /* malloc'ed, each malloc'ed, in the order found */
     size_t nwarnings;
+    /* Set by the caller: every refusal is wanted, not only the first
+     * (`otel-webhook validate`, which lists them as the API server lists a
+     * schema's). The checks then go on past a refusal where the next ones
+     * do not depend on it; the webhooks leave it false and answer the
+     * first, as the reference does. */
+    bool all;
+    char **more; /* malloc'ed, each malloc'ed: the refusals after the first, in order, when all */
+    size_t nmore;
 } verdict;
 
-#define VERDICT_INIT {NULL, NULL, NULL, 0}
+#define VERDICT_INIT {NULL, NULL, NULL, 0, false, NULL, 0}
 
 /* Refuses with rule and the formatted message; the first refusal wins
- * (later ones are ignored). Returns -1, for `return verdict_deny(...)`. */
+ * (later ones are ignored, or kept in more when all). Returns -1, for
+ * `return verdict_deny(...)`. */
 int verdict_deny(verdict *v, const char *rule, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void verdict_warn(verdict *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Appends text, taking it. */

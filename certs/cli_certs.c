@@ -1,7 +1,7 @@
 /* certs/cli_certs.c - `otel-webhook certs generate`.
  *
  * Option parsing only; tls_generate() does the work. Bad options are usage
- * errors (exit 2, usage on stderr); a name that is not a DNS label or a
+ * errors (exit 2, base/cli.h); a name that is not a DNS label or a
  * directory we cannot write is a failure (exit 1, one line), so scripts see
  * the reason rather than the usage text. */
 #include "certs/gen.h"
@@ -57,7 +57,7 @@ int tls_cmd_certs(int argc, char **argv) {
     optind = 0;
     opterr = 0;
     int c;
-    while ((c = getopt_long(gargc, gargv, ":n:o:h", longopts, NULL)) != -1) {
+    while ((c = cli_getopt(gargc, gargv, ":n:o:h", longopts)) != -1) {
         switch (c) {
         case 's': o.service = optarg; break;
         case 'n': o.ns = optarg; break;

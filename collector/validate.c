@@ -149,6 +149,10 @@ int collector_check_spec_ports(json_object *ports, const char *owner, const char
 }
 
 /* Rule 10: the ports the config's components declare. */
+static int check_spec_ports(vctx *c) {
+    return collector_check_spec_ports(jget(c->spec, "ports"), "OpenTelemetry", "ports", c->v);
+}
+
 static int check_config_ports(vctx *c) {
     collector_ports ports;
     char err[512] = "";
@@ -729,45 +733,61 @@ static int check_schema(vctx *c) {
     static const char *const alloc[] = {"least-weighted", "consistent-hashing", "per-node", NULL};
     static const char *const filter[] = {"", "relabel-config", NULL};
     json_object *s = c->spec, *as = jmap(s, "autoscaler"), *in = jmap(s, "ingress"), *ta = jmap(s, "targetAllocator");
-    return one_of(c, s, "spec.", "mode", modes) || one_of(c, s, "spec.", "upgradeStrategy", upgrade) ||
-           one_of(c, s, "spec.", "managementState", state) || one_of(c, in, "spec.ingress.", "type", itype) ||
-           one_of(c, in, "spec.ingress.", "ruleType", rule_type) ||
-           one_of(c, jmap(in, "route"), "spec.ingress.route.", "termination", term) ||
-           one_of(c, ta, "spec.targetAllocator.", "allocationStrategy", alloc) ||
-           one_of(c, ta, "spec.targetAllocator.", "filterStrategy", filter) ||
-           at_least(c, as, "spec.autoscaler.", "minReplicas", 1) || at_least(c, as, "spec.autoscaler.", "maxReplicas", 1) ||
-           at_least(c, as, "spec.autoscaler.", "targetCPUUtilization", 1) ||
-           at_least(c, as, "spec.autoscaler.", "targetMemoryUtilization", 1) ||
-           at_least(c, s, "spec.", "configVersions", 1)
-               ? -1
-               : 0;
+    /* Every one, in order, as the API server lists a schema's errors: they
+     * cost nothing and say nothing else, and the first is the message
+     * unless every refusal is wanted (verdict.all). */
+    int bad = 0;
+    bad |= one_of(c, s, "spec.", "mode", modes);
+    bad |= one_of(c, s, "spec.", "upgradeStrategy", upgrade);
+    bad |= one_of(c, s, "spec.", "managementState", state);
+    bad |= one_of(c, in, "spec.ingress.", "type", itype);
+    bad |= one_of(c, in, "spec.ingress.", "ruleType", rule_type);
+    bad |= one_of(c, jmap(in, "route"), "spec.ingress.route.", "termination", term);
+    bad |= one_of(c, ta, "spec.targetAllocator.", "allocationStrategy", alloc);
+    bad |= one_of(c, ta, "spec.targetAllocator.", "filterStrategy", filter);
+    bad |= at_least(c, as, "spec.autoscaler.", "minReplicas", 1);
+    bad |= at_least(c, as, "spec.autoscaler.", "maxReplicas", 1);
+    bad |= at_least(c, as, "spec.autoscaler.", "targetCPUUtilization", 1);
+    bad |= at_least(c, as, "spec.autoscaler.", "targetMemoryUtilization", 1);
+    bad |= at_least(c, s, "spec.", "configVersions", 1);
+    return bad ? -1 : 0;
 }
+
+/* In a rule of several refusals: the refusal, and on to the next one only
+ * when every refusal is wanted (verdict.all). */
+#define REFUSE(...)                                                                                                    \
+    do {                                                                                                               \
+        rc = verdict_deny(c->v, __VA_ARGS__);                                                                          \
+        if (!c->v->all) return rc;                                                                                     \
+    } while (0)
 
 /* ---------------------------------------------------------------------------
  * The rules, in order (3.2).
  */
 
 static int check_mode_rules(vctx *c) {
+    int rc = 0;
     json_object *s = c->spec;
     bool statefulset = is(c->mode, "statefulset"), sidecar = is(c->mode, "sidecar");
     const char *pcn = jstr(s, "priorityClassName");
     if (!statefulset && nonempty_list(s, "volumeClaimTemplates"))
-        return verdict_deny(c->v, "statefulset_only", M " does not support the attribute 'volumeClaimTemplates'", c->mode);
+        REFUSE("statefulset_only", M " does not support the attribute 'volumeClaimTemplates'", c->mode);
     if (!statefulset && set(s, "persistentVolumeClaimRetentionPolicy"))
-        return verdict_deny(c->v, "statefulset_only", M " does not support the attribute 'persistentVolumeClaimRetentionPolicy'",
+        REFUSE("statefulset_only", M " does not support the attribute 'persistentVolumeClaimRetentionPolicy'",
                             c->mode);
     if (sidecar && nonempty_list(s, "tolerations"))
-        return verdict_deny(c->v, "sidecar", M " does not support the attribute 'tolerations'", c->mode);
+        REFUSE("sidecar", M " does not support the attribute 'tolerations'", c->mode);
     if (sidecar && pcn && *pcn)
-        return verdict_deny(c->v, "sidecar", M " does not support the attribute 'priorityClassName'", c->mode);
+        REFUSE("sidecar", M " does not support the attribute 'priorityClassName'", c->mode);
     if (sidecar && set(s, "affinity"))
-        return verdict_deny(c->v, "sidecar", M " does not support the attribute 'affinity'", c->mode);
+        REFUSE("sidecar", M " does not support the attribute 'affinity'", c->mode);
     if (sidecar && nonempty_list(s, "additionalContainers"))
-        return verdict_deny(c->v, "sidecar", M " does not support the attribute 'AdditionalContainers'", c->mode);
-    return 0;
+        REFUSE("sidecar", M " does not support the attribute 'AdditionalContainers'", c->mode);
+    return rc;
 }
 
 static int check_ingress_and_strategies(vctx *c) {
+    int rc = 0;
     json_object *in = jmap(c->spec, "ingress");
     const char *type = jstr(in, "type");
     /* spec 8.20: the reference lets these through in sidecar mode, where no
@@ -779,7 +799,7 @@ static int check_ingress_and_strategies(vctx *c) {
         verdict_warn(c->v, "spec.httpRoute is ignored: the OpenTelemetry Collector mode is set to sidecar, which has no "
                            "Service for an HTTPRoute");
     if (is(type, "ingress") && is(c->mode, "sidecar"))
-        return verdict_deny(c->v, "ingress",
+        REFUSE("ingress",
                             "the OpenTelemetry Spec Ingress configuration is incorrect. Ingress can only be used in "
                             "combination with the modes: deployment, daemonset, statefulset");
     /* Whatever the type, as the reference (spec 8.20 would check it only
@@ -787,15 +807,15 @@ static int check_ingress_and_strategies(vctx *c) {
      * for subdomain ruleType" holds the webhook to refusing it). */
     const char *host = jstr(in, "hostname");
     if (is(jstr(in, "ruleType"), "subdomain") && (!host || !*host || !strcmp(host, "*")))
-        return verdict_deny(c->v, "ingress", "a valid Ingress hostname has to be defined for subdomain ruleType");
+        REFUSE("ingress", "a valid Ingress hostname has to be defined for subdomain ruleType");
     const char *ds = jstr(jmap(c->spec, "daemonSetUpdateStrategy"), "type");
     const char *dp = jstr(jmap(c->spec, "deploymentUpdateStrategy"), "type");
     if (!is(c->mode, "daemonset") && ds && *ds)
-        return verdict_deny(c->v, "update_strategy", M " does not support the attribute 'updateStrategy'", c->mode);
+        REFUSE("update_strategy", M " does not support the attribute 'updateStrategy'", c->mode);
     if (!is(c->mode, "deployment") && dp && *dp)
-        return verdict_deny(c->v, "update_strategy", M " does not support the attribute 'deploymentUpdateStrategy'",
+        REFUSE("update_strategy", M " does not support the attribute 'deploymentUpdateStrategy'",
                             c->mode);
-    return 0;
+    return rc;
 }
 
 /* The mode a stored object has once defaulted: one written without the
@@ -851,15 +871,28 @@ int collector_validate(json_object *obj, json_object *old, verdict_op op, const 
     if (!c.name) c.name = "";
     c.ns = jstr(jmap(obj, "metadata"), "namespace");
     if (!c.ns || !*c.ns) c.ns = o->ns && *o->ns ? o->ns : "default";
+    /* The schema's errors, every one of them, and nothing more: the API
+     * server calls no webhook for an object its schema refuses, and a
+     * rule's refusal could be the same mistake said again (maxReplicas 0,
+     * then replicas above it). */
     if (o->schema && check_schema(&c)) return -1;
-    if (op == VERDICT_UPDATE && old && strcmp(defaulted_mode(old), c.mode))
-        return verdict_deny(v, "mode_change", M " does not support modification", defaulted_mode(old));
+    int rc = 0;
+    if (op == VERDICT_UPDATE && old && strcmp(defaulted_mode(old), c.mode)) {
+        rc = verdict_deny(v, "mode_change", M " does not support modification", defaulted_mode(old));
+        if (!v->all) return rc;
+    }
     warn_nulls(&c);
-    if (check_mode_rules(&c) || check_target_allocator(&c) ||
-        collector_check_spec_ports(jget(c.spec, "ports"), "OpenTelemetry", "ports", v) || check_config_ports(&c) ||
-        check_autoscaler(&c) || check_ingress_and_strategies(&c) || check_fips(&c) || check_escalation(&c))
-        return -1;
-    return 0;
+    /* The rules in order; past a refusal only when every refusal is wanted
+     * (each reads the spec on its own; the webhooks stop at the first, as
+     * the reference, and ask the authorizer nothing more). */
+    static int (*const rules[])(vctx *) = {check_mode_rules, check_target_allocator, check_spec_ports, check_config_ports,
+                                           check_autoscaler, check_ingress_and_strategies, check_fips, check_escalation};
+    for (size_t i = 0; i < sizeof rules / sizeof *rules; i++)
+        if (rules[i](&c)) {
+            rc = -1;
+            if (!v->all) break;
+        }
+    return rc;
 }
 
 void collector_build_warnings(json_object *obj, verdict *v) {

@@ -22,6 +22,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #define ANN_STR_(id, key) [ANN_##id] = key,
 const char *const ann_keys[ANN_NKEYS] = {ANN_KEYS(ANN_STR_)};
@@ -153,8 +154,36 @@ static int near_domain(const char *k, size_t dlen, bool *exact) {
     return best;
 }
 
-/* The closest key the engine reads: within ANN_MAX_EDITS once the domain
- * is set right; else one that ends in "-" and the rest (nginx-container-names
+/* Other names of the languages, further than ANN_MAX_EDITS from the one
+ * the annotations use: inject-golang is a typo of inject-go nobody would
+ * catch by eye, since golang is what the language is called. */
+static const struct {
+    const char *alias, *name;
+} lang_aliases[] = {
+    {"golang", "go"}, {"py", "python"}, {"javascript", "nodejs"}, {"js", "nodejs"},
+    {"csharp", "dotnet"}, {"net", "dotnet"}, {"apache", "apache-httpd"}, {"httpd", "apache-httpd"},
+};
+
+/* The key of domain d that rest names with a language's other name
+ * ("inject-golang", "golang-container-names": the alias between '-' or the
+ * ends), or NULL. */
+static const char *by_alias(known *kn, size_t d, const char *rest, char *buf, size_t len) {
+    for (size_t a = 0; a < sizeof lang_aliases / sizeof *lang_aliases; a++) {
+        size_t al = strlen(lang_aliases[a].alias);
+        for (const char *p = rest; *p; p++) {
+            if ((p != rest && p[-1] != '-') || strncasecmp(p, lang_aliases[a].alias, al) || (p[al] && p[al] != '-'))
+                continue;
+            snprintf(buf, len, "%s%.*s%s%s", domains[d].prefix, (int)(p - rest), rest, lang_aliases[a].name, p + al);
+            for (size_t i = 0; i < kn->n; i++)
+                if (kn->domain[i] == d && !strcasecmp(kn->key[i], buf)) return kn->key[i];
+        }
+    }
+    return NULL;
+}
+
+/* The closest key the engine reads: the rest with a language's usual name
+ * for its other name (inject-go for inject-golang); else within
+ * ANN_MAX_EDITS once the domain is set right; else one that ends in "-" and the rest (nginx-container-names
  * for inject-nginx-container-names, java for inject-java); else one of
  * another domain with the same rest (sidecar.opentelemetry.io/inject-java);
  * NULL when there is none. */
@@ -165,9 +194,11 @@ static const char *closest(known *kn, size_t d, const char *rest, char *buf, siz
         return buf;
     }
     known_domains(kn);
-    const char *best = NULL;
-    unsigned best_edits = ANN_MAX_EDITS + 1;
-    for (size_t i = 0; i < kn->n; i++) {
+    /* A language's other name first: inject-py is python, not the go two
+     * edits away. */
+    const char *best = by_alias(kn, d, rest, buf, len);
+    unsigned best_edits = best ? 0 : ANN_MAX_EDITS + 1;
+    for (size_t i = 0; !best && i < kn->n; i++) {
         if (kn->domain[i] != d) continue;
         const char *krest = kn->key[i] + domains[d].len + 1;
         unsigned e = ann_edits(rest, rlen, krest, strlen(krest), ANN_MAX_EDITS);

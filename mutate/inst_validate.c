@@ -212,7 +212,8 @@ int mutate_validate_instrumentation(json_object *obj, verdict_op op, const mutat
     }
     json_object *spec = jmap(obj, "spec");
     check_versions(obj, spec, s, v);
-    if (check_sampler(spec, v)) return -1;
+    int rc = check_sampler(spec, v);
+    if (rc && !v->all) return rc; /* past a refusal only when every one is wanted (verdict.all) */
     /* Rule 8, in the reference's order and spelling of the languages. */
     static const struct {
         const char *key, *msg;
@@ -221,11 +222,13 @@ int mutate_validate_instrumentation(json_object *obj, verdict_op op, const mutat
     for (size_t i = 0; i < sizeof volume_order / sizeof *volume_order; i++) {
         json_object *l = jmap(spec, volume_order[i].key);
         json_object *vct = jmap(l, "volumeClaimTemplate");
-        if (vct && json_object_object_length(vct) > 0 && jget(l, "volumeLimitSize"))
-            return verdict_deny(v, "volume",
-                                "spec.%s.volumeClaimTemplate and spec.%s.volumeSizeLimit cannot both be defined: "
-                                "unable to resolve volume size",
-                                volume_order[i].msg, volume_order[i].msg);
+        if (vct && json_object_object_length(vct) > 0 && jget(l, "volumeLimitSize")) {
+            rc = verdict_deny(v, "volume",
+                              "spec.%s.volumeClaimTemplate and spec.%s.volumeSizeLimit cannot both be defined: "
+                              "unable to resolve volume size",
+                              volume_order[i].msg, volume_order[i].msg);
+            if (!v->all) return rc;
+        }
     }
     json_object *exporter = jmap(spec, "exporter"), *tls = jmap(exporter, "tls");
     const char *endpoint = jstr(exporter, "endpoint");
@@ -250,5 +253,5 @@ int mutate_validate_instrumentation(json_object *obj, verdict_op op, const mutat
                          "spec.%s.volumeSizeLimit is deprecated and will be removed in a future release; use "
                          "spec.%s.volume.size instead",
                          deprecated[i].msg, deprecated[i].msg);
-    return 0;
+    return rc;
 }

@@ -4,8 +4,8 @@
  *
  * Each subcommand has its own usage text (COMMAND --help: stdout, exit 0);
  * options are parsed by getopt_long and usage errors said by base/cli.h,
- * as otel-webhook's are: the word that is wrong and how, a blank line and
- * that usage on stderr, exit 2. Every option's value must be non-empty.
+ * as otel-webhook's are: the word that is wrong and how, then where that
+ * usage is, on stderr, exit 2. Every option's value must be non-empty.
  * `version` prints what `otel-webhook version` does, with this binary's
  * name.
  *
@@ -117,7 +117,7 @@ enum { OPT_END = -1, OPT_HELP = -2, OPT_USAGE = -3 };
  * option's val, its value in optarg. */
 static int next_option(const char *cmd, const char *use, const char *shortopts, const struct option *opts, int argc,
                        char **argv) {
-    int c = getopt_long(argc, argv, shortopts, opts, NULL);
+    int c = cli_getopt(argc, argv, shortopts, opts);
     if (c == -1) return OPT_END;
     if (c == 'h') {
         fputs(use, stdout);
@@ -157,7 +157,7 @@ static int cmd_render(int argc, char **argv) {
     if (optind < argc) return cli_usage_error("render", render_usage, "unexpected argument \"%s\"", argv[optind]);
     if (!file) return cli_usage_error("render", render_usage, "-f is required");
     if (!(text = kube_read_file(file, &len))) {
-        fprintf(stderr, "%s: %s\n", file, strerror(errno));
+        fprintf(stderr, "%s: cannot read: %s\n", file, strerror(errno));
         return 1;
     }
     reconcile_options_default(&opt);

@@ -65,7 +65,7 @@ static int parse_args(int argc, char **argv, eopts *o) {
     int c, r;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":f:Rn:h", longopts, NULL)) != -1) {
+    while ((c = cli_getopt(argc, argv, ":f:Rn:h", longopts)) != -1) {
         if ((r = cli_input_option(&o->in, "explain", usage, c, optarg))) {
             if (r == 2) return 2;
             continue;
@@ -118,11 +118,6 @@ static void visit(ewalk *w, const inject_doc *d, size_t item, json_object *o) {
     json_object_put(pod);
 }
 
-static void log_stderr(void *ud, kube_log_level level, const char *msg) {
-    (void)ud;
-    if (level >= KUBE_LOG_WARN) fprintf(stderr, "%s%s\n", level == KUBE_LOG_ERROR ? "error: " : "warning: ", msg);
-}
-
 int cmd_explain(int argc, char **argv) {
     eopts o;
     int prc = parse_args(argc, argv, &o);
@@ -138,7 +133,7 @@ int cmd_explain(int argc, char **argv) {
     kube_api *api = NULL;
     kube_api_conn *conn = NULL;
     inject_input in = {0};
-    kube_logger log = {log_stderr, NULL};
+    kube_logger log = {cli_log_stderr, NULL};
     kube_view view = {0, -1};
     int rc = 1;
     char err[512];

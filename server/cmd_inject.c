@@ -15,9 +15,11 @@
  *
  * A template the engine refuses as malformed (a field of a type the API
  * server would refuse, mutate.h invalid_path) is reported on one line with
- * the field's own line, known from the YAML parse, and left out of the
- * output: printing it back unchanged would pass a manifest that cannot be
- * applied down a pipeline as if it had been processed. */
+ * the field's own line, known from the YAML parse, exit 1, and written
+ * through unchanged in its place: never dropped, since `inject -f - |
+ * kubectl apply --prune -f -` without pipefail would take a missing
+ * document for one to delete. Unchanged, the API server refuses it on
+ * apply as it would have without inject. */
 #include "server/cli.h"
 
 #include "base/alloc.h"
@@ -69,9 +71,11 @@ static const char usage[] =
     "something else (its record is stale).\n"
     "\n"
     "Warnings go to standard error as FILE:LINE: warning: ... A template the API server\n"
-    "would refuse (a field of the wrong type) is left out of the output, with\n"
+    "would refuse (a field of the wrong type) is written through unchanged, never dropped\n"
+    "(kubectl apply --prune would delete a missing one), with\n"
     "FILE:LINE: KIND NS/NAME: FIELD: REASON. Exit status: 0 done, 1 bad input\n"
-    "(FILE:LINE: reason), 2 usage, 3 --fail-on-skip and something was skipped.\n";
+    "(FILE:LINE: reason; also input without any object, as for kubectl apply), 2 usage,\n"
+    "3 --fail-on-skip and something was skipped.\n";
 
 enum { EXIT_SKIPPED = 3 };
 
@@ -97,7 +101,7 @@ static int parse_args(int argc, char **argv, opts *o) {
     int c, r;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":f:Rn:o:h", longopts, NULL)) != -1) {
+    while ((c = cli_getopt(argc, argv, ":f:Rn:o:h", longopts)) != -1) {
         if ((r = cli_input_option(&o->in, "inject", usage, c, optarg))) {
             if (r == 2) return 2;
             continue;
@@ -132,11 +136,6 @@ json_object *inject_template_of(json_object *o, const char *kind) {
         if (!strcmp(kind, with_template[i])) return kube_obj_get(o, "spec.template");
     if (!strcmp(kind, "CronJob")) return kube_obj_get(o, "spec.jobTemplate.spec.template");
     return NULL;
-}
-
-static void log_stderr(void *ud, kube_log_level level, const char *msg) {
-    (void)ud;
-    if (level >= KUBE_LOG_WARN) fprintf(stderr, "%s%s\n", level == KUBE_LOG_ERROR ? "error: " : "warning: ", msg);
 }
 
 static bool is_resource_kind(const char *kind) {
@@ -273,11 +272,6 @@ static void visit(walk *w, size_t di, size_t item, json_object *o) {
     if (res.invalid_path) {
         report_malformed(rec, w->in->files[d->file].lines, pod, tmpl, &res);
         w->rc = 1;
-        if (item == INJECT_NO_ITEM) d->dropped = true;
-        else { /* taken out of its List once the walk is past it */
-            json_object_array_put_idx(jarr(d->obj, "items"), item, NULL);
-            d->changed = true;
-        }
         mutate_result_free(&res);
         json_object_put(pod);
         return;
@@ -335,10 +329,20 @@ static void walk_all(walk *w) {
             }
             visit(w, di, i, it);
         }
-        /* The items left out as malformed (NULL now), gone from the List. */
-        for (size_t i = jlen(items); i-- > 0;)
-            if (!json_object_array_get_idx(items, i)) json_object_array_del_idx(items, i, 1);
     }
+}
+
+/* No object in any input (an empty file, empty standard input, comments
+ * only): kubectl apply says "no objects passed to apply" and exits 1, and
+ * so does inject, rather than print nothing with exit 0, which a script
+ * takes for success (a wrong path in a generated list, a template that
+ * rendered to nothing). */
+static bool no_objects(const inject_input *in, const cli_input *paths) {
+    for (size_t i = 0; i < in->ndocs; i++)
+        if (json_object_is_type(in->docs[i].obj, json_type_object)) return false;
+    for (size_t i = 0; i < paths->nfiles; i++)
+        fprintf(stderr, "%s: no objects passed to inject\n", strcmp(paths->files[i], "-") ? paths->files[i] : "<stdin>");
+    return true;
 }
 
 static bool one_pod(const inject_input *in) {
@@ -360,7 +364,7 @@ int cmd_inject(int argc, char **argv) {
     kube_store *store = kube_store_new();
     kube_filesource *fs = NULL;
     inject_input in = {0};
-    kube_logger log = {log_stderr, NULL};
+    kube_logger log = {cli_log_stderr, NULL};
     kube_view view = {0, -1};
     walk w = {.in = &in, .o = &o, .rc = 1};
     char err[512];
@@ -376,7 +380,7 @@ int cmd_inject(int argc, char **argv) {
         kube_filesource_poll(fs, &failing);
         if (failing) goto out; /* the reason is already on stderr */
     }
-    if (inject_input_read(&in, o.in.files, o.in.nfiles, o.in.recursive) != 0) goto out;
+    if (inject_input_read(&in, o.in.files, o.in.nfiles, o.in.recursive) != 0 || no_objects(&in, &o.in)) goto out;
     inject_input_resources(&in, store, &prep, o.ns, &log);
     if (!strcmp(o.output, "patch") && !one_pod(&in)) {
         if (in.nfiles == 1) fprintf(stderr, "%s: -o patch needs exactly one Pod\n", in.files[0].name);

@@ -89,7 +89,7 @@ static int parse_args(int argc, char **argv, oopts *o) {
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":n:h", longopts, NULL)) != -1) {
+    while ((c = cli_getopt(argc, argv, ":n:h", longopts)) != -1) {
         switch (c) {
         case O_KUBECONFIG: o->kubeconfig = optarg; break;
         case O_CONTEXT: o->context = optarg; break;

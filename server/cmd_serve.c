@@ -175,7 +175,7 @@ static int parse_args(int argc, char **argv, serve_opts *o) {
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+    while ((c = cli_getopt(argc, argv, ":", opts)) != -1) {
         char *end = NULL;
         switch (c) {
         case O_LISTEN: o->listen = optarg; break;

@@ -64,7 +64,7 @@ static int parse_args(int argc, char **argv, uopts *o) {
     int c, r;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":f:Ro:h", longopts, NULL)) != -1) {
+    while ((c = cli_getopt(argc, argv, ":f:Ro:h", longopts)) != -1) {
         if ((r = cli_input_option(&o->in, "uninject", usage, c, optarg))) {
             if (r == 2) return 2;
             continue;

@@ -46,9 +46,10 @@ static const char usage[] =
     "  -n, --namespace NS      namespace of objects that name none (default: default)\n"
     "  --config FILE           settings file (default images, fips-disabled-components)\n"
     "\n"
-    "Each refused object is one line on standard error, FILE:LINE: KIND NS/NAME: MESSAGE, each\n"
-    "warning FILE:LINE: warning: KIND NS/NAME: WARNING; the last line on standard output counts\n"
-    "them. Not checked offline: the RBAC privilege-escalation check (it needs the applying user)\n"
+    "Each refusal is one line on standard error, FILE:LINE: KIND NS/NAME: MESSAGE (every one\n"
+    "of an object, not only the first the webhook would answer), each warning\n"
+    "FILE:LINE: warning: KIND NS/NAME: WARNING; the last line on standard output counts the\n"
+    "objects. Not checked offline: the RBAC privilege-escalation check (it needs the applying user)\n"
     "and whether cert-manager is installed. Exit status: 0 nothing refused, 1 something refused or\n"
     "unreadable input, 2 usage.\n";
 
@@ -71,7 +72,7 @@ static int parse_args(int argc, char **argv, opts *o) {
     int c, r;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":f:Rn:h", longopts, NULL)) != -1) {
+    while ((c = cli_getopt(argc, argv, ":f:Rn:h", longopts)) != -1) {
         if ((r = cli_input_option(&o->in, "validate", usage, c, optarg))) {
             if (r == 2) return 2;
             continue;
@@ -147,6 +148,7 @@ static void check_one(walk *w, const char *file, int line, json_object *x) {
     const char *ns = xns && *xns ? xns : w->o->ns;
     char err[1024] = "";
     verdict v = VERDICT_INIT;
+    v.all = true; /* every refusal, as the API server lists a schema's */
     w->checked++;
     json_object *obj = as_checked(x, kind, err, sizeof err), *old = NULL;
     if (obj) {
@@ -176,6 +178,8 @@ static void check_one(walk *w, const char *file, int line, json_object *x) {
     if (v.nwarnings) w->warned++;
     if (v.rule) {
         fprintf(stderr, "%s:%d: %s %s/%s: %s\n", file, line, kname, ns, name ? name : "", v.message);
+        for (size_t i = 0; i < v.nmore; i++)
+            fprintf(stderr, "%s:%d: %s %s/%s: %s\n", file, line, kname, ns, name ? name : "", v.more[i]);
         w->refused++;
     }
     verdict_free(&v);

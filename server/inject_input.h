@@ -29,7 +29,6 @@ typedef struct inject_doc {
     int *item_lines;    /* of a List's items (kube_yaml_doc); NULL when unknown */
     size_t nitem_lines;
     bool changed;       /* the engine changed an object in it: it is written anew */
-    bool dropped;       /* malformed: left out of the output */
 } inject_doc;
 
 typedef struct inject_input {

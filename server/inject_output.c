@@ -8,8 +8,8 @@
  * last is always copied, so no separator is lost or doubled. Files follow
  * each other with a "---" between them when the next one does not start
  * with its own. JSON input and UTF-16 input, which have no spans, are
- * written anew throughout. A document left out as malformed takes the
- * text before it along (its separator, its "# Source:" line). */
+ * written anew throughout. Every document is written, a malformed one
+ * (cmd_inject.c) unchanged. */
 #include "server/inject.h"
 
 #include "base/json.h"
@@ -74,7 +74,6 @@ static void put_head(out *o, const char *s, size_t n) {
 
 static void write_anew(out *o, const inject_input *in, const inject_file *f) {
     for (size_t i = f->first; i < f->first + f->ndocs; i++) {
-        if (in->docs[i].dropped) continue;
         separate(o, "", 0);
         put_emitted(o, in->docs[i].obj);
         o->docs = true;
@@ -99,10 +98,6 @@ void inject_write_yaml(FILE *f, const inject_input *in) {
         bool first = true;
         for (size_t i = file->first; i < file->first + file->ndocs; i++) {
             const inject_doc *d = &in->docs[i];
-            if (d->dropped) {
-                pos = d->end;
-                continue;
-            }
             if (first) separate(&o, file->text + pos, d->start - pos);
             first = false;
             if (d->changed) {
@@ -120,9 +115,6 @@ void inject_write_yaml(FILE *f, const inject_input *in) {
 
 void inject_write_json(FILE *f, const inject_input *in) {
     json_object *top;
-    size_t kept = 0;
-    for (size_t i = 0; i < in->ndocs; i++) kept += !in->docs[i].dropped;
-    if (kept == 0 && in->ndocs == 1) return; /* the one document was left out */
     if (in->ndocs == 1) {
         top = json_object_get(in->docs[0].obj);
     } else {
@@ -133,7 +125,6 @@ void inject_write_json(FILE *f, const inject_input *in) {
         jset_str(top, "kind", "List");
         json_object *items = jset_arr(top, "items");
         for (size_t i = 0; i < in->ndocs; i++) {
-            if (in->docs[i].dropped) continue;
             json_object *d = in->docs[i].obj, *its = jarr(d, "items");
             const char *kind = jstr(d, "kind");
             if (!kind || strcmp(kind, "List") || !its) {

@@ -25,6 +25,7 @@ def run(*args, stdin=None, cmd="inject"):
 
 # The usage text, from --help (stdout, exit 0); usage errors print it on stderr.
 _rc, USAGE, _err = run("--help")
+HINT = "Run 'otel-webhook inject --help' for usage.\n"
 
 
 
@@ -90,20 +91,29 @@ with open(os.path.join(badres, "broken.yaml"), "w") as f:
     f.write("kind: Instrumentation\nmetadata:\n  name: x\n  bad: : :\n")
 rc, out, err = run("-f", "examples/deployment-java.yaml", "--resources", badres)
 check("bad resource rc", rc == 1, rc)
-check("bad resource message", err.startswith("error: " + badres + "/broken.yaml:4:"), err)
+check("bad resource message", err.startswith(badres + "/broken.yaml:4: mapping values are not allowed"), err)
+# One place for the position and the label, as compilers and every other
+# message of inject write it: FILE:LINE: warning: ..., FILE:LINE: reason.
+oddres = os.path.join(tmp, "oddres")
+os.mkdir(oddres)
+with open(os.path.join(oddres, "odd.yaml"), "w") as f:
+    f.write("- not an object\n")
+rc, out, err = run("-f", "examples/deployment-java.yaml", "--resources", oddres)
+check("resource warning: FILE:LINE: warning: ...", rc == 0 and err.startswith(
+    "%s/odd.yaml:1: warning: not an object; skipped\n" % oddres), err)
 
 # A resources folder that is not there is a mistake on the command line, not
 # an empty folder (which would inject nothing and say nothing): exit 2, the
-# flag and the reason, the usage, no output.
+# flag and the reason, where the usage is, no output.
 nofolder = os.path.join(tmp, "no-such-folder")
 rc, out, err = run("-f", "examples/deployment-java.yaml", "--resources", nofolder)
 check("missing resources folder rc", rc == 2, rc)
-check("missing resources folder message", err == "otel-webhook inject: --resources %s: No such file or directory\n\n%s"
-      % (nofolder, USAGE), err)
+check("missing resources folder message", err == "otel-webhook inject: --resources %s: No such file or directory\n%s"
+      % (nofolder, HINT), err)
 check("missing resources folder no output", out == "", out)
 rc, out, err = run("-f", "examples/deployment-java.yaml", "--resources", "examples/deployment-java.yaml")
-check("resources file, not folder", rc == 2 and out == "" and err.startswith(
-    "otel-webhook inject: --resources examples/deployment-java.yaml: Not a directory\n\nusage: "), (rc, err))
+check("resources file, not folder", rc == 2 and out == "" and err ==
+    "otel-webhook inject: --resources examples/deployment-java.yaml: Not a directory\n" + HINT, (rc, err))
 
 # A resource file over the 1 MiB cap is refused like one that does not parse.
 bigres = os.path.join(tmp, "bigres")
@@ -113,7 +123,7 @@ with open(os.path.join(bigres, "big.yaml"), "w") as f:
     f.write(big_text)
 rc, out, err = run("-f", "examples/deployment-java.yaml", "--resources", bigres)
 check("resource over the cap rc", rc == 1, rc)
-check("resource over the cap message", err == "error: %s/big.yaml: %d bytes, larger than the 1048576 bytes a resource "
+check("resource over the cap message", err == "%s/big.yaml: %d bytes, larger than the 1048576 bytes a resource "
       "file may have (the last good content stays in service)\n" % (bigres, len(big_text)), err)
 
 rc, out, err = run("-f", "examples/deployment-java.yaml", "-o", "patch")
@@ -121,13 +131,17 @@ check("patch needs pod", rc == 1 and "-o patch needs exactly one Pod" in err, er
 
 rc, out, err = run("--bogus")
 check("usage rc", rc == 2, rc)
+# A missing file is bad input, exit 1 as for a file that cannot be read (and
+# as otel-reconcile render and kubectl apply say it), not a usage error.
 rc, out, err = run("-f", "/nonexistent/x.yaml")
-check("missing file", rc == 2 and out == "" and
-      err == "otel-webhook inject: -f /nonexistent/x.yaml: No such file or directory\n\n" + USAGE, (rc, err))
+check("missing file: exit 1, the file named", rc == 1 and out == "" and
+      err == "/nonexistent/x.yaml: cannot read: No such file or directory\n", (rc, err))
 
 # Templates the API server would refuse (a field of the wrong type): one line
 # FILE:LINE: Kind ns/name: path: reason per object, with the offending field's
-# line, the object left out of the output, the others still out, exit 1.
+# line, the object written through unchanged in its place (never dropped:
+# `| kubectl apply --prune -f -` without pipefail would delete it), the
+# others still out, exit 1.
 malformed = os.path.join(tmp, "malformed.yaml")
 with open(malformed, "w") as f:
     f.write("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"                                       # 1-3
@@ -161,25 +175,33 @@ want = ("%s:17: Deployment shop/web: spec.template.spec.containers: expected a l
         "%s:56: DaemonSet default/agent: spec.template.spec: required, not set\n") % ((malformed,) * 5)
 check("malformed messages", err == want, err)
 objs = list(yaml.safe_load_all(out))
-check("malformed objects left out", [o["kind"] + "/" + o["metadata"]["name"] for o in objs] == ["ConfigMap/c", "Pod/good"],
+check("malformed objects written through, in their places", [o["kind"] + "/" + o["metadata"]["name"] for o in objs] ==
+      ["ConfigMap/c", "Deployment/web", "CronJob/nightly", "Pod/p", "StatefulSet/db", "DaemonSet/agent", "Pod/good"],
       out)
-check("malformed: the others still injected", [c["name"] for c in objs[1]["spec"]["initContainers"]] ==
-      ["opentelemetry-auto-instrumentation-java"], objs[1])
+with open(malformed) as f:
+    mdocs = f.read().split("---\n")
+check("malformed objects: each one's bytes unchanged", out.split("---\n")[:6] == mdocs[:6], out)
+check("malformed: the others still injected", [c["name"] for c in objs[6]["spec"]["initContainers"]] ==
+      ["opentelemetry-auto-instrumentation-java"], objs[6])
 # JSON input has no lines of its fields: the document's line.
 bad_pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {
     "name": "p", "annotations": {"instrumentation.opentelemetry.io/inject-java": "true"}},
     "spec": {"containers": {"name": "app"}}}
 for fmt in ("yaml", "json", "patch"):
     rc, out, err = run("-f", "-", "--resources", "examples/resources", "-o", fmt, stdin=json.dumps(bad_pod))
-    check("malformed JSON -o %s" % fmt, (rc, out, err) == (
-        1, "", "<stdin>:1: Pod default/p: spec.containers: expected a list, got an object\n"), (rc, out, err))
-# -o json of several documents: a List without the malformed ones.
+    # -o patch has no document to write: no patch.
+    check("malformed JSON -o %s: written through" % fmt, (rc, err) == (
+        1, "<stdin>:1: Pod default/p: spec.containers: expected a list, got an object\n") and
+        (out == "" if fmt == "patch" else (yaml.safe_load(out) if fmt == "yaml" else json.loads(out)) == bad_pod),
+        (rc, out, err))
+# -o json of several documents: a List with the malformed ones as they were.
 rc, out, err = run("-f", malformed, "--resources", "examples/resources", "-o", "json")
-check("malformed -o json", rc == 1 and [i["metadata"]["name"] for i in json.loads(out)["items"]] == ["c", "good"], out)
+check("malformed -o json", rc == 1 and [i["metadata"]["name"] for i in json.loads(out)["items"]] ==
+      ["c", "web", "nightly", "p", "db", "agent", "good"] and json.loads(out)["items"][1] == objs[1], out)
 
-# Left out of a file kept byte for byte: the malformed document goes with
-# the text before it (its separator and "# Source:" line), the others stay
-# as they were, to the byte.
+# In a file kept byte for byte: the malformed document stays with the text
+# before it (its separator and "# Source:" line), the whole file as it was,
+# to the byte.
 helmish = os.path.join(tmp, "helmish.yaml")
 with open(helmish, "w") as f:
     f.write("---\n# Source: chart/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}  # kept\n"
@@ -188,17 +210,42 @@ with open(helmish, "w") as f:
             "---\n# Source: chart/templates/plain.yaml\napiVersion: v1\nkind: Pod\nmetadata: {name: plain}\n"
             "spec:\n  containers: [ {name: app, image: 'a:1'} ]\n")
 rc, out, err = run("-f", helmish, "--resources", "examples/resources", "--report")
-check("malformed among unchanged: the others byte for byte", (rc, out) == (
-    1, "---\n# Source: chart/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}  # kept\n"
-       "---\n# Source: chart/templates/plain.yaml\napiVersion: v1\nkind: Pod\nmetadata: {name: plain}\n"
-       "spec:\n  containers: [ {name: app, image: 'a:1'} ]\n"), (rc, out))
+with open(helmish) as f:
+    check("malformed among unchanged: the whole file byte for byte", (rc, out) == (1, f.read()), (rc, out))
 check("malformed: --report says invalid with the field", err == (
     "%s:13: Pod default/bad: spec.containers: expected a list, got an object\n"
     "Pod default/bad: invalid: spec.containers: expected a list, got an object\n"
     "Pod default/plain: unchanged: nothing asked\n"
     "2 objects: 0 injected, 0 skipped, 1 unchanged, 1 invalid\n") % helmish, err)
 
-# A malformed item of a List: taken out of the List, the others injected.
+# Input without any object is an error, as kubectl apply's "no objects
+# passed to apply": exit 1, each -f named, nothing on stdout.
+empty = os.path.join(tmp, "empty.yaml")
+with open(empty, "w") as f:
+    pass
+comments = os.path.join(tmp, "comments.yaml")
+with open(comments, "w") as f:
+    f.write("# nothing rendered\n---\n")
+for args, stdin, names in (((empty,), None, [empty]), (("-",), "", ["<stdin>"]), (("-",), "null\n", ["<stdin>"]),
+                           ((empty, comments), None, [empty, comments])):
+    for fmt in ("yaml", "json"):
+        rc, out, err = run(*[a for p in args for a in ("-f", p)], "-o", fmt, stdin=stdin)
+        check("no objects %s -o %s: exit 1, named" % (names, fmt), (rc, out, err) == (
+            1, "", "".join("%s: no objects passed to inject\n" % n for n in names)), (rc, out, err))
+rc, out, err = run("-f", empty, "-f", "examples/deployment-java.yaml")
+check("an empty file among others: no error", rc == 0 and out and "no objects" not in err, (rc, err))
+
+# A file that does not parse cannot be written through document by document:
+# no output at all, for any file (kubectl apply of empty input is an error
+# and prunes nothing), exit 1.
+synerr = os.path.join(tmp, "synerr.yaml")
+with open(synerr, "w") as f:
+    f.write("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n---\nkind: [\n")
+rc, out, err = run("-f", "examples/deployment-java.yaml", "-f", synerr, "--resources", "examples/resources")
+check("a file that does not parse: no output for any file", (rc, out, err) == (
+    1, "", "%s:6: did not find expected node content\n" % synerr), (rc, out, err))
+
+# A malformed item of a List: kept in the List as it was, the others injected.
 mlist = os.path.join(tmp, "mlist.yaml")
 with open(mlist, "w") as f:
     f.write("apiVersion: v1\nkind: List\nitems:\n"
@@ -214,9 +261,11 @@ check("malformed List item: message", (rc, err) == (
     1, "%s:14: Deployment default/bad: spec.template.spec.containers[0].env: expected a list, got an object\n"
     % mlist), (rc, err))
 lst = yaml.safe_load(out)
-check("malformed List item: taken out, the other injected", lst["kind"] == "List" and
-      [i["metadata"]["name"] for i in lst["items"]] == ["good"] and
-      [c["name"] for c in lst["items"][0]["spec"]["initContainers"]] == ["opentelemetry-auto-instrumentation-java"], out)
+with open(mlist) as f:
+    mlist_in = yaml.safe_load(f)
+check("malformed List item: kept as it was, the other injected", lst["kind"] == "List" and
+      [i["metadata"]["name"] for i in lst["items"]] == ["bad", "good"] and lst["items"][0] == mlist_in["items"][0] and
+      [c["name"] for c in lst["items"][1]["spec"]["initContainers"]] == ["opentelemetry-auto-instrumentation-java"], out)
 
 # Warnings go to stderr with the document's position, output still complete.
 two = os.path.join(tmp, "two.yaml")
@@ -253,6 +302,16 @@ check("typo warnings", err ==
       "%s:12: warning: annotation sidecar.opentelemetry.io/injectt of namespace shop is not one otel-webhook knows; "
       "did you mean sidecar.opentelemetry.io/inject?\n"
       "%s:12: warning: inject-sdk: no container named gone in the pod\n" % (typo, typo, typo), err)
+# A language's other name, too far from its own for an edit distance, is
+# named as well (before any distance: inject-py is not inject-go).
+for key, want in (("inject-golang", "inject-go"), ("inject-py", "inject-python"), ("inject-js", "inject-nodejs"),
+                  ("golang-container-names", "go-container-names"), ("inject-apache", "inject-apache-httpd")):
+    rc2, _out, err2 = run("-f", "-", stdin="apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n"
+                          "  annotations: {instrumentation.opentelemetry.io/%s: 'true'}\n"
+                          "spec: {containers: [{name: app, image: a}]}\n" % key)
+    check("other name %s: did you mean %s" % (key, want), (rc2, err2) == (0, "<stdin>:1: warning: annotation "
+          "instrumentation.opentelemetry.io/%s is not one otel-webhook knows; did you mean "
+          "instrumentation.opentelemetry.io/%s?\n" % (key, want)), err2)
 docs = list(yaml.safe_load_all(out))
 app = docs[2]["spec"]["template"]["spec"]["containers"][0]
 check("typo: the SDK still injected", any(e["name"] == "OTEL_SERVICE_NAME" for e in app.get("env", [])), app)
@@ -278,15 +337,16 @@ def pod_yaml(name, ann="{}", ns=None):
     return "apiVersion: v1\nkind: Pod\nmetadata: %s\nspec:\n  containers: [{name: app, image: a}]\n" % meta
 
 
-# ---- --help and usage errors: the flag and the problem on one line, a blank
-# line, the usage; exit 2, nothing on stdout.
+# ---- --help and usage errors: the flag and the problem on one line, then
+# where the usage is (not the usage: the reason would scroll away); exit 2,
+# nothing on stdout.
 check("help rc", _rc == 0 and _err == "", (_rc, _err))
 check("help usage line", USAGE.startswith(
     "usage: otel-webhook inject -f FILE|DIR|- [-f ...] [-R] [--resources DIR]... [--namespace NS]\n"), USAGE[:200])
-check("help exit statuses", "Exit status: 0 done, 1 bad input\n(FILE:LINE: reason), 2 usage, 3 --fail-on-skip and "
-      "something was skipped.\n" in USAGE, USAGE[-300:])
-check("help: malformed templates left out", "is left out of the output, with\nFILE:LINE: KIND NS/NAME: FIELD: REASON."
-      in USAGE, USAGE[-400:])
+check("help exit statuses", "Exit status: 0 done, 1 bad input\n(FILE:LINE: reason; also input without any object, as "
+      "for kubectl apply), 2 usage,\n3 --fail-on-skip and something was skipped.\n" in USAGE, USAGE[-300:])
+check("help: malformed templates written through", "is written through unchanged, never dropped\n(kubectl apply --prune "
+      "would delete a missing one), with\nFILE:LINE: KIND NS/NAME: FIELD: REASON." in USAGE, USAGE[-400:])
 for args, line in [
         ((), "-f is required"),
         (("-f", "examples/deployment-java.yaml", "-o", "yml"), "-o yml: expected yaml, json or patch"),
@@ -304,7 +364,17 @@ for args, line in [
 ]:
     rc, out, err = run(*args, stdin="")
     check("usage error %s: rc" % (args,), rc == 2 and out == "", (rc, out))
-    check("usage error %s: message" % (args,), err == "otel-webhook inject: %s\n\n%s" % (line, USAGE), err[:300])
+    check("usage error %s: message" % (args,), err == "otel-webhook inject: %s\n%s" % (line, HINT), err[:300])
+
+# A short option's value joined by '=' is the value, as kubectl (pflag)
+# reads it: -f=FILE is FILE, not a file named "=FILE".
+want = run("-f", "examples/deployment-java.yaml", "-n", "shop")
+check("-f=FILE -n=NS: as -f FILE -n NS", want[0] == 0 and want[1] and
+      run("-f=examples/deployment-java.yaml", "-n=shop") == want, want[2])
+check("-Rf=FILE: as -R -f FILE", run("-Rf=examples/deployment-java.yaml", "-n=shop") == want)
+rc, out, err = run("-f", "=examples/deployment-java.yaml")
+check("-f =FILE (its own word) is a file named =FILE", rc == 1 and
+      err == "=examples/deployment-java.yaml: cannot read: No such file or directory\n", (rc, err))
 
 # serve and certs say what is wrong too.
 for args, line in [
@@ -328,13 +398,17 @@ for args, line in [
 ]:
     rc, out, err = run(*args, cmd="serve")
     check("serve usage %s" % (args,), rc == 2 and out == "" and
-          err.startswith("otel-webhook serve: %s\n\nusage: otel-webhook serve --listen" % line), (rc, err[:300]))
+          err == "otel-webhook serve: %s\nRun 'otel-webhook serve --help' for usage.\n" % line, (rc, err[:300]))
 rc, out, err = run(cmd="certs")
-check("certs without a subcommand", rc == 2 and err.startswith(
-    "otel-webhook certs: expected a subcommand: generate\n\nusage: otel-webhook certs generate"), (rc, err[:200]))
+check("certs without a subcommand", rc == 2 and err ==
+    "otel-webhook certs: expected a subcommand: generate\nRun 'otel-webhook certs generate --help' for usage.\n",
+    (rc, err[:200]))
 p = subprocess.run([BIN], capture_output=True, text=True)
-check("no command", p.returncode == 2 and p.stderr.startswith(
-    "otel-webhook: expected a command\n\nusage: otel-webhook COMMAND"), (p.returncode, p.stderr[:200]))
+check("no command", p.returncode == 2 and p.stderr ==
+    "otel-webhook: expected a command\nRun 'otel-webhook --help' for usage.\n", (p.returncode, p.stderr[:200]))
+p = subprocess.run([BIN, "frobnicate"], capture_output=True, text=True)
+check("unknown command", p.returncode == 2 and p.stderr ==
+    "otel-webhook: unknown command \"frobnicate\"\nRun 'otel-webhook --help' for usage.\n", (p.returncode, p.stderr))
 
 # ---- kind: List (kubectl get -o yaml): every item is injected, the List
 # stays a List; items with no kind pass through; a List in a List is refused.

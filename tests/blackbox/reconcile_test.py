@@ -224,7 +224,8 @@ for case in CASES:
 
 # ---- CLI ---------------------------------------------------------------------
 # Each subcommand has its own usage (stdout, exit 0 with --help); a usage
-# error names the flag and the problem, then that usage on stderr, exit 2.
+# error names the flag and the problem, then where that usage is, on
+# stderr, exit 2.
 rc, top, err = run("--help")
 check("help rc", rc == 0 and err == "" and top.startswith("usage: otel-reconcile COMMAND [OPTIONS]\n") and
       all(c in top for c in ("  render ", "  run ", "  version ")), top)
@@ -245,54 +246,60 @@ for args in (("version",), ("--version",)):
     rc, out, err = run(*args)
     check("%s: otel-reconcile VERSION, as otel-webhook version says it" % args[0],
           rc == 0 and out == "otel-reconcile %s\n" % version and err == "", (rc, out, err))
+TOP_HINT = "Run 'otel-reconcile --help' for usage.\n"
+RENDER_HINT = "Run 'otel-reconcile render --help' for usage.\n"
+RUN_HINT = "Run 'otel-reconcile run --help' for usage.\n"
 rc, out, err = run("version", "extra")
-check("version with an argument", rc == 2 and err == 'otel-reconcile version: unexpected argument "extra"\n\n' + top,
+check("version with an argument", rc == 2 and err == 'otel-reconcile version: unexpected argument "extra"\n' + TOP_HINT,
       err)
 rc, out, err = run()
-check("no args", rc == 2 and err == "otel-reconcile: expected a command\n\n" + top and out == "", err)
+check("no args", rc == 2 and err == "otel-reconcile: expected a command\n" + TOP_HINT and out == "", err)
 rc, out, err = run("frobnicate")
-check("unknown command", rc == 2 and err == 'otel-reconcile: unknown command "frobnicate"\n\n' + top, err)
-# base/cli.h's wording, otel-webhook's: the word that is wrong and how, a
-# blank line, the command's usage.
+check("unknown command", rc == 2 and err == 'otel-reconcile: unknown command "frobnicate"\n' + TOP_HINT, err)
+# base/cli.h's wording, otel-webhook's: the word that is wrong and how, then
+# where the command's usage is.
 USAGE_ERRORS = [
-    (("render",), "otel-reconcile render: -f is required\n\n", render_use),
-    (("render", "-f", DATA + "/simplest.yaml", "--bogus"), "otel-reconcile render: unknown option --bogus\n\n",
-     render_use),
-    (("render", "-f", DATA + "/simplest.yaml", "-z"), "otel-reconcile render: unknown option -z\n\n", render_use),
-    (("render", "-f", DATA + "/simplest.yaml", "stray"), 'otel-reconcile render: unexpected argument "stray"\n\n',
-     render_use),
-    (("render", "-f"), "otel-reconcile render: -f needs a value\n\n", render_use),
-    (("render", "--filename"), "otel-reconcile render: --filename needs a value\n\n", render_use),
+    (("render",), "otel-reconcile render: -f is required\n", RENDER_HINT),
+    (("render", "-f", DATA + "/simplest.yaml", "--bogus"), "otel-reconcile render: unknown option --bogus\n",
+     RENDER_HINT),
+    (("render", "-f", DATA + "/simplest.yaml", "-z"), "otel-reconcile render: unknown option -z\n", RENDER_HINT),
+    (("render", "-f", DATA + "/simplest.yaml", "stray"), 'otel-reconcile render: unexpected argument "stray"\n',
+     RENDER_HINT),
+    (("render", "-f"), "otel-reconcile render: -f needs a value\n", RENDER_HINT),
+    (("render", "--filename"), "otel-reconcile render: --filename needs a value\n", RENDER_HINT),
     (("render", "-f", DATA + "/simplest.yaml", "--namespace", ""), "otel-reconcile render: --namespace must not be "
-     "empty\n\n", render_use),
+     "empty\n", RENDER_HINT),
     (("render", "-f", DATA + "/simplest.yaml", "-n", ""), "otel-reconcile render: --namespace must not be "
-     "empty\n\n", render_use),
-    (("run",), "otel-reconcile run: --kubeconfig or --in-cluster is required\n\n", run_use),
+     "empty\n", RENDER_HINT),
+    (("run",), "otel-reconcile run: --kubeconfig or --in-cluster is required\n", RUN_HINT),
     (("run", "--in-cluster", "--kubeconfig", "x"), "otel-reconcile run: --kubeconfig and --in-cluster exclude each "
-     "other\n\n", run_use),
-    (("run", "--kubeconfig"), "otel-reconcile run: --kubeconfig needs a value\n\n", run_use),
-    (("run", "--in-cluster", "--dry-run=yes"), "otel-reconcile run: --dry-run takes no value\n\n", run_use),
-    (("run", "--in-cluster", "--bogus"), "otel-reconcile run: unknown option --bogus\n\n", run_use),
-    (("run", "--in-cluster", "--d"), "otel-reconcile run: ambiguous option --d\n\n", run_use),
-    (("run", "--in-cluster", "stray"), 'otel-reconcile run: unexpected argument "stray"\n\n', run_use),
-    (("run", "--in-cluster", "--context", "c"), "otel-reconcile run: --context needs --kubeconfig\n\n", run_use),
+     "other\n", RUN_HINT),
+    (("run", "--kubeconfig"), "otel-reconcile run: --kubeconfig needs a value\n", RUN_HINT),
+    (("run", "--in-cluster", "--dry-run=yes"), "otel-reconcile run: --dry-run takes no value\n", RUN_HINT),
+    (("run", "--in-cluster", "--bogus"), "otel-reconcile run: unknown option --bogus\n", RUN_HINT),
+    (("run", "--in-cluster", "--d"), "otel-reconcile run: ambiguous option --d\n", RUN_HINT),
+    (("run", "--in-cluster", "stray"), 'otel-reconcile run: unexpected argument "stray"\n', RUN_HINT),
+    (("run", "--in-cluster", "--context", "c"), "otel-reconcile run: --context needs --kubeconfig\n", RUN_HINT),
     (("run", "--kubeconfig", "k", "--service-account-dir", "d"), "otel-reconcile run: --service-account-dir needs "
-     "--in-cluster\n\n", run_use),
-    (("run", "--kubeconfig=", "x"), "otel-reconcile run: --kubeconfig must not be empty\n\n", run_use),
+     "--in-cluster\n", RUN_HINT),
+    (("run", "--kubeconfig=", "x"), "otel-reconcile run: --kubeconfig must not be empty\n", RUN_HINT),
     (("run", "--in-cluster", "--max-deletions", "0"), "otel-reconcile run: --max-deletions 0: must be a positive "
-     "number\n\n", run_use),
+     "number\n", RUN_HINT),
 ]
 for args, msg, use in USAGE_ERRORS:
     rc, out, err = run(*args)
-    check("usage error %s: the flag and the problem, then the usage, exit 2" % " ".join(args),
+    check("usage error %s: the flag and the problem, then where the usage is, exit 2" % " ".join(args),
           rc == 2 and out == "" and err == msg + use, (rc, err[:200]))
 # getopt_long's spellings, as otel-webhook takes them: a long option's
 # unambiguous prefix, a short one's value joined to it.
 want = run("render", "-f", DATA + "/simplest.yaml", "--namespace", "elsewhere")
 check("render --filen FILE -nNS: as -f FILE --namespace NS", want[0] == 0 and
       run("render", "--filen", DATA + "/simplest.yaml", "-nelsewhere") == want, want[2])
+check("render -f=FILE -n=NS: as -f FILE -n NS (kubectl reads them so)",
+      run("render", "-f=" + DATA + "/simplest.yaml", "-n=elsewhere") == want, want[2])
 rc, out, err = run("render", "-f", "/nonexistent/x.yaml")
-check("missing file", rc == 1 and err == "/nonexistent/x.yaml: No such file or directory\n", err)
+check("missing file: exit 1 as inject's, the file named", rc == 1 and
+      err == "/nonexistent/x.yaml: cannot read: No such file or directory\n", err)
 
 # stdin, and --namespace applies only where the object names none.
 with open(DATA + "/v1alpha1.yaml") as f:

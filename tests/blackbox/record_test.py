@@ -357,11 +357,14 @@ _rc, UUSAGE, _err = run("uninject", "--help")
 check("uninject --help", _rc == 0 and UUSAGE.startswith("usage: otel-webhook uninject -f FILE|DIR|- "), UUSAGE)
 for args, line in ((("-o", "patch", "-f", "x"), "-o patch: expected yaml or json"),
                    ((), "-f is required"),
-                   (("-f", "/nonexistent/x.yaml"), "-f /nonexistent/x.yaml: No such file or directory"),
                    (("-f", "-", "-f", "-"), "-f -: standard input can be read only once"),
                    (("--resources", "x"), "unknown option --resources")):
     rc, out, err = run("uninject", *args)
-    check("uninject usage %s" % (args,), rc == 2 and err == "otel-webhook uninject: %s\n\n%s" % (line, UUSAGE), err[:300])
+    check("uninject usage %s" % (args,), rc == 2 and err == "otel-webhook uninject: %s\n"
+          "Run 'otel-webhook uninject --help' for usage.\n" % line, err[:300])
+rc, out, err = run("uninject", "-f", "/nonexistent/x.yaml")
+check("uninject: a missing file is bad input, exit 1", rc == 1 and out == "" and
+      err == "/nonexistent/x.yaml: cannot read: No such file or directory\n", (rc, err))
 
 # ---- explain: golden outputs ----------------------------------------------------
 # tests/data/explain/in/NAME.yaml explained against tests/data/explain's
@@ -401,7 +404,11 @@ for args, line in (((), "-f is required"),
                    (("-f", EXPLAIN + "/resources.yaml", "--resources", "/nonexistent"),
                     "--resources /nonexistent: No such file or directory")):
     rc, out, err = run("explain", *args)
-    check("explain usage %s" % (args,), rc == 2 and err == "otel-webhook explain: %s\n\n%s" % (line, EUSAGE), err[:300])
+    check("explain usage %s" % (args,), rc == 2 and err == "otel-webhook explain: %s\n"
+          "Run 'otel-webhook explain --help' for usage.\n" % line, err[:300])
+rc, out, err = run("explain", "-f", "/nonexistent/x.yaml")
+check("explain: a missing file is bad input, exit 1", rc == 1 and out == "" and
+      err == "/nonexistent/x.yaml: cannot read: No such file or directory\n", (rc, err))
 
 
 # ---- outdated and explain --kubeconfig, against the fake API server --------------
@@ -750,7 +757,8 @@ def run_outdated(fake, certs):
                        (("--kubeconfig", kc, "--restart", "--timeout", "x"),
                         "--timeout x: expected seconds from 0 to 86400")):
         rc, out, err = run("outdated", *args)
-        check("outdated usage %s" % (args,), rc == 2 and err == "otel-webhook outdated: %s\n\n%s" % (line, OUSAGE),
+        check("outdated usage %s" % (args,), rc == 2 and err == "otel-webhook outdated: %s\n"
+              "Run 'otel-webhook outdated --help' for usage.\n" % line,
               err[:300])
 
 

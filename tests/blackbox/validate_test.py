@@ -156,20 +156,66 @@ rc, out, err = run("-f", good, "--config", os.path.join(tmp, "nope.yaml"))
 check("an unreadable settings file: exit 1", rc == 1 and "nope.yaml: cannot read: No such file or directory" in err,
       (rc, err))
 
-# Usage errors: the flag and the problem, a blank line, the usage; exit 2.
+# Every refusal of an object, not only the first the webhook answers: all
+# of the schema's (as the API server lists them, and then no rule, since no
+# webhook is called), else every rule's; each on its own line.
+cfg = ("  config:\n    receivers: {otlp: {protocols: {grpc: {}}}}\n    exporters: {debug: {}}\n"
+       "    service: {pipelines: {t: {receivers: [otlp], exporters: [debug]}}}\n")
+many = write("many.yaml", collector("schema", "  mode: sidecar\n  upgradeStrategy: sometimes\n  managementState: maybe\n"
+                                              "  tolerations: [{key: a, operator: Exists}]\n") + "---\n" +
+             collector("rules", "  mode: sidecar\n  tolerations: [{key: a, operator: Exists}]\n  affinity: {}\n"
+                                "  ingress: {type: ingress}\n") + "---\n" +
+             "apiVersion: opentelemetry.io/v1alpha1\nkind: Instrumentation\nmetadata: {name: inst}\nspec:\n"
+             "  sampler: {type: traceidratio, argument: '2'}\n"
+             "  java: {volumeClaimTemplate: {spec: {}}, volumeLimitSize: 1Gi}\n"
+             "  nodejs: {volumeClaimTemplate: {spec: {}}, volumeLimitSize: 1Gi}\n")
+rc, out, err = run("-f", many)
+want = "".join("%s:%d: %s\n" % (many, line, msg) for line, msg in (
+    (1, 'OpenTelemetryCollector default/schema: spec.upgradeStrategy: Unsupported value: "sometimes": supported '
+        'values: "automatic", "none"'),
+    (1, 'OpenTelemetryCollector default/schema: spec.managementState: Unsupported value: "maybe": supported values: '
+        '"managed", "unmanaged"'),
+    (14, "OpenTelemetryCollector default/rules: " + M + "sidecar, which does not support the attribute 'tolerations'"),
+    (14, "OpenTelemetryCollector default/rules: " + M + "sidecar, which does not support the attribute 'affinity'"),
+    (14, "OpenTelemetryCollector default/rules: the OpenTelemetry Spec Ingress configuration is incorrect. Ingress can "
+         "only be used in combination with the modes: deployment, daemonset, statefulset"),
+    (27, "warning: Instrumentation default/inst: spec.java.volumeSizeLimit is deprecated and will be removed in a "
+         "future release; use spec.java.volume.size instead"),
+    (27, "warning: Instrumentation default/inst: spec.nodejs.volumeSizeLimit is deprecated and will be removed in a "
+         "future release; use spec.nodejs.volume.size instead"),
+    (27, "Instrumentation default/inst: spec.sampler.argument should be in rage [0..1]: 2"),
+    (27, "Instrumentation default/inst: spec.java.volumeClaimTemplate and spec.java.volumeSizeLimit cannot both be "
+         "defined: unable to resolve volume size"),
+    (27, "Instrumentation default/inst: spec.nodejs.volumeClaimTemplate and spec.nodejs.volumeSizeLimit cannot both "
+         "be defined: unable to resolve volume size")))
+check("every refusal of an object, each on its line", (rc, out, err) == (
+    1, "3 objects checked: 3 refused, 1 with warnings\n", want), (rc, out, err))
+
+# The repository's own examples are what a user copies first: not one
+# warning (the Instrumentation sets spec.sampler, as the operator asks).
+rc, out, err = run("-f", "examples", "-R")
+check("examples/: no refusal, no warning", (rc, out, err) == (
+    0, "3 objects checked: 0 refused, 0 with warnings\n", ""), (rc, out, err))
+
+# Usage errors: the flag and the problem, then where the usage is; exit 2.
 for args, line in [
         ((), "-f is required"),
         (("-f", good, "--bogus"), "unknown option --bogus"),
         (("-f",), "-f needs a value"),
-        (("-f", os.path.join(tmp, "missing.yaml")), "-f %s: No such file or directory" % os.path.join(tmp, "missing.yaml")),
         (("-f", good, "--resources", good), "--resources %s: Not a directory" % good),
         (("-f", "-", "-f", "-"), "-f -: standard input can be read only once"),
         (("-f", good, "stray"), 'unexpected argument "stray"'),
         (("-f", good, "--namespace", ""), "--namespace must not be empty"),
 ]:
     rc, out, err = run(*args, stdin="")
-    check("usage error %s" % (args,), rc == 2 and out == "" and err == "otel-webhook validate: %s\n\n%s" % (line, USAGE),
+    check("usage error %s" % (args,), rc == 2 and out == "" and err == "otel-webhook validate: %s\n"
+          "Run 'otel-webhook validate --help' for usage.\n" % line,
           (rc, err[:300]))
+# A missing file is bad input (exit 1), as inject and otel-reconcile render say it.
+missing = os.path.join(tmp, "missing.yaml")
+rc, out, err = run("-f", missing)
+check("a missing file: exit 1, the file named", rc == 1 and
+      err == "%s: cannot read: No such file or directory\n" % missing, (rc, out, err))
 
 p = subprocess.run([BIN, "--help"], capture_output=True, text=True)
 check("the command list names validate", "  validate  check collectors and Instrumentations as the webhook would, "

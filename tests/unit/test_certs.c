@@ -506,6 +506,9 @@ static int run_cli(char **out, char **err, int argc, ...) {
     return rc;
 }
 
+/* A usage error ends by saying where the usage is (base/cli.h), not with it. */
+#define HINT "Run 'otel-webhook certs generate --help' for usage.\n"
+
 START_TEST(cli_exit_codes_and_output) {
     char *out, *err;
     ck_assert_int_eq(run_cli(&out, &err, 2, "certs", "--help"), 0);
@@ -518,18 +521,17 @@ START_TEST(cli_exit_codes_and_output) {
 
     ck_assert_int_eq(run_cli(&out, &err, 1, "certs"), 2);
     ck_assert_str_eq(out, "");
-    ck_assert_int_eq(strncmp(err, "otel-webhook certs: expected a subcommand: generate\n\nusage: ", 60), 0);
+    ck_assert_str_eq(err, "otel-webhook certs: expected a subcommand: generate\n" HINT);
     free(out), free(err);
     ck_assert_int_eq(run_cli(&out, &err, 2, "certs", "renew"), 2);
-    ck_assert_int_eq(strncmp(err, "otel-webhook certs: unknown subcommand \"renew\"\n\nusage: ", 55), 0);
+    ck_assert_str_eq(err, "otel-webhook certs: unknown subcommand \"renew\"\n" HINT);
     free(out), free(err);
     ck_assert_int_eq(run_cli(&out, &err, 6, "certs", "generate", "--service", "wh", "--namespace", "ns"), 2);
-    ck_assert_int_eq(strncmp(err, "otel-webhook certs: --out is required\n\nusage: ", 46), 0);
+    ck_assert_str_eq(err, "otel-webhook certs: --out is required\n" HINT);
     ck_assert_str_eq(out, "");
     free(out), free(err);
     ck_assert_int_eq(run_cli(&out, &err, 4, "certs", "generate", "--days", "1x"), 2);
-    const char *days_err = "otel-webhook certs: --days wants a whole number from 1 to 36500, not \"1x\"\n\nusage: ";
-    ck_assert_int_eq(strncmp(err, days_err, strlen(days_err)), 0);
+    ck_assert_str_eq(err, "otel-webhook certs: --days wants a whole number from 1 to 36500, not \"1x\"\n" HINT);
     free(out), free(err);
     ck_assert_int_eq(run_cli(&out, &err, 3, "certs", "generate", "--bogus"), 2);
     ck_assert_int_eq(strncmp(err, "otel-webhook certs: unknown option --bogus\n", 43), 0);
@@ -541,10 +543,10 @@ START_TEST(cli_exit_codes_and_output) {
      * was "unknown option -D" (getopt's internal value), a prefix of two
      * options "unknown". */
     ck_assert_int_eq(run_cli(&out, &err, 3, "certs", "generate", "--dev=x"), 2);
-    ck_assert_int_eq(strncmp(err, "otel-webhook certs: --dev takes no value\n\nusage: ", 49), 0);
+    ck_assert_str_eq(err, "otel-webhook certs: --dev takes no value\n" HINT);
     free(out), free(err);
     ck_assert_int_eq(run_cli(&out, &err, 3, "certs", "generate", "--d"), 2);
-    ck_assert_int_eq(strncmp(err, "otel-webhook certs: ambiguous option --d\n\nusage: ", 49), 0);
+    ck_assert_str_eq(err, "otel-webhook certs: ambiguous option --d\n" HINT);
     free(out), free(err);
     ck_assert_int_eq(run_cli(&out, &err, 4, "certs", "generate", "extra", "--dev"), 2);
     ck_assert_int_eq(strncmp(err, "otel-webhook certs: unexpected argument \"extra\"\n", 48), 0);
