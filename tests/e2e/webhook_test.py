@@ -205,6 +205,7 @@ def run(cluster, check, version):
         dry_run(s, check)
         custom_resources(s, check)
         metrics(s, check)
+        rbac(s, check)
     finally:
         w.stop(check)
 
@@ -416,6 +417,34 @@ def custom_resources(s, check):
           "ghcr.io/open-telemetry/opentelemetry-operator/autoinstrumentation-java:2.30.0",
           "%r %r" % (r.stderr, got["spec"].get("java")))
 
+    # The privilege-escalation check: SubjectAccessReviews the webhook sends
+    # with deploy/'s RBAC, answered by the real authorizer. jane may write
+    # collectors in e2e-cr and nothing else.
+    r = s.kubectl("create", "serviceaccount", "jane", "-n", ns)
+    r2 = s.kubectl("create", "role", "collector-writer", "-n", ns, "--verb=get,list,create,patch",
+                   "--resource=opentelemetrycollectors.opentelemetry.io")
+    r3 = s.kubectl("create", "rolebinding", "jane", "-n", ns, "--role=collector-writer",
+                   "--serviceaccount=%s:jane" % ns)
+    tok = s.kubectl("create", "token", "jane", "-n", ns)
+    check("jane: a ServiceAccount allowed to write collectors in %s" % ns,
+          [x.returncode for x in (r, r2, r3, tok)] == [0, 0, 0, 0], r.stderr + r2.stderr + r3.stderr + tok.stderr)
+    jane = s.c.kubeconfig_for_token("jane", tok.stdout.strip())
+    events = collector("events", {"mode": "deployment"})
+    events["spec"]["config"]["receivers"] = {"k8s_events": {}}
+    events["spec"]["config"]["service"]["pipelines"]["traces"]["receivers"] = ["k8s_events"]
+    r = s.c.kubectl("apply", "-n", ns, "-f", "-", input=json.dumps(events), kubeconfig=jane)
+    who = "system:serviceaccount:%s:jane" % ns
+    check("jane's collector whose config needs events: refused, the rules she lacks named",
+          (r.returncode, r.stdout, r.stderr) == (
+              1, "", 'Error from server (Forbidden): error when creating "STDIN": admission webhook '
+                     '"vopentelemetrycollectorcreateupdatebeta.kb.io" denied the request: user "%s" is not allowed '
+                     'to create a collector whose config would grant permissions they do not hold: missing the '
+                     'following rules for %s - events: [get,list,watch]\n' % (who, who)),
+          "%d %r %r" % (r.returncode, r.stdout, r.stderr))
+    r = s.apply(events, ns)
+    check("the same collector by cluster-admin: allowed and stored", (r.returncode, r.stdout) == (
+        0, "opentelemetrycollector.opentelemetry.io/events created\n"), r.stdout + r.stderr)
+
     # Conversion through /convert, on the write and on each read.
     r = s.apply(COLLECTOR_V1ALPHA1, ns)
     check("a v1alpha1 collector applied (with the deprecation warning)", (r.returncode, r.stdout, r.stderr) == (
@@ -455,10 +484,63 @@ def metric(text, name, **labels):
     return total
 
 
-def metrics(s, check):
+def scrape(s):
     status, text = s.w.get("/metrics")
-    check("/metrics answers", status == 200, status)
-    check("metrics: conversions were served (the API server called /convert)",
-          metric(text, "otel_webhook_conversions_total") >= 3, [l for l in text.splitlines() if "conversion" in l])
-    check("metrics: the three watches are synced", metric(text, "otel_webhook_watch_synced") == 3,
-          [l for l in text.splitlines() if "watch_synced" in l])
+    return text if status == 200 else ""
+
+
+def metrics(s, check):
+    """Only a cross-check of what the API server sent: deltas around one
+    pod and one read."""
+    ns = "e2e-inject"
+    series = (("otel_webhook_requests_total", {"result": "mutated"}),
+              ("otel_webhook_requests_total", {"result": "unchanged"}),
+              ("otel_webhook_injections_total", {"what": "java"}),
+              ("otel_webhook_skips_total", {"reason": "already_instrumented"}))
+    before = scrape(s)
+    got = s.injected("metrics: one java pod", pod("counted", {"instrumentation.opentelemetry.io/inject-java": "true"}),
+                     ns, want_init=["opentelemetry-auto-instrumentation-java"])
+    after = scrape(s)
+    delta = [metric(after, n, **l) - metric(before, n, **l) for n, l in series]
+    # One call injects; the ServiceAccount plugin, reinvoked after our
+    # patch, mounts its token into the new init container, so the API
+    # server calls us once more (reinvocationPolicy IfNeeded) and that call
+    # finds the pod already instrumented.
+    check("metrics: the API server sent the pod twice, injected once, then already instrumented",
+          delta == [1, 1, 1, 1], "%r (stored: %s)" % (delta, got.get("metadata", {}).get("name")))
+    before = scrape(s)
+    s.c.get_json("opentelemetrycollectors.v1alpha1.opentelemetry.io", "old", "-n", "e2e-cr")
+    after = scrape(s)
+    n, l = "otel_webhook_converted_objects_total", {"direction": "to_v1alpha1"}
+    check("metrics: one v1alpha1 read, one object converted to v1alpha1",
+          metric(after, n, **l) - metric(before, n, **l) == 1, [x for x in after.splitlines() if n in x])
+    check("metrics: the three watches are synced", metric(after, "otel_webhook_watch_synced") == 3,
+          [x for x in after.splitlines() if "watch_synced" in x])
+
+
+def rbac(s, check):
+    """deploy/'s RBAC as the API server judged the webhook's requests (its
+    audit log): none forbidden, each within the ClusterRole; the rules no
+    scenario used are printed, not failed."""
+    user = "system:serviceaccount:otel-webhook-system:otel-webhook"
+    events = s.c.audit_events(user)
+    denied = sorted({(e["verb"], e.get("requestURI", "")) for e in events
+                     if e.get("responseStatus", {}).get("code") == 403})
+    check("RBAC: the webhook's identity sent requests, none forbidden", bool(events) and not denied,
+          "%d events, forbidden: %r" % (len(events), denied))
+    used = {(e["objectRef"].get("apiGroup", ""), e["objectRef"]["resource"], e["verb"]) for e in events
+            if e.get("objectRef", {}).get("resource")}
+    role = [o for o in s.w.objects if o["kind"] == "ClusterRole" and o["metadata"]["name"] == "otel-webhook"][0]
+    granted = {(g, r, v) for rule in role["rules"] for g in rule.get("apiGroups", []) for r in rule["resources"]
+               for v in rule["verbs"]}
+    check("RBAC: every resource request of the webhook is one deploy/'s ClusterRole grants", used and used <= granted,
+          sorted(used - granted))
+    want = {("", "namespaces", "list"), ("", "namespaces", "watch"),
+            ("opentelemetry.io", "instrumentations", "list"), ("opentelemetry.io", "instrumentations", "watch"),
+            ("opentelemetry.io", "opentelemetrycollectors", "list"),
+            ("opentelemetry.io", "opentelemetrycollectors", "watch"), ("apps", "replicasets", "get"),
+            ("authorization.k8s.io", "subjectaccessreviews", "create")}
+    check("RBAC: the watches, the ReplicaSet owner walk and the collectors' SubjectAccessReviews were sent",
+          want <= used, sorted(want - used))
+    print("RBAC: granted to otel-webhook, not used by these scenarios: %s" % ", ".join(
+        "%s %s%s" % (v, r, "." + g if g else "") for g, r, v in sorted(granted - used)), flush=True)
