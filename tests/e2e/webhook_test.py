@@ -112,8 +112,9 @@ class Suite:
     def as_received(self, manifest, ns):
         """The pod as the webhook receives it in ns: the same admission
         chain, in the namespace the webhook skips."""
-        # kubectl apply cannot send a generateName (the controllers' pods).
-        verb = "create" if "generateName" in manifest["metadata"] else "apply"
+        # A controller's pod is created, not applied (kubectl apply cannot
+        # send a generateName, and would add its last-applied annotation).
+        verb = "create" if "ownerReferences" in manifest["metadata"] else "apply"
         r = self.kubectl(verb, "--dry-run=server", "-n", PLAIN, "-o", "json", "-f", "-", obj=manifest)
         if r.returncode != 0:
             raise RuntimeError("dry-run in %s: %s" % (PLAIN, r.stderr))
@@ -131,11 +132,15 @@ class Suite:
         p.pop("status", None)
         return p
 
-    def resources(self, ns):
+    def resources(self, ns, extra=()):
         """A --resources folder: ns's stored Instrumentations and collectors
-        and the Namespace itself, as the API server holds them."""
+        and the Namespace itself, as the API server holds them, and extra
+        stored objects (owner workloads, Secrets, ConfigMaps)."""
         d = os.path.join(self.tmp, "res-%d" % self.n)
         os.makedirs(d)
+        for j, o in enumerate(extra):
+            with open(os.path.join(d, "extra-%d.json" % j), "w") as f:
+                json.dump(o, f)
         for i, kind in enumerate(("instrumentations.opentelemetry.io", "opentelemetrycollectors.opentelemetry.io")):
             got = self.c.get_json(kind, "-n", ns) or {"items": []}
             for j, o in enumerate(got["items"]):
@@ -145,14 +150,14 @@ class Suite:
             json.dump(self.c.get_json("namespace", ns), f)
         return d
 
-    def expected(self, manifest, ns):
+    def expected(self, manifest, ns, extra=()):
         """(inject's pod through the admission chain, inject's stderr)."""
         self.n += 1
         p0 = self.as_received(manifest, ns)
         src = os.path.join(self.tmp, "pod-%d.json" % self.n)
         with open(src, "w") as f:
             json.dump(p0, f)
-        r = subprocess.run([BIN, "inject", "-f", src, "--resources", self.resources(ns), "--namespace", ns,
+        r = subprocess.run([BIN, "inject", "-f", src, "--resources", self.resources(ns, extra), "--namespace", ns,
                             "--config", os.path.join(self.w.dir, "config.yaml"), "--native-sidecars", "on",
                             "-o", "json"], capture_output=True, text=True, timeout=60)
         if r.returncode != 0:
@@ -171,9 +176,9 @@ class Suite:
             exp["metadata"]["annotations"][LAST_APPLIED] = p1["metadata"]["annotations"][LAST_APPLIED]
         return exp, r.stderr
 
-    def injected(self, label, manifest, ns, want_init=None, want_containers=None):
+    def injected(self, label, manifest, ns, want_init=None, want_containers=None, extra=()):
         """Applies manifest in ns; the stored pod must equal inject's."""
-        exp, _ = self.expected(manifest, ns)
+        exp, self.inject_stderr = self.expected(manifest, ns, extra)
         r = self.last = self.apply(manifest, ns)
         name = manifest["metadata"]["name"]
         self.check("%s: kubectl apply creates the pod" % label, (r.returncode, r.stdout) == (
@@ -201,6 +206,8 @@ def run(cluster, check, version):
         s.namespace(PLAIN, labels={"otel-webhook/skip": "true"})
         pods(s, check)
         workloads(s, check)
+        controllers(s, check)
+        exporter_tls(s, check)
         untouched(s, check)
         dry_run(s, check)
         custom_resources(s, check)
@@ -309,6 +316,105 @@ def workloads(s, check):
               env.get("OTEL_SERVICE_NAME") == "web" and "k8s.deployment.name=web" in env.get(
                   "OTEL_RESOURCE_ATTRIBUTES", "") and "k8s.replicaset.name=%s" % r0["metadata"]["name"] in env.get(
                   "OTEL_RESOURCE_ATTRIBUTES", ""), env)
+
+
+def owned_pod(template, owner, **meta):
+    """The pod a controller creates from template for owner."""
+    t = json.loads(json.dumps(template))
+    m = dict(t.get("metadata", {}), ownerReferences=[{
+        "apiVersion": owner["apiVersion"], "kind": owner["kind"], "name": owner["metadata"]["name"],
+        "uid": owner["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}], **meta)
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": m, "spec": t["spec"]}
+
+
+def controllers(s, check):
+    """Pods created by the Job controller (a CronJob's Job) and the
+    StatefulSet controller: the owner walk (GET jobs) names them."""
+    ns = "e2e-deploy"
+    tmpl = {"metadata": {"annotations": {"instrumentation.opentelemetry.io/inject-nodejs": "true"}},
+            "spec": {"restartPolicy": "Never", "containers": [{"name": "task", "image": "registry.example/task:3"}]}}
+    cron = {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "nightly"},
+            "spec": {"schedule": "0 3 1 1 *", "jobTemplate": {"spec": {"template": tmpl}}}}
+    r = s.apply(cron, ns)
+    r2 = s.kubectl("create", "job", "nightly-manual", "--from=cronjob/nightly", "-n", ns)
+    check("a CronJob applied and a Job created from it", (r.returncode, r2.returncode, r2.stdout) == (
+        0, 0, "job.batch/nightly-manual created\n"), r.stderr + r2.stderr)
+    job = s.c.get_json("job", "nightly-manual", "-n", ns)
+    got, waited = wait_for(lambda: (s.c.get_json("pods", "-n", ns, "-l", "job-name=nightly-manual") or {}).get(
+        "items"), SETTLE)
+    check("the Job controller creates its pod", bool(got and job), "after %.1f s" % waited)
+    if got and job:
+        exp, _ = s.expected(owned_pod(job["spec"]["template"], job, generateName="nightly-manual-"), ns,
+                            extra=[job, s.c.get_json("cronjob", "nightly", "-n", ns)])
+        check("the Job's pod equals inject's output for it (with the Job and CronJob as resources)",
+              injected_view(got[0]) == injected_view(exp), diff(injected_view(got[0]), injected_view(exp)))
+        env = {e["name"]: e.get("value") for e in got[0]["spec"]["containers"][0].get("env", [])}
+        attrs = env.get("OTEL_RESOURCE_ATTRIBUTES", "")
+        check("the Job's pod: the CronJob is the service, the Job and CronJob in its attributes",
+              env.get("OTEL_SERVICE_NAME") == "nightly" and "k8s.job.name=nightly-manual" in attrs
+              and "k8s.cronjob.name=nightly" in attrs, env)
+
+    sts = {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "db"},
+           "spec": {"replicas": 1, "serviceName": "db", "selector": {"matchLabels": {"app": "db"}},
+                    "template": {"metadata": {"labels": {"app": "db"},
+                                              "annotations": {"instrumentation.opentelemetry.io/inject-dotnet":
+                                                              "true"}},
+                                 "spec": {"containers": [{"name": "db", "image": "registry.example/db:9"}]}}}}
+    r = s.apply(sts, ns)
+    check("a StatefulSet applied", (r.returncode, r.stdout) == (0, "statefulset.apps/db created\n"), r.stderr)
+    got, waited = wait_for(lambda: s.c.get_json("pod", "db-0", "-n", ns), SETTLE)
+    st = s.c.get_json("statefulset", "db", "-n", ns)
+    check("the StatefulSet controller creates db-0", bool(got and st), "after %.1f s" % waited)
+    if got and st:
+        manifest = owned_pod(st["spec"]["template"], st, name="db-0")
+        # What the controller adds to its template: the identity labels
+        # (copied from the stored pod: we never change labels) and DNS names.
+        manifest["metadata"]["labels"] = got["metadata"]["labels"]
+        manifest["spec"].update(hostname="db-0", subdomain="db")
+        exp, _ = s.expected(manifest, ns, extra=[st])
+        check("db-0 equals inject's output for it", injected_view(got) == injected_view(exp),
+              diff(injected_view(got), injected_view(exp)))
+        env = {e["name"]: e.get("value") for e in got["spec"]["containers"][0].get("env", [])}
+        check("db-0: the StatefulSet is the service and in the attributes", env.get("OTEL_SERVICE_NAME") == "db"
+              and "k8s.statefulset.name=db" in env.get("OTEL_RESOURCE_ATTRIBUTES", ""), env)
+
+
+def exporter_tls(s, check):
+    """An Instrumentation whose exporter names a TLS Secret and ConfigMap:
+    the webhook GETs both (deploy/'s get on secrets and configmaps)."""
+    ns = "e2e-tls"
+    s.namespace(ns)
+    inst = {"apiVersion": "opentelemetry.io/v1alpha1", "kind": "Instrumentation", "metadata": {"name": "tls"},
+            "spec": {"exporter": {"endpoint": "https://otel-collector:4317", "tls": {
+                "secretName": "otel-client", "configMapName": "otel-ca", "ca_file": "ca.crt", "cert_file": "tls.crt",
+                "key_file": "tls.key"}}, "sampler": {"type": "always_on"}}}
+    r = s.apply(inst, ns)
+    check("an Instrumentation with exporter TLS applied, no warning", (r.returncode, r.stderr) == (0, ""), r.stderr)
+    # The webhook's watch has it once a dry run is warned about the Secret.
+    wait_for(lambda: "otel-client" in s.apply(pod("probe", {"instrumentation.opentelemetry.io/inject-java": "true"}),
+                                              ns, "--dry-run=server").stderr, SETTLE)
+    # Neither exists yet: the language is skipped, kubectl shows why.
+    p = pod("notls", {"instrumentation.opentelemetry.io/inject-java": "true"})
+    exp = s.as_received(p, ns)
+    r = s.apply(p, ns)
+    got = s.c.get_json("pod", "notls", "-n", ns) or {}
+    check("exporter TLS Secret missing: the pod stored untouched", injected_view(got) == injected_view(exp),
+          diff(injected_view(got), injected_view(exp)))
+    check("exporter TLS Secret missing: kubectl prints the webhook's warning", (r.returncode, r.stderr) == (
+        0, "Warning: otel-webhook: inject-java: secret %s/otel-client with the exporter's certificates does not exist; "
+           "Java not injected\n" % ns), r.stderr)
+    r = s.kubectl("create", "secret", "generic", "otel-client", "-n", ns, "--from-literal=tls.crt=x",
+                  "--from-literal=tls.key=y")
+    r2 = s.kubectl("create", "configmap", "otel-ca", "-n", ns, "--from-literal=ca.crt=z")
+    check("the Secret and ConfigMap created", (r.returncode, r2.returncode) == (0, 0), r.stderr + r2.stderr)
+    # The webhook's not-found cache lasts 3 s (docs/cluster.md): wait until it sees them.
+    wait_for(lambda: "warning" not in s.apply(pod("probe", {"instrumentation.opentelemetry.io/inject-java": "true"}),
+                                              ns, "--dry-run=server").stderr.lower(), SETTLE)
+    s.injected("exporter TLS: Secret and ConfigMap present", pod("tls", {
+        "instrumentation.opentelemetry.io/inject-java": "true"}), ns,
+        want_init=["opentelemetry-auto-instrumentation-java"],
+        extra=[s.c.get_json("secret", "otel-client", "-n", ns), s.c.get_json("configmap", "otel-ca", "-n", ns)])
+    check("exporter TLS: no warning", s.last.stderr == "", s.last.stderr)
 
 
 def untouched(s, check):
@@ -520,8 +626,8 @@ def metrics(s, check):
 
 def rbac(s, check):
     """deploy/'s RBAC as the API server judged the webhook's requests (its
-    audit log): none forbidden, each within the ClusterRole; the rules no
-    scenario used are printed, not failed."""
+    audit log): none forbidden, each within the ClusterRole, and every rule
+    of it used (a rule nothing uses is named)."""
     user = "system:serviceaccount:otel-webhook-system:otel-webhook"
     events = s.c.audit_events(user)
     denied = sorted({(e["verb"], e.get("requestURI", "")) for e in events
@@ -542,5 +648,6 @@ def rbac(s, check):
             ("authorization.k8s.io", "subjectaccessreviews", "create")}
     check("RBAC: the watches, the ReplicaSet owner walk and the collectors' SubjectAccessReviews were sent",
           want <= used, sorted(want - used))
-    print("RBAC: granted to otel-webhook, not used by these scenarios: %s" % ", ".join(
-        "%s %s%s" % (v, r, "." + g if g else "") for g, r, v in sorted(granted - used)), flush=True)
+    unused = ", ".join("%s %s%s" % (v, r, "." + g if g else "") for g, r, v in sorted(granted - used))
+    check("RBAC: every rule of deploy/'s ClusterRole was used by these scenarios", not unused,
+          "granted to otel-webhook, never used: " + unused)
