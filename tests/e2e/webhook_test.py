@@ -15,11 +15,15 @@ it as to the stored pod. Stored and expected pods must then be equal on
 metadata.annotations, metadata.labels and the whole spec, the random suffix
 of kube-api-access-XXXXX named alike. Run by tests/e2e/run.py.
 """
+import base64
+import http.server
 import json
 import os
 import re
+import ssl
 import subprocess
 import tempfile
+import threading
 
 from cluster import wait_for
 from deploylib import Webhook
@@ -210,6 +214,7 @@ def run(cluster, check, version):
         exporter_tls(s, check)
         untouched(s, check)
         dry_run(s, check)
+        reinvocation(s, check)
         custom_resources(s, check)
         metrics(s, check)
         rbac(s, check)
@@ -451,6 +456,99 @@ def dry_run(s, check):
     r = s.kubectl("get", "pod", "dry", "-n", ns)
     check("--dry-run=server: nothing stored", (r.returncode, r.stderr) == (
         1, 'Error from server (NotFound): pods "dry" not found\n'), r.stdout + r.stderr)
+
+
+class Adder:
+    """A mutating webhook of the test's own, after ours (configurations are
+    called in name order): adds a container "late" to pods labelled
+    e2e/add-container, once. Serves with the run's webhook certificate."""
+
+    def __init__(self, certdir):
+        self.calls = 0
+        adder = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                review = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                req = review["request"]
+                adder.calls += 1
+                resp = {"uid": req["uid"], "allowed": True}
+                if all(c["name"] != "late" for c in req["object"]["spec"]["containers"]):
+                    patch = [{"op": "add", "path": "/spec/containers/-",
+                              "value": {"name": "late", "image": "registry.example/late:1.0"}}]
+                    resp.update(patchType="JSONPatch", patch=base64.b64encode(json.dumps(patch).encode()).decode())
+                body = json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                                   "response": resp}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *a):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(os.path.join(certdir, "tls.crt"), os.path.join(certdir, "tls.key"))
+        self.httpd.socket = ctx.wrap_socket(self.httpd.socket, server_side=True)
+        self.port = self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def stop(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def reinvocation(s, check):
+    """deploy/'s pod webhook has reinvocationPolicy IfNeeded: a webhook
+    changing the pod after ours calls ours again, which must not inject
+    twice."""
+    ns = "e2e-inject"
+    adder = Adder(os.path.join(s.w.dir, "certs"))
+    with open(s.w.ca, "rb") as f:
+        bundle = base64.b64encode(f.read()).decode()
+    cfg = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
+           "metadata": {"name": "zz-e2e-adder"},
+           "webhooks": [{"name": "adder.e2e.example", "admissionReviewVersions": ["v1"], "sideEffects": "None",
+                         "failurePolicy": "Fail", "timeoutSeconds": 5, "reinvocationPolicy": "Never",
+                         "clientConfig": {"url": "https://127.0.0.1:%d/add" % adder.port, "caBundle": bundle},
+                         "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"],
+                                    "operations": ["CREATE"]}],
+                         "objectSelector": {"matchLabels": {"e2e/add-container": "true"}}}]}
+    try:
+        r = s.kubectl("apply", "--server-side", "--field-manager", "e2e", "-f", "-", obj=cfg)
+        check("a second mutating webhook of the test's own registered", r.returncode == 0, r.stderr)
+        p = pod("reinvoked", {"instrumentation.opentelemetry.io/inject-java": "true"},
+                labels={"e2e/add-container": "true"})
+        # Registration reaches the API server's webhook cache asynchronously.
+        ok, waited = wait_for(lambda: "late" in s.apply(p, ns, "--dry-run=server", "-o", "json").stdout, SETTLE)
+        check("the second webhook is called", ok, "after %.1f s" % waited)
+        before, calls = scrape(s), adder.calls
+        r = s.apply(p, ns)
+        after, calls = scrape(s), adder.calls - calls
+        got = s.c.get_json("pod", "reinvoked", "-n", ns) or {"spec": {"containers": []}}
+        cs = {c["name"]: c for c in got["spec"]["containers"]}
+        check("reinvoked: the pod stored with both containers, one java init container",
+              (list(cs), [c["name"] for c in got["spec"].get("initContainers", [])]) ==
+              (["app", "late"], ["opentelemetry-auto-instrumentation-java"]), json.dumps(got["spec"])[:1500])
+        # Reinvoked (IfNeeded), ours answers from its record with no patch:
+        # the late container is stored as the other webhook added it (plus
+        # the ServiceAccount plugin's token mount), as the operator, which
+        # skips an instrumented pod, would leave it.
+        check("reinvoked: the container added after us is left as added",
+              cs.get("late", {}).get("env") is None and [m["mountPath"] for m in cs.get("late", {}).get(
+                  "volumeMounts", [])] == ["/var/run/secrets/kubernetes.io/serviceaccount"], cs.get("late"))
+        delta = [metric(after, "otel_webhook_requests_total", result=x) - metric(before, "otel_webhook_requests_total",
+                                                                                 result=x) for x in ("mutated", "unchanged")]
+        skips = metric(after, "otel_webhook_skips_total", reason="already_instrumented") - metric(
+            before, "otel_webhook_skips_total", reason="already_instrumented")
+        check("reinvoked: ours injected once, was called again (IfNeeded) and found the pod already instrumented",
+              (calls, delta, skips) == (1, [1, 1], 1), "adder %d, ours %r, skips %r" % (calls, delta, skips))
+    finally:
+        s.kubectl("delete", "mutatingwebhookconfiguration", "zz-e2e-adder")
+        adder.stop()
 
 
 COLLECTOR_V1ALPHA1 = {
