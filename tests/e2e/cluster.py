@@ -18,6 +18,10 @@ Contract:
   system:masters); c.kubeconfig_for_token(name, token) writes a kubeconfig
   holding only a bearer token, for a ServiceAccount's identity.
 - No kubelet, no scheduler: pods are admitted and stored, never run.
+- The API server writes an audit log (c.audit_log, JSON lines) of every
+  request by a ServiceAccount of otel-webhook-system, at Metadata level:
+  what our binaries asked for with the identity deploy/ gives them, and
+  what RBAC answered. c.audit_events(user) reads it.
 """
 import atexit
 import ctypes
@@ -273,6 +277,11 @@ class Cluster:
 
     def _start(self, t0):
         self._pki()
+        self.audit_log = self._path("audit.jsonl")
+        with open(self._path("audit-policy.yaml"), "w") as f:
+            f.write("apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n"
+                    "  - level: Metadata\n    userGroups: [\"system:serviceaccounts:otel-webhook-system\"]\n"
+                    "  - level: None\n")
         etcd_data = self._path("etcd-data")
         etcd_port, _ = self._launch("etcd", 2, lambda port, peer: [
             os.path.join(self.bindir, "etcd"), "--name", "e2e", "--data-dir", etcd_data,
@@ -309,7 +318,9 @@ class Cluster:
             # nothing in the tests reaches the API server through the Service.
             "--endpoint-reconciler-type=none",
             "--authorization-mode", "Node,RBAC", "--enable-admission-plugins", ADMISSION_PLUGINS,
-            "--allow-privileged=true", "--profiling=false", "--v", "1"],
+            "--allow-privileged=true", "--profiling=false", "--v", "1",
+            "--audit-policy-file", self._path("audit-policy.yaml"), "--audit-log-path", self.audit_log,
+            "--audit-log-format", "json"],
             lambda port: "https://127.0.0.1:%d/readyz" % port, self.admin_cert)
         self.server = "https://127.0.0.1:%d" % api_port
         self.admin_kubeconfig = self._kubeconfig(
@@ -381,6 +392,20 @@ class Cluster:
         with text stdout and stderr."""
         argv = [os.path.join(self.bindir, "kubectl"), "--kubeconfig", kubeconfig or self.admin_kubeconfig]
         return subprocess.run(argv + list(args), input=input, capture_output=True, text=True, timeout=timeout)
+
+    def audit_events(self, user):
+        """The audit log's events of user, in order (ResponseComplete and
+        Panic stages: one per request answered)."""
+        out = []
+        try:
+            with open(self.audit_log) as f:
+                for line in f:
+                    e = json.loads(line)
+                    if e.get("user", {}).get("username") == user and e.get("stage") != "RequestReceived":
+                        out.append(e)
+        except OSError:
+            pass
+        return out
 
     def get_json(self, *args, kubeconfig=None):
         """kubectl get ... -o json, parsed; None when kubectl fails."""
