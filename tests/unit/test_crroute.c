@@ -38,8 +38,6 @@ START_TEST(routes) {
 }
 END_TEST
 
-static mutate_settings cfg;
-
 /* Answers are longer than a Check message may be: a difference is printed
  * whole, then fails. */
 static void same(const char *got, const char *want) {
@@ -48,11 +46,13 @@ static void same(const char *got, const char *want) {
 }
 
 static void handle(cr_route route, const char *body, cr_out *out) {
+    mutate_settings cfg;
     mutate_settings_init(&cfg);
     cr_env env = {.settings = &cfg, .review_budget = 1.0};
     json_tokener *tok = json_tokener_new();
     cr_admission_handle(&env, route, tok, body, strlen(body), out);
     json_tokener_free(tok);
+    mutate_settings_free(&cfg);
 }
 
 #define REVIEW(op, kind, field, object)                                                                          \
