@@ -156,6 +156,7 @@ test:
 	@$(CHECK_SUITES)
 	@sh scripts/deps.sh test
 	@rm -rf $(RESULTS) && mkdir -p $(RESULTS)
+	@$(if $(NO_E2E),,sh tests/e2e/build-tools.sh --background $(B))
 	@$(MAKE) --no-print-directory $(TEST_SUITES)
 	@sh tests/summary.sh $(RESULTS) $(EXPECTED_RESULTS)
 
