@@ -8,6 +8,7 @@ import shutil
 import socket
 import sys
 import tempfile
+import time
 
 # h2o 2.2.5 never frees its thread-local recycle lists nor (evloop build) the
 # memory of a destroyed multithread queue; nothing of ours may leak.
@@ -51,6 +52,18 @@ def yaml_alias_bomb(depth, tail):
         prev = name
     lines.append("  g: [%s]" % ",".join(["*" + prev] * tail))
     return "\n".join(lines) + "\n"
+
+
+def wait_for(fn, timeout, interval=0.02):
+    """Polls fn until it returns a true value or timeout seconds pass;
+    returns (value, seconds waited). The sleep is the poll interval, never
+    synchronisation: the condition is what is waited for."""
+    t0 = time.monotonic()
+    while True:
+        v = fn()
+        if v or time.monotonic() - t0 >= timeout:
+            return v, time.monotonic() - t0
+        time.sleep(interval)
 
 
 def free_port():

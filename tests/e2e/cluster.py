@@ -411,14 +411,3 @@ class Cluster:
         """kubectl get ... -o json, parsed; None when kubectl fails."""
         r = self.kubectl("get", *args, "-o", "json", kubeconfig=kubeconfig)
         return json.loads(r.stdout) if r.returncode == 0 else None
-
-
-def wait_for(fn, timeout, interval=0.1):
-    """Polls fn until it returns a true value or timeout seconds pass;
-    returns (value, seconds waited)."""
-    t0 = time.monotonic()
-    while True:
-        v = fn()
-        if v or time.monotonic() - t0 >= timeout:
-            return v, time.monotonic() - t0
-        time.sleep(interval)  # poll interval, not synchronisation

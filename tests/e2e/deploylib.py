@@ -33,8 +33,8 @@ import urllib.request
 
 import yaml
 
-from cluster import _set_pdeathsig, wait_for
-from testlib import LSAN_SUPP, SANITIZER_MARKERS, free_port
+from cluster import _set_pdeathsig
+from testlib import LSAN_SUPP, SANITIZER_MARKERS, free_port, wait_for
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
