@@ -298,7 +298,7 @@ class Cluster:
             reset=lambda: shutil.rmtree(etcd_data, True))
         etcd_url = "https://127.0.0.1:%d" % etcd_port
 
-        api_port, = self._launch("kube-apiserver", 1, lambda port: [
+        self._apiserver_argv = lambda port: [
             os.path.join(self.bindir, "kube-apiserver"),
             "--etcd-servers", etcd_url, "--etcd-cafile", self.ca,
             "--etcd-certfile", self.etcd_client[0], "--etcd-keyfile", self.etcd_client[1],
@@ -320,8 +320,10 @@ class Cluster:
             "--authorization-mode", "Node,RBAC", "--enable-admission-plugins", ADMISSION_PLUGINS,
             "--allow-privileged=true", "--profiling=false", "--v", "1",
             "--audit-policy-file", self._path("audit-policy.yaml"), "--audit-log-path", self.audit_log,
-            "--audit-log-format", "json"],
-            lambda port: "https://127.0.0.1:%d/readyz" % port, self.admin_cert)
+            "--audit-log-format", "json"]
+        api_port, = self._launch("kube-apiserver", 1, self._apiserver_argv,
+                                 lambda port: "https://127.0.0.1:%d/readyz" % port, self.admin_cert)
+        self._apiserver_port = api_port
         self.server = "https://127.0.0.1:%d" % api_port
         self.admin_kubeconfig = self._kubeconfig(
             "e2e-admin", {"client-certificate": self.admin_cert[0], "client-key": self.admin_cert[1]})
@@ -344,6 +346,22 @@ class Cluster:
         status, body = self._get(self.server + "/version", self.admin_cert)
         self.version = json.loads(body)["gitVersion"] if status == 200 else None
         self.log("e2e: control plane %s ready in %.1f s (%s)" % (self.version, time.monotonic() - t0, self.dir))
+
+    def restart_apiserver(self):
+        """Stops kube-apiserver (SIGTERM: it ends its watches and closes its
+        connections, as in a rolling upgrade) and starts it again with the
+        same flags on the same port, so every kubeconfig still holds. Returns
+        once /readyz answers 200 again. The first process's log is kept as
+        kube-apiserver.N.log."""
+        i = [n for n, _, _ in self.procs].index("kube-apiserver")
+        name, p, path = self.procs.pop(i)
+        os.killpg(p.pid, signal.SIGTERM)
+        p.wait(timeout=60)
+        self._restarts = getattr(self, "_restarts", 0) + 1
+        os.rename(path, self._path("kube-apiserver.%d.log" % self._restarts))
+        port = self._apiserver_port
+        self._wait_ok(name, self._spawn(name, self._apiserver_argv(port)), "https://127.0.0.1:%d/readyz" % port,
+                      self.admin_cert)
 
     def exited(self):
         """The components that are no longer running, each with its exit
