@@ -4,6 +4,7 @@ a free loopback port, scratch folders removed at exit,
 and the sanitizer settings for running our binaries."""
 import atexit
 import json
+import os
 import shutil
 import socket
 import sys
@@ -54,6 +55,11 @@ def yaml_alias_bomb(depth, tail):
     return "\n".join(lines) + "\n"
 
 
+# TESTS_VERBOSE=1 prints each passing check too (its name holds the
+# figures some checks measure).
+VERBOSE = os.environ.get("TESTS_VERBOSE") == "1"
+
+
 def wait_for(fn, timeout, interval=0.02):
     """Polls fn until it returns a true value or timeout seconds pass;
     returns (value, seconds waited). The sleep is the poll interval, never
@@ -92,6 +98,8 @@ class Checks:
     def __call__(self, name, cond, detail=""):
         if cond:
             self.passed += 1
+            if VERBOSE:
+                print("ok %s" % name, flush=True)
         else:
             self.failed += 1
             print("FAIL %s %s" % (name, str(detail)[: self.detail_limit]))
