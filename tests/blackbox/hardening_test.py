@@ -47,9 +47,9 @@ def review(uid, pad=0):
     return json.dumps(r).encode()
 
 
-def poll(cond, timeout):
+def poll(cond, timeout, interval=0.02):
     """cond() until true or the deadline; its last value."""
-    return wait_for(cond, timeout)[0]
+    return wait_for(cond, timeout, interval)[0]
 
 
 def metric(srv, name, conn=None):

@@ -1,4 +1,4 @@
-"""tests/e2e/live_test.py - the webhook's live source and its certificates
+"""tests/e2e/changes_test.py - the webhook's live source and its certificates
 against the real API server (issue 26 step 4): what it watches changes under
 it, the API server restarts under its watches, its serving certificate is
 rotated while pods are created, and its settings enable Go.
