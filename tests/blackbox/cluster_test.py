@@ -35,24 +35,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fakeapi  # noqa: E402
 import h2frames as h2  # noqa: E402
 import metricslib  # noqa: E402
-from testlib import LSAN_SUPP, SANITIZER_MARKERS, Checks, free_port, log_records  # noqa: E402
+from testlib import LSAN_SUPP, SANITIZER_MARKERS, Checks, free_port, log_records, wait_for  # noqa: E402
 
 check = Checks("live")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-
-
-def wait_for(fn, timeout, interval=0.02):
-    """Polls fn until it returns a true value or timeout seconds pass;
-    returns (value, seconds waited)."""
-    t0 = time.monotonic()
-    while True:
-        v = fn()
-        if v or time.monotonic() - t0 >= timeout:
-            return v, time.monotonic() - t0
-        time.sleep(interval)  # poll interval, not synchronisation
 
 
 class Webhook:

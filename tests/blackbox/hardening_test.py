@@ -30,7 +30,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from testlib import Checks  # noqa: E402
 from serverlib import Conn, Server, fresh_fingerprint, kubelet_publish, new_pair, pem_sha256  # noqa: E402
-from testlib import free_port, yaml_alias_bomb  # noqa: E402
+from testlib import free_port, wait_for, yaml_alias_bomb  # noqa: E402
 import h2frames as h2  # noqa: E402
 
 check = Checks("hardening")
@@ -47,14 +47,9 @@ def review(uid, pad=0):
     return json.dumps(r).encode()
 
 
-def poll(cond, timeout, step=0.02):
+def poll(cond, timeout, interval=0.02):
     """cond() until true or the deadline; its last value."""
-    deadline = time.monotonic() + timeout
-    while True:
-        v = cond()
-        if v or time.monotonic() >= deadline:
-            return v
-        time.sleep(step)  # poll interval, not synchronisation
+    return wait_for(cond, timeout, interval)[0]
 
 
 def metric(srv, name, conn=None):

@@ -40,7 +40,7 @@ RESULTS = sys.argv[2] if len(sys.argv) > 2 else None
 RELEASE_BIN = os.path.abspath(sys.argv[3]) if len(sys.argv) > 3 else None
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from testlib import LSAN_SUPP, SANITIZER_MARKERS, Checks, free_port  # noqa: E402
+from testlib import LSAN_SUPP, SANITIZER_MARKERS, Checks, free_port, wait_for  # noqa: E402
 import metricslib  # noqa: E402
 from serverlib import (Conn, Server, fresh_fingerprint, kubelet_publish, new_pair, not_after,  # noqa: E402
                        pem_sha256)
@@ -1234,18 +1234,17 @@ def test_sigterm_idle(srv, grace):
 
 # --- Resource folder outage ------------------------------------------------
 
-def wait_for(what, cond, timeout):
-    """Polls cond() (a value or None) until it is true or the deadline; returns it."""
-    deadline = time.monotonic() + timeout
-    while True:
+def wait_until(what, cond, timeout):
+    """Polls cond() (a value or None; a connection error reads as None)
+    until it is true or the deadline; checks it and returns it."""
+    def attempt():
         try:
-            v = cond()
+            return cond()
         except (OSError, EOFError, ValueError):
-            v = None
-        if v or time.monotonic() >= deadline:
-            check(what, bool(v))
-            return v
-        time.sleep(0.05)  # poll interval, not synchronisation
+            return None
+    v = wait_for(attempt, timeout, 0.05)[0]
+    check(what, bool(v))
+    return v
 
 
 def json_log(srv):
@@ -1283,7 +1282,7 @@ def test_resources_outage(srv, res_dir, grace):
     away = res_dir + ".away"
     t_rename, t_rename_unix = time.monotonic(), time.time()
     os.rename(res_dir, away)
-    m = wait_for(name + ": failing folder in /metrics", lambda: (lambda m: m if m.get(
+    m = wait_until(name + ": failing folder in /metrics", lambda: (lambda m: m if m.get(
         "otel_webhook_resource_folders_failing") == 1 else None)(srv.metrics()[1]), 10)
     if m:
         check_store_metrics(name + " during the outage", m)
@@ -1291,7 +1290,7 @@ def test_resources_outage(srv, res_dir, grace):
     java_injected(srv, name + " during the outage", "uid-outage-1")
 
     # 503 only once the failure is as old as the grace period.
-    r = wait_for(name + ": /readyz 503 after the grace period",
+    r = wait_until(name + ": /readyz 503 after the grace period",
                  lambda: (lambda r: r if r.status == 503 else None)(srv.call("GET", "/readyz")), grace + 10)
     t_503 = time.monotonic()
     check(name + ": not before the grace period", t_503 - t_rename >= grace, "%.2f s" % (t_503 - t_rename))
@@ -1322,7 +1321,7 @@ def test_resources_outage(srv, res_dir, grace):
     with open(os.path.join(away, "added.yaml"), "w") as f:
         f.write("apiVersion: opentelemetry.io/v1alpha1\nkind: Instrumentation\nmetadata: {name: added}\nspec: {}\n")
     os.rename(away, res_dir)
-    wait_for(name + ": /readyz 200 again",
+    wait_until(name + ": /readyz 200 again",
              lambda: (lambda r: r if r.status == 200 and r.body == b"ready\n" else None)(srv.call("GET", "/readyz")), 10)
     _, m = srv.metrics()
     check(name + ": recovered in /metrics", m.get("otel_webhook_resource_folders_failing") == 0 and
@@ -1363,18 +1362,18 @@ def test_memory_given_back(srv, res_dir):
         size += len(docs[-1])
         n += 1
     count = lambda: srv.metrics()[1].get('otel_webhook_store_objects{kind="ConfigMap"}')
-    wait_for(name + ": small file loaded", lambda: count() == 1, 10)
+    wait_until(name + ": small file loaded", lambda: count() == 1, 10)
     start = rss_kib(srv)
     replace_file(os.path.join(res_dir, "cm.yaml"), "".join(docs))
-    wait_for(name + ": %d ConfigMaps loaded" % n, lambda: count() == n, 30)
+    wait_until(name + ": %d ConfigMaps loaded" % n, lambda: count() == n, 30)
     loaded = rss_kib(srv)
     replace_file(os.path.join(res_dir, "cm.yaml"), cm(0))
     t0 = time.monotonic()
-    wait_for(name + ": replaced by one", lambda: count() == 1, 30)
+    wait_until(name + ": replaced by one", lambda: count() == 1, 30)
     # Given back by the poll that replaced it, or by the next one when a
     # request pinned the old snapshot meanwhile.
     check(name + ": the large file took memory", loaded > start + 32 * 1024, (start, loaded))
-    wait_for(name + ": given back once replaced", lambda: rss_kib(srv) < start + 8 * 1024, 10)
+    wait_until(name + ": given back once replaced", lambda: rss_kib(srv) < start + 8 * 1024, 10)
     print("  (RSS: %d KiB at start, %d KiB with the 1 MiB file, %d KiB %.1f s after it was replaced)" % (
         start, loaded, rss_kib(srv), time.monotonic() - t0))
 
@@ -1399,7 +1398,7 @@ def test_collector_replaced(srv, res_dir):
     for n, (image, level, rv) in enumerate(versions):
         if n:
             replace_file(os.path.join(res_dir, "collector.yaml"), sidecar_collector(image, level, rv))
-            wait_for("%s: reload %d" % (name, n), lambda: reloads() >= n, 10)
+            wait_until("%s: reload %d" % (name, n), lambda: reloads() >= n, 10)
         for i in range(6):  # over new connections: both loops
             what = "%s: version %d, pod %d" % (name, n + 1, i)
             rv_ = make_review(small_pod("p-%d-%d" % (n, i), {"sidecar.opentelemetry.io/inject": "sc"}),
@@ -1437,11 +1436,11 @@ def test_symlink_loop(srv, res_dir):
     loop_path = os.path.join(res_dir, "loop.yaml")
     msg = loop_path + ": symlink loop; skipped"
     said = lambda: [o for o in json_log(srv) if o.get("msg") == msg]
-    wait_for(name + ": the loop said", lambda: said(), 10)
+    wait_until(name + ": the loop said", lambda: said(), 10)
     # Three more polls (SIGHUP: one each, said in the log when done).
     for n in range(1, 4):
         srv.proc.send_signal(signal.SIGHUP)
-        wait_for("%s: SIGHUP %d checked" % (name, n), lambda: sum(
+        wait_until("%s: SIGHUP %d checked" % (name, n), lambda: sum(
             o.get("msg") == "SIGHUP: certificate and resource files checked" for o in json_log(srv)) >= n, 10)
     w = said()
     check(name + ": said once, as a warning of the files",
@@ -1485,7 +1484,7 @@ def test_many_files(tmp, crt, key, ca, n=20000, bound=40):
     def listening():
         with socket.create_connection(("127.0.0.1", s.port), timeout=1):
             return True
-    wait_for("many files: listening", listening, 20)
+    wait_until("many files: listening", listening, 20)
     t = time.monotonic()
     s.proc.send_signal(signal.SIGTERM)
     try:
@@ -1509,7 +1508,7 @@ def test_many_files(tmp, crt, key, ca, n=20000, bound=40):
                                    "--tls-key", key, "--resources", d], stdin=subprocess.DEVNULL,
                                   stdout=subprocess.DEVNULL, stderr=err, env=env)
     try:
-        ready = wait_for("many files: ready within %d s" % bound, lambda: (lambda r: r.status == 200)(
+        ready = wait_until("many files: ready within %d s" % bound, lambda: (lambda r: r.status == 200)(
             s.call("GET", "/readyz")), bound)
         took = time.monotonic() - t
         print("  (%d files: ready after %.1f s)" % (n, took))

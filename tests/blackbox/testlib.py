@@ -4,10 +4,12 @@ a free loopback port, scratch folders removed at exit,
 and the sanitizer settings for running our binaries."""
 import atexit
 import json
+import os
 import shutil
 import socket
 import sys
 import tempfile
+import time
 
 # h2o 2.2.5 never frees its thread-local recycle lists nor (evloop build) the
 # memory of a destroyed multithread queue; nothing of ours may leak.
@@ -53,6 +55,23 @@ def yaml_alias_bomb(depth, tail):
     return "\n".join(lines) + "\n"
 
 
+# TESTS_VERBOSE=1 prints each passing check too (its name holds the
+# figures some checks measure).
+VERBOSE = os.environ.get("TESTS_VERBOSE") == "1"
+
+
+def wait_for(fn, timeout, interval=0.02):
+    """Polls fn until it returns a true value or timeout seconds pass;
+    returns (value, seconds waited). The sleep is the poll interval, never
+    synchronisation: the condition is what is waited for."""
+    t0 = time.monotonic()
+    while True:
+        v = fn()
+        if v or time.monotonic() - t0 >= timeout:
+            return v, time.monotonic() - t0
+        time.sleep(interval)
+
+
 def free_port():
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
@@ -79,6 +98,8 @@ class Checks:
     def __call__(self, name, cond, detail=""):
         if cond:
             self.passed += 1
+            if VERBOSE:
+                print("ok %s" % name, flush=True)
         else:
             self.failed += 1
             print("FAIL %s %s" % (name, str(detail)[: self.detail_limit]))

@@ -59,6 +59,7 @@ CONTROLLERS = ("namespace-controller,serviceaccount-controller,serviceaccount-to
 SERVICE_CIDR = "10.96.0.0/16"  # allocated from, never routed: there is no kube-proxy
 SERVICE_IP = "10.96.0.1"
 ISSUER = "https://kubernetes.default.svc.cluster.local"
+APISERVER_GRACE = 5
 READY_SECONDS = 180  # a cold start on a busy two-core machine
 
 
@@ -153,12 +154,13 @@ class Cluster:
         _openssl("genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", "sa.key", cwd=self.dir)
         _openssl("pkey", "-in", "sa.key", "-pubout", "-out", "sa.pub", cwd=self.dir)
 
-    def _kubeconfig(self, name, user):
-        """A kubeconfig for the API server; user is its users[0].user (JSON
-        is YAML, so kubectl reads it)."""
+    def _kubeconfig(self, name, user, server=None):
+        """A kubeconfig for the API server (or another one, server); user is
+        its users[0].user (JSON is YAML, so kubectl reads it)."""
         cfg = {
             "apiVersion": "v1", "kind": "Config",
-            "clusters": [{"name": "e2e", "cluster": {"server": self.server, "certificate-authority": self.ca}}],
+            "clusters": [{"name": "e2e", "cluster": {"server": server or self.server,
+                                                     "certificate-authority": self.ca}}],
             "users": [{"name": name, "user": user}],
             "contexts": [{"name": name, "context": {"cluster": "e2e", "user": name}}],
             "current-context": name,
@@ -298,7 +300,7 @@ class Cluster:
             reset=lambda: shutil.rmtree(etcd_data, True))
         etcd_url = "https://127.0.0.1:%d" % etcd_port
 
-        api_port, = self._launch("kube-apiserver", 1, lambda port: [
+        self._apiserver_argv = lambda port: [
             os.path.join(self.bindir, "kube-apiserver"),
             "--etcd-servers", etcd_url, "--etcd-cafile", self.ca,
             "--etcd-certfile", self.etcd_client[0], "--etcd-keyfile", self.etcd_client[1],
@@ -320,8 +322,10 @@ class Cluster:
             "--authorization-mode", "Node,RBAC", "--enable-admission-plugins", ADMISSION_PLUGINS,
             "--allow-privileged=true", "--profiling=false", "--v", "1",
             "--audit-policy-file", self._path("audit-policy.yaml"), "--audit-log-path", self.audit_log,
-            "--audit-log-format", "json"],
-            lambda port: "https://127.0.0.1:%d/readyz" % port, self.admin_cert)
+            "--audit-log-format", "json"]
+        api_port, = self._launch("kube-apiserver", 1, self._apiserver_argv,
+                                 lambda port: "https://127.0.0.1:%d/readyz" % port, self.admin_cert)
+        self._apiserver_port = api_port
         self.server = "https://127.0.0.1:%d" % api_port
         self.admin_kubeconfig = self._kubeconfig(
             "e2e-admin", {"client-certificate": self.admin_cert[0], "client-key": self.admin_cert[1]})
@@ -344,6 +348,51 @@ class Cluster:
         status, body = self._get(self.server + "/version", self.admin_cert)
         self.version = json.loads(body)["gitVersion"] if status == 200 else None
         self.log("e2e: control plane %s ready in %.1f s (%s)" % (self.version, time.monotonic() - t0, self.dir))
+
+    def restart_apiserver(self, while_down=None):
+        """Stops kube-apiserver and starts it again with the same flags on
+        the same port, so every kubeconfig still holds. Returns once /readyz
+        answers 200 again. SIGTERM first: it stops listening at once, but
+        its HTTP server then waits 60 s for connections with a watch open
+        (Go's Server.Shutdown), so after APISERVER_GRACE seconds it is
+        killed, and those connections are reset, as when an API server
+        crashes or its node goes. The first process's log is kept as
+        kube-apiserver.N.log.
+
+        while_down(kubeconfig), when given, is called while it is down with
+        an admin kubeconfig for a second API server on the same etcd (an HA
+        control plane's other member, stopped again before the first comes
+        back): what it changes is what a client of the first one has missed."""
+        i = [n for n, _, _ in self.procs].index("kube-apiserver")
+        name, p, path = self.procs.pop(i)
+        os.killpg(p.pid, signal.SIGTERM)
+        try:
+            p.wait(timeout=APISERVER_GRACE)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+        self._restarts = getattr(self, "_restarts", 0) + 1
+        os.rename(path, self._path("kube-apiserver.%d.log" % self._restarts))
+        if while_down:
+            other = "kube-apiserver-other"
+
+            def argv(port):
+                a = self._apiserver_argv(port)
+                a[a.index("--audit-log-path") + 1] = self._path("audit-other.jsonl")
+                return a
+            port, = self._launch(other, 1, argv, lambda port: "https://127.0.0.1:%d/readyz" % port, self.admin_cert)
+            try:
+                while_down(self._kubeconfig("e2e-admin-other", {"client-certificate": self.admin_cert[0],
+                                                                "client-key": self.admin_cert[1]},
+                                            "https://127.0.0.1:%d" % port))
+            finally:
+                j = [n for n, _, _ in self.procs].index(other)
+                _, q, _ = self.procs.pop(j)
+                os.killpg(q.pid, signal.SIGKILL)
+                q.wait()
+        port = self._apiserver_port
+        self._wait_ok(name, self._spawn(name, self._apiserver_argv(port)), "https://127.0.0.1:%d/readyz" % port,
+                      self.admin_cert)
 
     def exited(self):
         """The components that are no longer running, each with its exit
@@ -400,7 +449,12 @@ class Cluster:
         try:
             with open(self.audit_log) as f:
                 for line in f:
-                    e = json.loads(line)
+                    try:
+                        e = json.loads(line)
+                    except ValueError:
+                        # The last line of an API server killed mid-write
+                        # (restart_apiserver), joined to the next one's first.
+                        continue
                     if e.get("user", {}).get("username") == user and e.get("stage") != "RequestReceived":
                         out.append(e)
         except OSError:
@@ -411,14 +465,3 @@ class Cluster:
         """kubectl get ... -o json, parsed; None when kubectl fails."""
         r = self.kubectl("get", *args, "-o", "json", kubeconfig=kubeconfig)
         return json.loads(r.stdout) if r.returncode == 0 else None
-
-
-def wait_for(fn, timeout, interval=0.1):
-    """Polls fn until it returns a true value or timeout seconds pass;
-    returns (value, seconds waited)."""
-    t0 = time.monotonic()
-    while True:
-        v = fn()
-        if v or time.monotonic() - t0 >= timeout:
-            return v, time.monotonic() - t0
-        time.sleep(interval)  # poll interval, not synchronisation

@@ -15,6 +15,9 @@ Contract:
   ServiceAccount (`kubectl create token`), so deploy/'s RBAC is what the
   webhook's watches and lookups are judged by. Returns once /readyz answers
   200; each step is a check, and a false return means the rest cannot run.
+- restart(check, config_text): stop(check), then serve again on the same
+  port with config_text as its settings file (a settings change rolls the
+  Deployment); true once ready.
 - get(path) is a GET on the webhook's port (/metrics): (status, text).
 - stop(check): SIGTERM, then checks exit status 0 and no sanitizer report on
   its stderr (kept as build/e2e-logs/otel-webhook.log). Idempotent; the
@@ -33,8 +36,8 @@ import urllib.request
 
 import yaml
 
-from cluster import _set_pdeathsig, wait_for
-from testlib import LSAN_SUPP, SANITIZER_MARKERS, free_port
+from cluster import _set_pdeathsig
+from testlib import LSAN_SUPP, SANITIZER_MARKERS, free_port, wait_for
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -84,6 +87,7 @@ class Webhook:
 
     def deploy(self, check):
         os.makedirs(self.dir, exist_ok=True)
+        open(self.errpath, "wb").close()
         certs = os.path.join(self.dir, "certs")
         r = subprocess.run([self.bin, "certs", "generate", "--service", "otel-webhook", "--namespace", NAMESPACE,
                             "--out", certs, "--dev"], capture_output=True, text=True, timeout=60)
@@ -149,18 +153,32 @@ class Webhook:
                 a = "--listen=127.0.0.1:%d" % self.port
             args.append(a)
         self.args = args
+        self.config = cfg
+        self.certs = certs
+        self.ctx = ssl.create_default_context(cafile=self.ca)
+        return self._serve(check)
+
+    def _serve(self, check):
         supp = os.path.join(self.dir, "lsan.supp")
         with open(supp, "w") as f:
             f.write(LSAN_SUPP)
         env = dict(os.environ, LSAN_OPTIONS="suppressions=%s:print_suppressions=0" % supp)
-        with open(self.errpath, "wb") as err:
-            self.proc = subprocess.Popen([self.bin] + args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        with open(self.errpath, "ab") as err:
+            self.proc = subprocess.Popen([self.bin] + self.args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                          stderr=err, env=env, preexec_fn=_set_pdeathsig)
-        self.ctx = ssl.create_default_context(cafile=self.ca)
         ready, waited = wait_for(lambda: self.proc.poll() is not None or self.get("/readyz") == (200, "ready\n"),
                                  READY_SECONDS)
-        return check("serve %s: ready (synced with the API server as otel-webhook)" % " ".join(args[1:]),
+        return check("serve %s: ready (synced with the API server as otel-webhook)" % " ".join(self.args[1:]),
                      ready and self.proc.poll() is None, "after %.1f s: %s" % (waited, self.stderr()[-3000:]))
+
+    def restart(self, check, config_text):
+        """stop(check), then serve again on the same port with the same
+        arguments and config_text as its settings file (deploy/'s ConfigMap
+        holds it; the Deployment would be rolled for a change of it)."""
+        self.stop(check)
+        with open(self.config, "w") as f:
+            f.write(config_text)
+        return self._serve(check)
 
     def _resource(self, o):
         plural = {"CustomResourceDefinition": "customresourcedefinition.apiextensions.k8s.io",

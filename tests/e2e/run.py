@@ -26,7 +26,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "blackbox"))
 from cluster import Cluster  # noqa: E402
 from testlib import Checks  # noqa: E402
 
-SUITES = ("tools", "smoke", "webhook")
+SUITES = ("tools", "smoke", "webhook", "changes")
 
 
 def pinned_version():

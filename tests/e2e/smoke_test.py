@@ -8,7 +8,8 @@ deletion finishes. Run by tests/e2e/run.py; every wait is bounded."""
 import base64
 import json
 
-from cluster import ISSUER, wait_for
+from cluster import ISSUER
+from testlib import wait_for
 
 # Controllers react within a second or two; this covers a loaded machine.
 SETTLE = 60

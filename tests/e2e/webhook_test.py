@@ -25,7 +25,7 @@ import subprocess
 import tempfile
 import threading
 
-from cluster import wait_for
+from testlib import wait_for
 from deploylib import Webhook
 
 HERE = os.path.dirname(os.path.abspath(__file__))
