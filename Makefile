@@ -260,7 +260,7 @@ E2E_K8S := $(shell awk '$$1 == "k8s.io/kubernetes" && $$2 ~ /^v/ { print $$2; ex
 e2e-tools:
 	@sh tests/e2e/build-tools.sh $(B) >/dev/null
 
-e2e: e2e-tools $(B)/asan/otel-webhook tests/e2e/run.py tests/e2e/cluster.py tests/e2e/deploylib.py tests/e2e/webhook_test.py
+e2e: e2e-tools $(B)/asan/otel-webhook tests/e2e/run.py tests/e2e/cluster.py tests/e2e/deploylib.py tests/e2e/webhook_test.py tests/e2e/cli_test.py
 	@mkdir -p $(RESULTS) && rm -f $(RESULTS)/e2e
 	@/usr/bin/python3 tests/e2e/run.py $(B)/k8s/$(E2E_K8S) $(RESULTS)/e2e
 
