@@ -20,7 +20,7 @@ stored or answered, or on a command's exact output and exit status:
   resourceVersion the API server holds; the audit log shows its three lists.
 - `outdated --kubeconfig` with that identity: nothing outdated, then after
   the Instrumentation's java env changes, the Deployment and the bare pod
-  named as docs/cli.md says; `--restart` writes nothing (audit log);
+  named as docs/cli.md says (and `explain` calls the pod stale); `--restart` writes nothing (audit log);
   `--restart --yes` patches the Deployment's restartedAt (its one write), so
   the controllers make a new ReplicaSet whose pod carries the new value;
   then nothing is outdated. There is no kubelet, so no pod ever becomes
@@ -78,7 +78,7 @@ class Cli:
         # A request of the same identity after the command's: once its event
         # is in the log, the command's are (the log is written in order of
         # completion, and the command's requests completed before it exits).
-        self.s.c.kubectl("get", "namespace", NS, kubeconfig=self.kubeconfig)
+        self.s.c.kubectl("get", "namespaces", kubeconfig=self.kubeconfig)  # a list: within its rules
 
         def events():
             ev = self.s.c.audit_events(USER)[start:]
@@ -286,6 +286,13 @@ def outdated(s, check, cli, mine):
     check("the webhook's watch sees the changed Instrumentation", seen, "after %.1f s" % waited)
 
     name = mine["metadata"]["name"]
+    gen = versions(s)[0]
+    e, _ = cli.run("explain", "-f", "%s.yaml" % name, cwd=s.tmp)
+    check("explain --kubeconfig of my-java's pod after the change: stale, the Instrumentation's generations named",
+          (e.returncode, e.stdout, e.stderr) == (0, explain_text(
+              "Pod", name, "%s.yaml:1" % name, (gen, gen1), "injected by otel-webhook %s, stale:\n    Instrumentation "
+              "%s/java (java) changed since the injection (generation %s, now generation %s)" % (ENGINE, NS, gen0, gen1)),
+              ""), "%d %r %r" % (e.returncode, e.stdout, e.stderr))
     why = "  Instrumentation %s/java (java) changed since the injection (generation %s, now generation %s)\n" % (
         NS, gen0, gen1)
     listing = ("Deployment %s/my-java: 1 pod (%s)\n%sPod %s/solo: 1 pod (solo)\n%s"
