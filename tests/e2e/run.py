@@ -15,6 +15,7 @@ appends its counts to RESULTS_FILE; the last line is the run's total,
 is one failure, with the component's log tail."""
 import glob
 import importlib
+import importlib.util
 import os
 import sys
 import traceback
@@ -26,7 +27,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "blackbox"))
 from cluster import Cluster  # noqa: E402
 from testlib import Checks  # noqa: E402
 
-SUITES = ("tools", "smoke", "webhook", "changes")
+SUITES = ("tools", "smoke", "webhook", "cli", "changes")
 
 
 def pinned_version():
@@ -37,6 +38,17 @@ def pinned_version():
             if len(w) >= 2 and w[0] == "k8s.io/kubernetes" and w[1].startswith("v"):
                 return w[1]
     raise RuntimeError("tests/e2e/tools/go.mod names no k8s.io/kubernetes version")
+
+
+def suite(name):
+    """tests/e2e/NAME_test.py, loaded from its file: by module name it could
+    be tests/blackbox's of the same name (cli_test.py), which cluster.py puts
+    first on sys.path."""
+    path = os.path.join(HERE, name + "_test.py")
+    spec = importlib.util.spec_from_file_location("e2e_" + name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def main(argv):
@@ -69,7 +81,7 @@ def main(argv):
         for name in names:
             check = Checks(name)
             try:
-                importlib.import_module(name + "_test").run(cluster, check, version)
+                suite(name).run(cluster, check, version)
             except Exception as e:  # noqa: BLE001
                 traceback.print_exc()
                 check("%s harness" % name, False, repr(e))
