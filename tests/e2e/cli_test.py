@@ -36,7 +36,7 @@ import subprocess
 
 import yaml
 
-from cluster import wait_for
+from testlib import wait_for
 from deploylib import NAMESPACE, Webhook
 from webhook_test import BIN, PLAIN, SETTLE, Suite, diff, injected_view, owned_pod, pod
 
