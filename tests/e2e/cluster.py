@@ -17,6 +17,9 @@ Contract:
 - c.kubectl(*args) runs kubectl as cluster-admin (a client certificate in
   system:masters); c.kubeconfig_for_token(name, token) writes a kubeconfig
   holding only a bearer token, for a ServiceAccount's identity.
+- c.restart_apiserver(while_down=None) stops kube-apiserver and starts it
+  again on its port; while_down(kubeconfig) runs meanwhile against a second
+  API server on the same etcd.
 - No kubelet, no scheduler: pods are admitted and stored, never run.
 - The API server writes an audit log (c.audit_log, JSON lines) of every
   request by a ServiceAccount of otel-webhook-system, at Metadata level:
